@@ -1,0 +1,242 @@
+use super::*;
+
+fn key(n: u8) -> SecretKey {
+    SecretKey::from_bytes(&[n; 32])
+}
+
+/// 2026-11-22T00:00:00Z
+const DATE: u64 = 1_795_305_600;
+
+fn small_manifest(k: &SecretKey) -> Manifest {
+    let payload = [0x42u8; 100];
+    let mut m = Manifest::new(k.bundle_id(), 1, 100, crate::hash_payload(&payload), DATE);
+    m.service = Some("file".into());
+    m.name = Some("hello-world-20-chars".into());
+    m
+}
+
+#[test]
+fn small_file_manifest_is_compact() {
+    let k = key(7);
+    let s = small_manifest(&k).sign(&k).unwrap();
+    // flags + id + version + length + hash + date + service + name + signature
+    assert_eq!(s.as_bytes().len(), 1 + 32 + 1 + 1 + 16 + 4 + 1 + 14 + 64);
+    assert!(s.as_bytes().len() <= 140);
+}
+
+#[test]
+fn fixed_bytes_of_small_manifest() {
+    let k = key(7);
+    let s = small_manifest(&k).sign(&k).unwrap();
+    let b = s.as_bytes();
+    assert_eq!(b[0], 0b0101_1000, "format v1, service and name present");
+    assert_eq!(&b[1..33], k.public().as_slice());
+    assert_eq!(b[33], 0x01, "version 1");
+    assert_eq!(b[34], 100, "length 100");
+    assert_eq!(&b[35..51], &crate::hash_payload(&[0x42; 100]).0);
+    // 1795305600 - 1704067200 = 91238400 -> LEB128 80 e0 c0 2b
+    assert_eq!(&b[51..55], &[0x80, 0xe0, 0xc0, 0x2b]);
+    assert_eq!(b[55], 1, "service code 1 = file");
+    assert_eq!(b[56], (20 << 1) | 1, "name: 20 characters, packed");
+    // The whole encoding, signature included (Ed25519 signatures are deterministic).
+    assert_eq!(hex::encode(b), FIXED_SMALL_HEX);
+}
+
+const FIXED_SMALL_HEX: &str = concat!(
+    "58ea4a6c63e29c520abef5507b132ec5f9954776aebebe7b92421eea691446d22c0164a798e35bebd1ab",
+    "922596845ee52997f980e0c02b012978c6248d0a717218a45cf09d001fab5fc0f5de72f3e7248e3b1076",
+    "61c57e41ffb15b2fcd48b82db90fe194e0f4328d34315d8d41d591e69e348107e68487b8a53bd2933c49",
+    "1d19a8a9ee88000d",
+);
+
+#[test]
+fn round_trip_all_fields() {
+    let k = key(9);
+    let mut m = small_manifest(&k);
+    m.sender = Some(Identity([1; 32]));
+    m.recipient = Some(Identity([2; 32]));
+    m.service = Some("weather.obs".into());
+    m.fields.insert("station".into(), "VK5ABC".into());
+    m.fields.insert("crc".into(), "ok".into());
+    m.unknown.push((4, vec![1, 2, 3]));
+    let s = m.sign(&k).unwrap();
+    let back = SignedManifest::decode(s.as_bytes()).unwrap();
+    assert_eq!(back.manifest(), &m);
+    assert_eq!(back.as_bytes(), s.as_bytes());
+}
+
+#[test]
+fn journal_omits_length() {
+    let k = key(3);
+    let data = vec![5u8; 3000];
+    let mut m = Manifest::new(k.bundle_id(), 3000, 3000, crate::hash_payload(&data), DATE);
+    m.journal = true;
+    let s = m.sign(&k).unwrap();
+    let back = SignedManifest::decode(s.as_bytes()).unwrap();
+    assert!(back.manifest().journal);
+    assert_eq!(back.manifest().length, 3000);
+    m.length = 10;
+    assert!(matches!(
+        m.sign(&k),
+        Err(ManifestError::InvalidField {
+            field: "version",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn empty_payload_omits_hash() {
+    let k = key(4);
+    let m = Manifest::new(k.bundle_id(), 1, 0, PayloadHash::empty(), DATE);
+    let s = m.sign(&k).unwrap();
+    assert_eq!(s.as_bytes().len(), 1 + 32 + 1 + 1 + 4 + 64);
+    assert_eq!(SignedManifest::decode(s.as_bytes()).unwrap().manifest(), &m);
+}
+
+#[test]
+fn forged_signature_is_rejected() {
+    let k = key(7);
+    let s = small_manifest(&k).sign(&k).unwrap();
+    let mut bytes = s.as_bytes().to_vec();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    assert_eq!(
+        SignedManifest::decode(&bytes),
+        Err(ManifestError::BadSignature(k.bundle_id()))
+    );
+    // A body change under the old signature.
+    let mut bytes = s.as_bytes().to_vec();
+    bytes[33] = 2;
+    assert!(matches!(
+        SignedManifest::decode(&bytes),
+        Err(ManifestError::BadSignature(_))
+    ));
+    // Signed by another key.
+    let other = key(8);
+    assert_eq!(
+        small_manifest(&k).sign(&other),
+        Err(ManifestError::KeyMismatch(k.bundle_id()))
+    );
+}
+
+#[test]
+fn truncated_and_oversize_are_rejected() {
+    let k = key(7);
+    let s = small_manifest(&k).sign(&k).unwrap();
+    for n in 0..s.as_bytes().len() {
+        assert!(
+            SignedManifest::decode(&s.as_bytes()[..n]).is_err(),
+            "prefix of {n} bytes"
+        );
+    }
+    let big = vec![0x40u8; MAX_MANIFEST_LEN + 1];
+    assert_eq!(
+        SignedManifest::decode(&big),
+        Err(ManifestError::TooLarge {
+            len: MAX_MANIFEST_LEN + 1,
+            max: MAX_MANIFEST_LEN
+        })
+    );
+    let mut m = small_manifest(&k);
+    m.fields.insert("blob".into(), "x".repeat(1000));
+    assert!(matches!(m.sign(&k), Err(ManifestError::TooLarge { .. })));
+}
+
+#[test]
+fn extension_rule() {
+    let k = key(7);
+    // Even tags from a newer encoder are preserved and the signature still verifies.
+    let mut m = small_manifest(&k);
+    m.unknown.push((6, b"future".to_vec()));
+    let s = m.sign(&k).unwrap();
+    let back = SignedManifest::decode(s.as_bytes()).unwrap();
+    assert_eq!(back.manifest().unknown, vec![(6, b"future".to_vec())]);
+    assert_eq!(back.to_json().unknown_extensions, vec![6]);
+    // Odd tags are critical: a reader that does not know them must refuse.
+    let mut body = small_manifest(&k).encode_body();
+    body[0] |= F_EXTENSIONS;
+    body.extend_from_slice(&[7, 1, 0xaa]);
+    let sig = k.signing().sign(&signing_message(&body));
+    body.extend_from_slice(&sig.to_bytes());
+    assert_eq!(
+        SignedManifest::decode(&body),
+        Err(ManifestError::CriticalExtension(7))
+    );
+    // An unknown format is refused with the format named.
+    let mut bytes = s.as_bytes().to_vec();
+    bytes[0] = (bytes[0] & !FORMAT_MASK) | (0b10 << 6);
+    assert!(matches!(
+        SignedManifest::decode(&bytes),
+        Err(ManifestError::UnsupportedFormat(_))
+    ));
+}
+
+#[test]
+fn non_canonical_is_rejected() {
+    let k = key(7);
+    // Service spelled out although it has a one-byte code.
+    let mut body = small_manifest(&k).encode_body();
+    let at = 55;
+    assert_eq!(body[at], 1);
+    let mut spelled = vec![0u8];
+    text::put(&mut spelled, "file");
+    body.splice(at..at + 1, spelled);
+    let sig = k.signing().sign(&signing_message(&body));
+    body.extend_from_slice(&sig.to_bytes());
+    assert_eq!(
+        SignedManifest::decode(&body),
+        Err(ManifestError::NonCanonical(
+            "fields not in canonical order or form"
+        ))
+    );
+}
+
+#[test]
+fn invalid_fields_name_the_field() {
+    let k = key(7);
+    let mut m = small_manifest(&k);
+    m.service = Some("Bad Service".into());
+    let err = m.sign(&k).unwrap_err();
+    assert!(err.to_string().contains("service"), "{err}");
+    let mut m = small_manifest(&k);
+    m.date = 1_000;
+    assert!(m.sign(&k).unwrap_err().to_string().contains("date"));
+}
+
+#[test]
+fn json_view() {
+    let k = key(7);
+    let s = small_manifest(&k).sign(&k).unwrap();
+    let v = serde_json::to_value(s.to_json()).unwrap();
+    assert_eq!(v["id"], k.bundle_id().to_hex());
+    assert_eq!(v["date_utc"], "2026-11-22T00:00:00Z");
+    assert_eq!(v["name"], "hello-world-20-chars");
+    assert_eq!(v["service"], "file");
+    assert_eq!(v["manifest_bytes"], 134);
+}
+
+proptest::proptest! {
+    #[test]
+    fn decode_never_panics(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
+        let _ = SignedManifest::decode(&bytes);
+    }
+
+    #[test]
+    fn sign_decode_round_trip(
+        version in 1u64..u64::MAX,
+        length in 0u64..1 << 40,
+        name in proptest::option::of("\\PC{0,30}"),
+        date in DATE_EPOCH..DATE_EPOCH + (1 << 34),
+        fields in proptest::collection::btree_map("[a-z]{1,8}", "\\PC{0,12}", 0..4),
+    ) {
+        let k = key(11);
+        let hash = if length == 0 { PayloadHash::empty() } else { PayloadHash([9; 16]) };
+        let mut m = Manifest::new(k.bundle_id(), version, length, hash, date);
+        m.name = name;
+        m.fields = fields;
+        let s = m.sign(&k).unwrap();
+        let back = SignedManifest::decode(s.as_bytes()).unwrap();
+        proptest::prop_assert_eq!(back.manifest(), &m);
+    }
+}
