@@ -11,6 +11,7 @@
 mod journal;
 mod keys;
 mod manifest;
+mod ranges;
 pub mod text;
 pub mod varint;
 
@@ -20,6 +21,7 @@ pub use manifest::{
     DATE_EPOCH, MAX_MANIFEST_LEN, Manifest, ManifestError, ManifestJson, PayloadHash,
     SignedManifest, well_known_service,
 };
+pub use ranges::RangeSet;
 
 /// Hashes a whole payload held in memory (see [`PayloadHasher`] for streams).
 pub fn hash_payload(data: &[u8]) -> PayloadHash {

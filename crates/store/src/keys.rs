@@ -1,0 +1,90 @@
+//! The node's identity key and the keyring of bundle authors' keys.
+//!
+//! Keys are files of 64 hex digits (the 32-byte Ed25519 secret), created with mode 0600
+//! so that only the node's user can read them.
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use skywave_bundle::{BundleId, SecretKey};
+
+use crate::error::{Result, StoreError, io_err};
+
+/// Fresh secret key material from the operating system.
+pub fn random_key() -> Result<SecretKey> {
+    let mut seed = [0u8; 32];
+    getrandom::fill(&mut seed).map_err(|e| StoreError::Io {
+        op: "read OS randomness for a new key",
+        path: PathBuf::from("getrandom"),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    Ok(SecretKey::from_bytes(&seed))
+}
+
+pub(crate) fn write_key(path: &Path, key: &SecretKey) -> Result<()> {
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| io_err("create key file", path, e))?;
+    f.write_all(format!("{}\n", hex::encode(key.to_bytes())).as_bytes())
+        .and_then(|_| f.sync_all())
+        .map_err(|e| io_err("write key file", path, e))
+}
+
+pub(crate) fn read_key(path: &Path) -> Result<SecretKey> {
+    let text = fs::read_to_string(path).map_err(|e| io_err("read key file", path, e))?;
+    let mut seed = [0u8; 32];
+    hex::decode_to_slice(text.trim(), &mut seed).map_err(|_| StoreError::NotAStore {
+        path: path.to_owned(),
+        reason: "key file does not hold 64 hex digits".into(),
+    })?;
+    Ok(SecretKey::from_bytes(&seed))
+}
+
+/// The secret keys of bundles this node authored, one file per bundle id.
+#[derive(Debug)]
+pub struct Keyring {
+    dir: PathBuf,
+}
+
+impl Keyring {
+    pub(crate) fn open(dir: PathBuf) -> Result<Self> {
+        fs::create_dir_all(&dir).map_err(|e| io_err("create keyring directory", &dir, e))?;
+        Ok(Self { dir })
+    }
+
+    fn path(&self, id: &BundleId) -> PathBuf {
+        self.dir.join(format!("{id}.key"))
+    }
+
+    /// A new author key, stored before it is returned.
+    pub fn generate(&self) -> Result<SecretKey> {
+        let key = random_key()?;
+        self.insert(&key)?;
+        Ok(key)
+    }
+
+    pub fn insert(&self, key: &SecretKey) -> Result<()> {
+        let path = self.path(&key.bundle_id());
+        if path.exists() {
+            return Ok(());
+        }
+        write_key(&path, key)
+    }
+
+    pub fn get(&self, id: &BundleId) -> Result<Option<SecretKey>> {
+        let path = self.path(id);
+        if !path.exists() {
+            return Ok(None);
+        }
+        read_key(&path).map(Some)
+    }
+
+    pub fn contains(&self, id: &BundleId) -> bool {
+        self.path(id).exists()
+    }
+}

@@ -1,0 +1,915 @@
+//! The skywave bundle store.
+//!
+//! Manifests, indexes and partial-transfer state live in SQLite (WAL mode); payloads up
+//! to [`StoreConfig::inline_max`] bytes live in their row, larger ones in files named by
+//! their hash under `payloads/`, journals in files under `journals/` that only ever grow.
+//!
+//! Durability rule: payload bytes are written and fsynced before the row that makes them
+//! visible is committed, so a crash at any instant leaves the old state or the new one.
+//! Files a crash leaves behind without a row are invisible and `fsck` removes them.
+//! On-disk layout and policies: `docs/store.md`.
+
+mod error;
+mod fsck;
+pub mod io;
+mod keys;
+mod partial;
+mod schema;
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use skywave_bundle::{
+    BundleId, Identity, JournalState, Manifest, PayloadHash, PayloadHasher, SecretKey,
+    SignedManifest,
+};
+
+pub use error::{Result, StoreError};
+pub use fsck::FsckReport;
+pub use io::{FailAfter, IoHook, IoStep, RealIo};
+pub use keys::{Keyring, random_key};
+pub use partial::{PartialInfo, PieceOutcome};
+
+use error::{db_err, io_err};
+
+const COPY_BUF: usize = 256 * 1024;
+
+/// Store settings.
+#[derive(Debug, Clone)]
+pub struct StoreConfig {
+    /// Payloads up to this many bytes are kept in their SQLite row.
+    pub inline_max: u64,
+    /// Byte limit for payloads and manifests; `None` for no limit.
+    pub quota: Option<u64>,
+    /// `true`: fsync the database on every commit (survives power loss).
+    /// `false` (default): WAL with `synchronous=NORMAL`, which survives any process crash
+    /// and stays consistent on power loss, but may lose the last commits then.
+    pub sync_every_commit: bool,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        Self {
+            inline_max: 4096,
+            quota: None,
+            sync_every_commit: false,
+        }
+    }
+}
+
+/// A bundle held by the store.
+#[derive(Debug, Clone)]
+pub struct StoredBundle {
+    pub manifest: SignedManifest,
+    /// Insertion token: increases with every insert or replacement.
+    pub token: u64,
+    /// Authored on this node.
+    pub own: bool,
+}
+
+/// What [`Store::list`] selects.
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    pub service: Option<String>,
+    pub recipient: Option<Identity>,
+    /// Only bundles inserted or replaced after this token.
+    pub since: Option<u64>,
+    pub limit: Option<u64>,
+}
+
+/// Options for a bundle authored on this node.
+#[derive(Debug, Clone, Default)]
+pub struct NewBundle {
+    pub service: Option<String>,
+    pub name: Option<String>,
+    pub recipient: Option<Identity>,
+    pub fields: std::collections::BTreeMap<String, String>,
+    pub journal: bool,
+    /// Unix seconds; the caller supplies the clock.
+    pub date: u64,
+}
+
+/// Sizes and counts, for status screens and metrics.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct StoreStats {
+    pub bundles: u64,
+    pub payload_bytes: u64,
+    pub manifest_bytes: u64,
+    pub partials: u64,
+    pub last_token: u64,
+    pub quota: Option<u64>,
+}
+
+/// An open store. One process at a time holds it (a lock file enforces this).
+#[derive(Debug)]
+pub struct Store {
+    dir: PathBuf,
+    db_path: PathBuf,
+    conn: Connection,
+    config: StoreConfig,
+    hook: Arc<dyn IoHook>,
+    keyring: Keyring,
+    node: SecretKey,
+    partials: partial::OpenPartials,
+    _lock: File,
+}
+
+/// A reader over a stored payload; never holds a large payload in memory.
+#[derive(Debug)]
+pub enum PayloadReader {
+    Inline(std::io::Cursor<Vec<u8>>),
+    File(std::io::Take<File>),
+}
+
+impl Read for PayloadReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            PayloadReader::Inline(c) => c.read(buf),
+            PayloadReader::File(f) => f.read(buf),
+        }
+    }
+}
+
+impl Store {
+    /// Opens the store in `dir`, creating it (and the node identity) if absent.
+    pub fn open(dir: impl AsRef<Path>, config: StoreConfig) -> Result<Self> {
+        Self::open_with_hook(dir, config, Arc::new(RealIo))
+    }
+
+    /// As [`Store::open`], with every durable step first passed through `hook`.
+    pub fn open_with_hook(
+        dir: impl AsRef<Path>,
+        config: StoreConfig,
+        hook: Arc<dyn IoHook>,
+    ) -> Result<Self> {
+        let dir = dir.as_ref().to_path_buf();
+        if dir.exists() && !dir.is_dir() {
+            return Err(StoreError::NotAStore {
+                path: dir,
+                reason: "it is a file, not a directory".into(),
+            });
+        }
+        fs::create_dir_all(&dir).map_err(|e| io_err("create store directory", &dir, e))?;
+        for sub in ["payloads", "journals", "partial", "tmp", "quarantine"] {
+            let p = dir.join(sub);
+            fs::create_dir_all(&p).map_err(|e| io_err("create store directory", &p, e))?;
+        }
+        let lock_path = dir.join("lock");
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| io_err("open lock file", &lock_path, e))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => return Err(StoreError::Locked { dir }),
+            Err(fs::TryLockError::Error(e)) => return Err(io_err("lock", &lock_path, e)),
+        }
+        let db_path = dir.join("store.db");
+        let conn = Connection::open(&db_path).map_err(|e| db_err(&db_path, e))?;
+        schema::init(&conn, config.sync_every_commit).map_err(|e| match e {
+            rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
+                StoreError::NotAStore {
+                    path: db_path.clone(),
+                    reason: "the database file is not SQLite (damaged or foreign)".into(),
+                }
+            }
+            e => db_err(&db_path, e),
+        })?;
+        let node_path = dir.join("node.key");
+        let node = if node_path.exists() {
+            keys::read_key(&node_path)?
+        } else {
+            let k = random_key()?;
+            keys::write_key(&node_path, &k)?;
+            k
+        };
+        let keyring = Keyring::open(dir.join("keyring"))?;
+        let store = Self {
+            dir,
+            db_path,
+            conn,
+            config,
+            hook,
+            keyring,
+            node,
+            partials: Default::default(),
+            _lock: lock,
+        };
+        store.clear_tmp();
+        Ok(store)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn config(&self) -> &StoreConfig {
+        &self.config
+    }
+
+    /// This node's identity.
+    pub fn node_key(&self) -> &SecretKey {
+        &self.node
+    }
+
+    pub fn keyring(&self) -> &Keyring {
+        &self.keyring
+    }
+
+    fn step(&self, step: IoStep, op: &'static str, path: &Path) -> Result<()> {
+        self.hook.before(step).map_err(|e| io_err(op, path, e))
+    }
+
+    fn db(&self, e: rusqlite::Error) -> StoreError {
+        db_err(&self.db_path, e)
+    }
+
+    fn clear_tmp(&self) {
+        // Leftovers of interrupted inserts: never referenced by a row.
+        if let Ok(rd) = fs::read_dir(self.dir.join("tmp")) {
+            for e in rd.flatten() {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+
+    fn payload_path(&self, hash: &PayloadHash) -> PathBuf {
+        let h = hash.to_hex();
+        self.dir.join("payloads").join(&h[..2]).join(&h)
+    }
+
+    fn journal_path(&self, id: &BundleId) -> PathBuf {
+        self.dir.join("journals").join(id.to_hex())
+    }
+
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        self.step(IoStep::Sync, "sync directory", dir)?;
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| io_err("sync directory", dir, e))
+    }
+
+    // ---- reading -------------------------------------------------------------------
+
+    /// The bundle with this id, if held.
+    pub fn get(&self, id: &BundleId) -> Result<Option<StoredBundle>> {
+        self.conn
+            .query_row(
+                "SELECT manifest, token, own FROM bundles WHERE id = ?1",
+                [id.as_bytes().as_slice()],
+                row_to_bundle,
+            )
+            .optional()
+            .map_err(|e| self.db(e))?
+            .transpose()
+    }
+
+    /// Resolves a unique hex prefix (at least 4 digits) of a held bundle's id.
+    pub fn resolve_prefix(&self, prefix: &str) -> Result<Option<BundleId>> {
+        if let Ok(id) = prefix.parse::<BundleId>() {
+            return Ok(Some(id));
+        }
+        let p = prefix.to_ascii_lowercase();
+        if p.len() < 4 || !p.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(None);
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id FROM bundles WHERE hex(id) LIKE ?1 || '%' LIMIT 2")
+            .map_err(|e| self.db(e))?;
+        let ids: Vec<Vec<u8>> = stmt
+            .query_map([p.to_ascii_uppercase()], |r| r.get(0))
+            .map_err(|e| self.db(e))?
+            .collect::<Result<_, _>>()
+            .map_err(|e| self.db(e))?;
+        Ok(match ids.as_slice() {
+            [one] => one.as_slice().try_into().ok().map(BundleId),
+            _ => None,
+        })
+    }
+
+    /// Bundles matching `q`, in insertion-token order.
+    pub fn list(&self, q: &Query) -> Result<Vec<StoredBundle>> {
+        let mut sql = String::from("SELECT manifest, token, own FROM bundles WHERE token > ?");
+        let mut args: Vec<Box<dyn rusqlite::ToSql>> = vec![Box::new(q.since.unwrap_or(0) as i64)];
+        if let Some(s) = &q.service {
+            sql.push_str(" AND service = ?");
+            args.push(Box::new(s.clone()));
+        }
+        if let Some(r) = &q.recipient {
+            sql.push_str(" AND recipient = ?");
+            args.push(Box::new(r.0.to_vec()));
+        }
+        sql.push_str(" ORDER BY token LIMIT ?");
+        args.push(Box::new(q.limit.map_or(-1, |l| l as i64)));
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.db(e))?;
+        let mut rows = stmt
+            .query(rusqlite::params_from_iter(args.iter()))
+            .map_err(|e| self.db(e))?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(|e| self.db(e))? {
+            out.push(row_to_bundle(row).map_err(|e| self.db(e))??);
+        }
+        Ok(out)
+    }
+
+    /// Opens the payload of the bundle with this id for streaming.
+    pub fn open_payload(&self, id: &BundleId) -> Result<PayloadReader> {
+        let row: Option<(Vec<u8>, i64, Option<Vec<u8>>, bool)> = self
+            .conn
+            .query_row(
+                "SELECT hash, length, inline, journal FROM bundles WHERE id = ?1",
+                [id.as_bytes().as_slice()],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()
+            .map_err(|e| self.db(e))?;
+        let (hash, length, inline, journal) = row.ok_or(StoreError::NotFound(*id))?;
+        if let Some(data) = inline {
+            return Ok(PayloadReader::Inline(std::io::Cursor::new(data)));
+        }
+        let length = length as u64;
+        if length == 0 {
+            return Ok(PayloadReader::Inline(std::io::Cursor::new(Vec::new())));
+        }
+        let path = if journal {
+            self.journal_path(id)
+        } else {
+            self.payload_path(&to_hash(&hash).ok_or_else(|| corrupt(*id, "hash column"))?)
+        };
+        let f = File::open(&path).map_err(|e| io_err("open payload", &path, e))?;
+        Ok(PayloadReader::File(f.take(length)))
+    }
+
+    /// Reads a whole payload into memory; for small payloads and tests.
+    pub fn read_payload(&self, id: &BundleId) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.open_payload(id)?
+            .read_to_end(&mut out)
+            .map_err(|e| io_err("read payload", self.dir.join("payloads"), e))?;
+        Ok(out)
+    }
+
+    pub fn stats(&self) -> Result<StoreStats> {
+        let (bundles, payload_bytes, manifest_bytes): (i64, i64, i64) = self
+            .conn
+            .query_row(
+                "SELECT count(*), coalesce(sum(length), 0), coalesce(sum(length(manifest)), 0) FROM bundles",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .map_err(|e| self.db(e))?;
+        let partials: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM partials", [], |r| r.get(0))
+            .map_err(|e| self.db(e))?;
+        Ok(StoreStats {
+            bundles: bundles as u64,
+            payload_bytes: payload_bytes as u64,
+            manifest_bytes: manifest_bytes as u64,
+            partials: partials as u64,
+            last_token: schema::next_token(&self.conn).map_err(|e| self.db(e))? - 1,
+            quota: self.config.quota,
+        })
+    }
+
+    fn held_version(&self, id: &BundleId) -> Result<Option<u64>> {
+        self.conn
+            .query_row(
+                "SELECT version FROM bundles WHERE id = ?1",
+                [id.as_bytes().as_slice()],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()
+            .map(|v| v.map(|v| v as u64))
+            .map_err(|e| self.db(e))
+    }
+
+    fn check_fresh(&self, m: &Manifest) -> Result<Option<u64>> {
+        let held = self.held_version(&m.id)?;
+        if let Some(h) = held {
+            if h >= m.version {
+                return Err(StoreError::Stale {
+                    id: m.id,
+                    held: h,
+                    offered: m.version,
+                });
+            }
+        }
+        Ok(held)
+    }
+
+    // ---- writing -------------------------------------------------------------------
+
+    /// Inserts a bundle whose whole payload is at hand.
+    ///
+    /// The payload is checked against the manifest's length and hash before anything
+    /// becomes visible. A version at or below the one held is refused as stale.
+    pub fn insert(
+        &mut self,
+        manifest: &SignedManifest,
+        payload: impl Read,
+    ) -> Result<StoredBundle> {
+        self.insert_inner(manifest, payload, false)
+    }
+
+    /// Decodes and verifies an encoded manifest, then inserts as [`Store::insert`].
+    pub fn insert_encoded(&mut self, manifest: &[u8], payload: impl Read) -> Result<StoredBundle> {
+        let signed = SignedManifest::decode(manifest)?;
+        self.insert(&signed, payload)
+    }
+
+    fn insert_inner(
+        &mut self,
+        signed: &SignedManifest,
+        mut payload: impl Read,
+        own: bool,
+    ) -> Result<StoredBundle> {
+        let m = signed.manifest();
+        let held = self.check_fresh(m)?;
+        if m.journal {
+            return self.insert_journal(signed, payload, held, own);
+        }
+        if m.length <= self.config.inline_max {
+            let mut data = Vec::with_capacity(m.length as usize);
+            (&mut payload)
+                .take(m.length + 1)
+                .read_to_end(&mut data)
+                .map_err(|e| io_err("read payload", "<input>", e))?;
+            check_payload(m, data.len() as u64, skywave_bundle::hash_payload(&data))?;
+            return self.commit_row(signed, Some(&data), None, own, None);
+        }
+        let path = self.payload_path(&m.hash);
+        if !path.exists() {
+            let (tmp, len, hash) = self.write_tmp(&mut payload, m.length)?;
+            if let Err(e) = check_payload(m, len, hash) {
+                let _ = fs::remove_file(&tmp);
+                return Err(e);
+            }
+            self.publish_tmp(&tmp, &path)?;
+        } else {
+            // Same content already stored for another bundle: still verify the input.
+            let mut h = PayloadHasher::new();
+            copy_hashing(&mut payload, &mut std::io::sink(), &mut h, m.length + 1)
+                .map_err(|e| io_err("read payload", "<input>", e))?;
+            check_payload(m, h.len(), h.finalize())?;
+        }
+        self.commit_row(signed, None, None, own, None)
+    }
+
+    /// Streams `src` into a new file under `tmp/`, hashing as it goes, fsynced.
+    fn write_tmp(&self, src: &mut impl Read, expect: u64) -> Result<(PathBuf, u64, PayloadHash)> {
+        let tmp = self.dir.join("tmp").join(format!("{:016x}", random_u64()));
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| io_err("create temporary payload file", &tmp, e))?;
+        let mut h = PayloadHasher::new();
+        let mut buf = vec![0u8; COPY_BUF];
+        let limit = expect + 1;
+        let res = (|| -> Result<()> {
+            loop {
+                let want = (limit - h.len()).min(buf.len() as u64) as usize;
+                if want == 0 {
+                    return Ok(());
+                }
+                let n = src
+                    .read(&mut buf[..want])
+                    .map_err(|e| io_err("read payload", "<input>", e))?;
+                if n == 0 {
+                    return Ok(());
+                }
+                self.step(IoStep::Write, "write payload", &tmp)?;
+                f.write_all(&buf[..n])
+                    .map_err(|e| io_err("write payload", &tmp, e))?;
+                h.update(&buf[..n]);
+            }
+        })()
+        .and_then(|_| {
+            self.step(IoStep::Sync, "sync payload", &tmp)?;
+            f.sync_all().map_err(|e| io_err("sync payload", &tmp, e))
+        });
+        if let Err(e) = res {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+        Ok((tmp, h.len(), h.finalize()))
+    }
+
+    fn publish_tmp(&self, tmp: &Path, path: &Path) -> Result<()> {
+        let parent = path.parent().unwrap_or(&self.dir);
+        fs::create_dir_all(parent).map_err(|e| io_err("create payload directory", parent, e))?;
+        self.step(IoStep::Rename, "move payload into place", path)?;
+        fs::rename(tmp, path).map_err(|e| io_err("move payload into place", path, e))?;
+        self.sync_dir(parent)
+    }
+
+    /// Commits the row that makes a bundle visible, replacing an older version and
+    /// evicting for the quota in the same transaction. Files no longer referenced are
+    /// removed after the commit (a crash before that leaves orphans for `fsck`).
+    fn commit_row(
+        &mut self,
+        signed: &SignedManifest,
+        inline: Option<&[u8]>,
+        jstate: Option<&JournalState>,
+        own: bool,
+        drop_partial: Option<u64>,
+    ) -> Result<StoredBundle> {
+        let m = signed.manifest();
+        self.step(IoStep::Commit, "commit bundle", &self.db_path)?;
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(|e| db_err(&self.db_path, e))?;
+        let old: Option<(Vec<u8>, Option<Vec<u8>>, bool)> = tx
+            .query_row(
+                "SELECT hash, inline, journal FROM bundles WHERE id = ?1",
+                [m.id.as_bytes().as_slice()],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()
+            .map_err(|e| db_err(&self.db_path, e))?;
+        let mut evicted = Vec::new();
+        if let Some(quota) = self.config.quota {
+            let need = m.length + signed.as_bytes().len() as u64;
+            let used: i64 = tx
+                .query_row(
+                    "SELECT coalesce(sum(length + length(manifest)), 0) FROM bundles WHERE id != ?1",
+                    [m.id.as_bytes().as_slice()],
+                    |r| r.get(0),
+                )
+                .map_err(|e| db_err(&self.db_path, e))?;
+            let used = used as u64;
+            if used + need > quota {
+                evicted = schema::evict(&tx, quota, used, need, &m.id, &self.node.identity())
+                    .map_err(|e| db_err(&self.db_path, e))?
+                    .map_err(|evictable| StoreError::QuotaExceeded {
+                        need,
+                        quota,
+                        used,
+                        evictable,
+                    })?;
+            }
+        }
+        let token = schema::take_token(&tx).map_err(|e| db_err(&self.db_path, e))?;
+        let own = own || self.keyring.contains(&m.id);
+        tx.execute(
+            "INSERT OR REPLACE INTO bundles
+             (id, version, token, length, hash, service, name, recipient, sender, date, journal,
+              own, manifest, inline, jstate)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+            params![
+                m.id.as_bytes().as_slice(),
+                m.version as i64,
+                token as i64,
+                m.length as i64,
+                m.hash.0.as_slice(),
+                m.service,
+                m.name,
+                m.recipient.map(|r| r.0.to_vec()),
+                m.sender.map(|r| r.0.to_vec()),
+                m.date as i64,
+                m.journal,
+                own,
+                signed.as_bytes(),
+                inline,
+                jstate.map(JournalState::encode),
+            ],
+        )
+        .map_err(|e| db_err(&self.db_path, e))?;
+        if drop_partial.is_some() || !m.journal {
+            tx.execute(
+                "DELETE FROM partials WHERE id = ?1 AND version <= ?2",
+                params![m.id.as_bytes().as_slice(), m.version as i64],
+            )
+            .map_err(|e| db_err(&self.db_path, e))?;
+        }
+        tx.commit().map_err(|e| db_err(&self.db_path, e))?;
+        tracing::debug!(id = %m.id, version = m.version, token, "bundle committed");
+        // Unreferenced files, after the commit.
+        if let Some((hash, inline, journal)) = old {
+            if !journal && inline.is_none() && hash != m.hash.0 {
+                self.remove_payload_if_unused(&hash);
+            }
+        }
+        for (id, hash, journal) in evicted {
+            tracing::info!(%id, "evicted to stay within the store quota");
+            if journal {
+                let _ = fs::remove_file(self.journal_path(&id));
+            } else {
+                self.remove_payload_if_unused(&hash);
+            }
+        }
+        Ok(StoredBundle {
+            manifest: signed.clone(),
+            token,
+            own,
+        })
+    }
+
+    fn remove_payload_if_unused(&self, hash: &[u8]) {
+        let Some(h) = to_hash(hash) else { return };
+        let used: i64 = self
+            .conn
+            .query_row(
+                "SELECT count(*) FROM bundles WHERE hash = ?1 AND inline IS NULL AND journal = 0",
+                [hash],
+                |r| r.get(0),
+            )
+            .unwrap_or(1);
+        if used == 0 {
+            let path = self.payload_path(&h);
+            if self.step(IoStep::Remove, "remove payload", &path).is_ok() {
+                let _ = fs::remove_file(path);
+            }
+        }
+    }
+
+    fn insert_journal(
+        &mut self,
+        signed: &SignedManifest,
+        mut payload: impl Read,
+        held: Option<u64>,
+        own: bool,
+    ) -> Result<StoredBundle> {
+        let m = signed.manifest();
+        // A transfer in progress writes past the committed end; this insert supersedes it.
+        self.abandon_partial(&m.id)?;
+        let path = self.journal_path(&m.id);
+        let held_len = held.unwrap_or(0);
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| io_err("open journal", &path, e))?;
+        // Bytes past the committed length are leftovers of an interrupted write.
+        f.set_len(held_len)
+            .map_err(|e| io_err("truncate journal", &path, e))?;
+        let mut state = JournalState::new();
+        let mut buf = vec![0u8; COPY_BUF];
+        let mut at = 0u64;
+        let mut existing = vec![0u8; COPY_BUF];
+        loop {
+            let want = (m.length + 1 - at).min(buf.len() as u64) as usize;
+            if want == 0 {
+                break;
+            }
+            let n = payload
+                .read(&mut buf[..want])
+                .map_err(|e| io_err("read payload", "<input>", e))?;
+            if n == 0 {
+                break;
+            }
+            let chunk = &buf[..n];
+            // The prefix already held must be identical: journals only grow.
+            let overlap = held_len.saturating_sub(at).min(n as u64) as usize;
+            if overlap > 0 {
+                f.read_exact_at(&mut existing[..overlap], at)
+                    .map_err(|e| io_err("read journal", &path, e))?;
+                if existing[..overlap] != chunk[..overlap] {
+                    return Err(StoreError::JournalFork {
+                        id: m.id,
+                        held: held_len,
+                        offered: m.version,
+                    });
+                }
+            }
+            if overlap < n && at + (n as u64) <= m.length {
+                self.step(IoStep::Write, "write journal", &path)?;
+                f.write_all_at(&chunk[overlap..], at + overlap as u64)
+                    .map_err(|e| io_err("write journal", &path, e))?;
+            }
+            state.update(chunk);
+            at += n as u64;
+        }
+        check_payload(m, at, state.finalize())?;
+        self.step(IoStep::Sync, "sync journal", &path)?;
+        f.sync_all().map_err(|e| io_err("sync journal", &path, e))?;
+        self.sync_dir(&self.dir.join("journals"))?;
+        self.commit_row(signed, None, Some(&state), own, Some(m.version))
+    }
+
+    /// Creates and stores a new bundle authored here, with a fresh key kept in the keyring.
+    pub fn create(&mut self, payload: impl Read, opts: &NewBundle) -> Result<StoredBundle> {
+        let key = self.keyring.generate()?;
+        self.create_with_key(&key, 1, payload, opts)
+    }
+
+    /// Stores a bundle signed with `key` at `version` (which must beat any held version).
+    pub fn create_with_key(
+        &mut self,
+        key: &SecretKey,
+        version: u64,
+        mut payload: impl Read,
+        opts: &NewBundle,
+    ) -> Result<StoredBundle> {
+        let id = key.bundle_id();
+        // Hash first (streaming to a temporary file), then sign, then publish.
+        let (tmp, len, hash) = self.write_tmp(&mut payload, u64::MAX - 1)?;
+        let mut m = Manifest::new(id, version, len, hash, opts.date);
+        m.journal = opts.journal;
+        if m.journal {
+            m.version = len;
+        }
+        m.service = opts.service.clone();
+        m.name = opts.name.clone();
+        m.recipient = opts.recipient;
+        m.sender = Some(self.node.identity());
+        m.fields = opts.fields.clone();
+        let signed = match m.sign(key) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = fs::remove_file(&tmp);
+                return Err(e.into());
+            }
+        };
+        let f = File::open(&tmp).map_err(|e| io_err("open temporary payload", &tmp, e));
+        let res = f.and_then(|f| self.insert_inner(&signed, f, true));
+        let _ = fs::remove_file(&tmp);
+        res
+    }
+
+    /// Appends `data` to journal `id`, signing the new version with the keyring's key.
+    /// Only the new bytes are hashed, thanks to the stored tree-hash state.
+    pub fn append(
+        &mut self,
+        id: &BundleId,
+        mut data: impl Read,
+        date: u64,
+    ) -> Result<StoredBundle> {
+        let key = self.keyring.get(id)?.ok_or(StoreError::NoKey(*id))?;
+        let (old, jstate): (Vec<u8>, Option<Vec<u8>>) = self
+            .conn
+            .query_row(
+                "SELECT manifest, jstate FROM bundles WHERE id = ?1",
+                [id.as_bytes().as_slice()],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.db(e))?
+            .ok_or(StoreError::NotFound(*id))?;
+        let old = SignedManifest::decode(&old).map_err(|e| corrupt(*id, &e.to_string()))?;
+        if !old.manifest().journal {
+            return Err(StoreError::NotJournal(*id));
+        }
+        let mut state = JournalState::decode(jstate.as_deref().unwrap_or_default())
+            .map_err(|e| corrupt(*id, &e.to_string()))?;
+        let held = old.manifest().length;
+        if state.len() != held {
+            return Err(corrupt(*id, "journal hash state does not match its length"));
+        }
+        // A transfer of another copy of this journal writes where this append will.
+        self.abandon_partial(id)?;
+        let path = self.journal_path(id);
+        let f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| io_err("open journal", &path, e))?;
+        f.set_len(held)
+            .map_err(|e| io_err("truncate journal", &path, e))?;
+        let mut buf = vec![0u8; COPY_BUF];
+        let mut at = held;
+        loop {
+            let n = data
+                .read(&mut buf)
+                .map_err(|e| io_err("read input", "<input>", e))?;
+            if n == 0 {
+                break;
+            }
+            self.step(IoStep::Write, "write journal", &path)?;
+            f.write_all_at(&buf[..n], at)
+                .map_err(|e| io_err("write journal", &path, e))?;
+            state.update(&buf[..n]);
+            at += n as u64;
+        }
+        self.step(IoStep::Sync, "sync journal", &path)?;
+        f.sync_all().map_err(|e| io_err("sync journal", &path, e))?;
+        let mut m = old.manifest().clone();
+        m.length = at;
+        m.version = at;
+        m.hash = state.finalize();
+        m.date = date.max(m.date);
+        let signed = m.sign(&key)?;
+        self.commit_row(&signed, None, Some(&state), true, None)
+    }
+
+    /// Removes a bundle (its payload file too, when nothing else uses it).
+    pub fn remove(&mut self, id: &BundleId) -> Result<bool> {
+        let old: Option<(Vec<u8>, bool)> = self
+            .conn
+            .query_row(
+                "SELECT hash, journal FROM bundles WHERE id = ?1",
+                [id.as_bytes().as_slice()],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.db(e))?;
+        let Some((hash, journal)) = old else {
+            return Ok(false);
+        };
+        self.step(IoStep::Commit, "commit removal", &self.db_path)?;
+        self.conn
+            .execute(
+                "DELETE FROM bundles WHERE id = ?1",
+                [id.as_bytes().as_slice()],
+            )
+            .map_err(|e| self.db(e))?;
+        if journal {
+            let _ = fs::remove_file(self.journal_path(id));
+        } else {
+            self.remove_payload_if_unused(&hash);
+        }
+        Ok(true)
+    }
+}
+
+fn row_to_bundle(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<StoredBundle>> {
+    let bytes: Vec<u8> = r.get(0)?;
+    let token: i64 = r.get(1)?;
+    let own: bool = r.get(2)?;
+    Ok(SignedManifest::decode(&bytes)
+        .map(|manifest| StoredBundle {
+            manifest,
+            token: token as u64,
+            own,
+        })
+        .map_err(|e| StoreError::Corrupt {
+            id: bytes
+                .get(1..33)
+                .and_then(|b| b.try_into().ok())
+                .map(BundleId)
+                .unwrap_or(BundleId([0; 32])),
+            reason: format!("stored manifest no longer verifies: {e}"),
+        }))
+}
+
+fn to_hash(b: &[u8]) -> Option<PayloadHash> {
+    b.try_into().ok().map(PayloadHash)
+}
+
+fn corrupt(id: BundleId, reason: &str) -> StoreError {
+    StoreError::Corrupt {
+        id,
+        reason: reason.to_owned(),
+    }
+}
+
+pub(crate) fn check_payload(m: &Manifest, len: u64, hash: PayloadHash) -> Result<()> {
+    if len != m.length {
+        return Err(StoreError::LengthMismatch {
+            id: m.id,
+            expected: m.length,
+            got: len,
+        });
+    }
+    if hash != m.hash {
+        return Err(StoreError::HashMismatch {
+            id: m.id,
+            expected: m.hash,
+            got: hash,
+        });
+    }
+    Ok(())
+}
+
+/// Copies at most `limit` bytes from `src` to `dst`, hashing them.
+pub(crate) fn copy_hashing(
+    src: &mut impl Read,
+    dst: &mut impl Write,
+    h: &mut PayloadHasher,
+    limit: u64,
+) -> std::io::Result<()> {
+    let mut buf = vec![0u8; COPY_BUF];
+    loop {
+        let want = (limit - h.len()).min(buf.len() as u64) as usize;
+        if want == 0 {
+            return Ok(());
+        }
+        let n = src.read(&mut buf[..want])?;
+        if n == 0 {
+            return Ok(());
+        }
+        dst.write_all(&buf[..n])?;
+        h.update(&buf[..n]);
+    }
+}
+
+fn random_u64() -> u64 {
+    let mut b = [0u8; 8];
+    // Only names temporary files; a failure falls back to the process id and time.
+    if getrandom::fill(&mut b).is_err() {
+        return u64::from(std::process::id()) << 32;
+    }
+    u64::from_le_bytes(b)
+}

@@ -1,0 +1,434 @@
+//! Partial transfers: pieces of a bundle received before the whole payload is held.
+//!
+//! Pieces are written in place in a file of their own (`partial/<id>`; for a journal,
+//! beyond the committed end of `journals/<id>`). The ranges held are recorded in SQLite
+//! only at a checkpoint, after the file has been fsynced, so a recorded range is always
+//! backed by durable bytes; pieces after the last checkpoint are simply fetched again.
+//! When every byte is held the payload is verified and published in one commit.
+
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+
+use rusqlite::{OptionalExtension, params};
+use skywave_bundle::{BundleId, JournalState, PayloadHasher, RangeSet, SignedManifest};
+
+use crate::error::{Result, StoreError, db_err, io_err};
+use crate::{IoStep, Store, StoredBundle, check_payload, corrupt};
+
+/// Unsynced piece bytes after which a checkpoint happens on its own.
+const AUTO_CHECKPOINT_BYTES: u64 = 8 << 20;
+
+/// A transfer in progress.
+#[derive(Debug, Clone)]
+pub struct PartialInfo {
+    pub manifest: SignedManifest,
+    /// Byte ranges held (for a journal, including the prefix already committed).
+    pub held: RangeSet,
+}
+
+/// What a received piece did.
+#[derive(Debug)]
+pub enum PieceOutcome {
+    /// New bytes were stored; the bundle is not complete yet.
+    Stored { new_bytes: u64 },
+    /// Every byte of the piece was already held.
+    Duplicate,
+    /// The piece completed the payload, which verified and is now published.
+    Complete(StoredBundle),
+}
+
+#[derive(Debug)]
+pub(crate) struct OpenPartial {
+    manifest: SignedManifest,
+    held: RangeSet,
+    file: File,
+    path: PathBuf,
+    unsynced: u64,
+    /// Committed journal length the transfer builds on (0 for plain bundles).
+    base: u64,
+}
+
+pub(crate) type OpenPartials = HashMap<BundleId, OpenPartial>;
+
+impl Store {
+    fn partial_path(&self, id: &BundleId) -> PathBuf {
+        self.dir.join("partial").join(id.to_hex())
+    }
+
+    fn committed_journal(&self, id: &BundleId) -> Result<Option<(u64, JournalState)>> {
+        let row: Option<(i64, Option<Vec<u8>>)> = self
+            .conn
+            .query_row(
+                "SELECT length, jstate FROM bundles WHERE id = ?1 AND journal = 1",
+                [id.as_bytes().as_slice()],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.db(e))?;
+        match row {
+            None => Ok(None),
+            Some((len, st)) => {
+                let st = JournalState::decode(st.as_deref().unwrap_or_default())
+                    .map_err(|e| corrupt(*id, &e.to_string()))?;
+                Ok(Some((len as u64, st)))
+            }
+        }
+    }
+
+    /// Starts (or resumes) receiving the bundle described by `signed`.
+    ///
+    /// A transfer of an older version of the same bundle is abandoned, except that a
+    /// journal keeps the bytes it already holds: they are a prefix of every later version.
+    pub fn begin_partial(&mut self, signed: &SignedManifest) -> Result<PartialInfo> {
+        let m = signed.manifest();
+        self.check_fresh(m)?;
+        self.load_partial(&m.id)?;
+        if let Some(p) = self.partials.get_mut(&m.id) {
+            let have = p.manifest.version();
+            if have == m.version {
+                return Ok(PartialInfo {
+                    manifest: p.manifest.clone(),
+                    held: p.held.clone(),
+                });
+            }
+            if have > m.version {
+                return Err(StoreError::Stale {
+                    id: m.id,
+                    held: have,
+                    offered: m.version,
+                });
+            }
+            if m.journal && p.manifest.manifest().journal {
+                p.manifest = signed.clone();
+                let info = PartialInfo {
+                    manifest: signed.clone(),
+                    held: p.held.clone(),
+                };
+                self.conn
+                    .execute(
+                        "UPDATE partials SET version = ?2, manifest = ?3 WHERE id = ?1",
+                        params![
+                            m.id.as_bytes().as_slice(),
+                            m.version as i64,
+                            signed.as_bytes()
+                        ],
+                    )
+                    .map_err(|e| self.db(e))?;
+                return Ok(info);
+            }
+            self.abandon_partial(&m.id)?;
+        }
+        let (path, base) = if m.journal {
+            let base = self.committed_journal(&m.id)?.map_or(0, |(l, _)| l);
+            (self.journal_path(&m.id), base)
+        } else {
+            (self.partial_path(&m.id), 0)
+        };
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(!m.journal)
+            .open(&path)
+            .map_err(|e| io_err("create partial file", &path, e))?;
+        if m.journal {
+            file.set_len(base)
+                .map_err(|e| io_err("truncate journal", &path, e))?;
+        }
+        let mut held = RangeSet::new();
+        held.insert(0, base);
+        self.step(IoStep::Commit, "record transfer", &self.db_path.clone())?;
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO partials (id, version, manifest, ranges) VALUES (?1, ?2, ?3, ?4)",
+                params![m.id.as_bytes().as_slice(), m.version as i64, signed.as_bytes(), held.encode()],
+            )
+            .map_err(|e| self.db(e))?;
+        let info = PartialInfo {
+            manifest: signed.clone(),
+            held: held.clone(),
+        };
+        self.partials.insert(
+            m.id,
+            OpenPartial {
+                manifest: signed.clone(),
+                held,
+                file,
+                path,
+                unsynced: 0,
+                base,
+            },
+        );
+        Ok(info)
+    }
+
+    /// Loads a transfer recorded by an earlier run into memory, if there is one.
+    fn load_partial(&mut self, id: &BundleId) -> Result<()> {
+        if self.partials.contains_key(id) {
+            return Ok(());
+        }
+        let row: Option<(Vec<u8>, Vec<u8>)> = self
+            .conn
+            .query_row(
+                "SELECT manifest, ranges FROM partials WHERE id = ?1",
+                [id.as_bytes().as_slice()],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.db(e))?;
+        let Some((mbytes, rbytes)) = row else {
+            return Ok(());
+        };
+        let manifest = SignedManifest::decode(&mbytes).map_err(|e| corrupt(*id, &e.to_string()))?;
+        let held = RangeSet::decode(&rbytes)
+            .map(|(r, _)| r)
+            .ok_or_else(|| corrupt(*id, "stored ranges"))?;
+        let journal = manifest.manifest().journal;
+        let path = if journal {
+            self.journal_path(id)
+        } else {
+            self.partial_path(id)
+        };
+        let base = if journal {
+            self.committed_journal(id)?.map_or(0, |(l, _)| l)
+        } else {
+            0
+        };
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| io_err("open partial file", &path, e))?;
+        self.partials.insert(
+            *id,
+            OpenPartial {
+                manifest,
+                held,
+                file,
+                path,
+                unsynced: 0,
+                base,
+            },
+        );
+        Ok(())
+    }
+
+    /// The transfer of `id` in progress, if any.
+    pub fn partial(&mut self, id: &BundleId) -> Result<Option<PartialInfo>> {
+        self.load_partial(id)?;
+        Ok(self.partials.get(id).map(|p| PartialInfo {
+            manifest: p.manifest.clone(),
+            held: p.held.clone(),
+        }))
+    }
+
+    /// Every transfer in progress (as last checkpointed, merged with pieces since).
+    pub fn partials(&mut self) -> Result<Vec<PartialInfo>> {
+        let ids: Vec<Vec<u8>> = {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT id FROM partials")
+                .map_err(|e| self.db(e))?;
+            stmt.query_map([], |r| r.get(0))
+                .map_err(|e| self.db(e))?
+                .collect::<rusqlite::Result<_>>()
+                .map_err(|e| self.db(e))?
+        };
+        let mut out = Vec::new();
+        for id in ids {
+            let Ok(id) = <[u8; 32]>::try_from(id.as_slice()) else {
+                continue;
+            };
+            if let Some(p) = self.partial(&BundleId(id))? {
+                out.push(p);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Stores one received piece of bundle `id` at `version`.
+    pub fn write_piece(
+        &mut self,
+        id: &BundleId,
+        version: u64,
+        offset: u64,
+        data: &[u8],
+    ) -> Result<PieceOutcome> {
+        self.load_partial(id)?;
+        let Some(p) = self.partials.get_mut(id) else {
+            return Err(StoreError::NoPartial { id: *id, version });
+        };
+        if p.manifest.version() != version {
+            return Err(StoreError::NoPartial { id: *id, version });
+        }
+        let length = p.manifest.manifest().length;
+        let end = offset.checked_add(data.len() as u64).unwrap_or(u64::MAX);
+        if end > length || data.is_empty() {
+            return Err(StoreError::PieceOutOfRange {
+                id: *id,
+                start: offset,
+                end,
+                length,
+            });
+        }
+        if p.held.contains(offset, end) {
+            return Ok(PieceOutcome::Duplicate);
+        }
+        self.hook
+            .before(IoStep::Write)
+            .map_err(|e| io_err("write piece", &p.path, e))?;
+        p.file
+            .write_all_at(data, offset)
+            .map_err(|e| io_err("write piece", &p.path, e))?;
+        let new_bytes = p.held.insert(offset, end);
+        p.unsynced += new_bytes;
+        if p.held.is_complete(length) {
+            return self.finish_partial(id).map(PieceOutcome::Complete);
+        }
+        if p.unsynced >= AUTO_CHECKPOINT_BYTES {
+            self.checkpoint()?;
+        }
+        Ok(PieceOutcome::Stored { new_bytes })
+    }
+
+    /// Makes every piece received so far durable and records its range.
+    pub fn checkpoint(&mut self) -> Result<()> {
+        let dirty: Vec<BundleId> = self
+            .partials
+            .iter()
+            .filter(|(_, p)| p.unsynced > 0)
+            .map(|(id, _)| *id)
+            .collect();
+        if dirty.is_empty() {
+            return Ok(());
+        }
+        for id in &dirty {
+            let p = &self.partials[id];
+            self.hook
+                .before(IoStep::Sync)
+                .map_err(|e| io_err("sync piece", &p.path, e))?;
+            p.file
+                .sync_data()
+                .map_err(|e| io_err("sync piece", &p.path, e))?;
+        }
+        self.step(IoStep::Commit, "record pieces", &self.db_path.clone())?;
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(|e| db_err(&self.db_path, e))?;
+        for id in &dirty {
+            let p = &self.partials[id];
+            tx.execute(
+                "UPDATE partials SET ranges = ?2 WHERE id = ?1",
+                params![id.as_bytes().as_slice(), p.held.encode()],
+            )
+            .map_err(|e| db_err(&self.db_path, e))?;
+        }
+        tx.commit().map_err(|e| db_err(&self.db_path, e))?;
+        for id in &dirty {
+            if let Some(p) = self.partials.get_mut(id) {
+                p.unsynced = 0;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish_partial(&mut self, id: &BundleId) -> Result<StoredBundle> {
+        let p = self.partials.get(id).ok_or(StoreError::NoPartial {
+            id: *id,
+            version: 0,
+        })?;
+        let signed = p.manifest.clone();
+        let m = signed.manifest().clone();
+        self.hook
+            .before(IoStep::Sync)
+            .map_err(|e| io_err("sync piece", &p.path, e))?;
+        p.file
+            .sync_all()
+            .map_err(|e| io_err("sync piece", &p.path, e))?;
+        let path = p.path.clone();
+        let verified = if m.journal {
+            let (base, mut state) = match self.committed_journal(id)? {
+                Some(x) => x,
+                None => (0, JournalState::new()),
+            };
+            debug_assert_eq!(base, p.base);
+            hash_file_range(&p.file, base, m.length, &path, |b| state.update(b))
+                .map(|()| (m.length, state.finalize(), Some(state)))
+        } else {
+            let mut h = PayloadHasher::new();
+            hash_file_range(&p.file, 0, m.length, &path, |b| h.update(b))
+                .map(|()| (h.len(), h.finalize(), None))
+        };
+        let (len, hash, jstate) = verified?;
+        if let Err(e) = check_payload(&m, len, hash) {
+            tracing::warn!(%id, version = m.version, "completed transfer failed verification: {e}");
+            self.abandon_partial(id)?;
+            return Err(e);
+        }
+        let stored = if m.journal {
+            self.commit_row(&signed, None, jstate.as_ref(), false, Some(m.version))?
+        } else if m.length <= self.config.inline_max {
+            let mut data = Vec::with_capacity(m.length as usize);
+            File::open(&path)
+                .and_then(|f| f.take(m.length).read_to_end(&mut data))
+                .map_err(|e| io_err("read partial file", &path, e))?;
+            let s = self.commit_row(&signed, Some(&data), None, false, Some(m.version))?;
+            let _ = fs::remove_file(&path);
+            s
+        } else {
+            let dest = self.payload_path(&m.hash);
+            if dest.exists() {
+                let _ = fs::remove_file(&path);
+            } else {
+                self.publish_tmp(&path, &dest)?;
+            }
+            self.commit_row(&signed, None, None, false, Some(m.version))?
+        };
+        self.partials.remove(id);
+        Ok(stored)
+    }
+
+    /// Drops a transfer and the bytes it held (a journal keeps its committed prefix).
+    pub fn abandon_partial(&mut self, id: &BundleId) -> Result<()> {
+        self.load_partial(id)?;
+        if let Some(p) = self.partials.remove(id) {
+            if p.manifest.manifest().journal {
+                let _ = p.file.set_len(p.base);
+            } else {
+                let _ = fs::remove_file(&p.path);
+            }
+        }
+        self.conn
+            .execute(
+                "DELETE FROM partials WHERE id = ?1",
+                [id.as_bytes().as_slice()],
+            )
+            .map_err(|e| self.db(e))?;
+        Ok(())
+    }
+}
+
+fn hash_file_range(
+    f: &File,
+    start: u64,
+    end: u64,
+    path: &std::path::Path,
+    mut sink: impl FnMut(&[u8]),
+) -> Result<()> {
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut at = start;
+    while at < end {
+        let n = ((end - at) as usize).min(buf.len());
+        f.read_exact_at(&mut buf[..n], at)
+            .map_err(|e| io_err("read partial file", path, e))?;
+        sink(&buf[..n]);
+        at += n as u64;
+    }
+    Ok(())
+}

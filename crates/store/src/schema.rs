@@ -1,0 +1,138 @@
+//! The SQLite schema and the queries that need a transaction of their own.
+
+use rusqlite::{Connection, Transaction, params};
+use skywave_bundle::{BundleId, Identity};
+
+const SCHEMA_VERSION: i64 = 1;
+
+pub(crate) fn init(conn: &Connection, sync_every_commit: bool) -> rusqlite::Result<()> {
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(
+        None,
+        "synchronous",
+        if sync_every_commit { "FULL" } else { "NORMAL" },
+    )?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+         INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', 1), ('next_token', 1);
+         CREATE TABLE IF NOT EXISTS bundles (
+             id        BLOB PRIMARY KEY,
+             version   INTEGER NOT NULL,
+             token     INTEGER NOT NULL UNIQUE,
+             length    INTEGER NOT NULL,
+             hash      BLOB NOT NULL,
+             service   TEXT,
+             name      TEXT,
+             recipient BLOB,
+             sender    BLOB,
+             date      INTEGER NOT NULL,
+             journal   INTEGER NOT NULL,
+             own       INTEGER NOT NULL,
+             manifest  BLOB NOT NULL,
+             inline    BLOB,
+             jstate    BLOB
+         ) WITHOUT ROWID;
+         CREATE INDEX IF NOT EXISTS bundles_service ON bundles (service, token);
+         CREATE INDEX IF NOT EXISTS bundles_recipient ON bundles (recipient, token);
+         CREATE INDEX IF NOT EXISTS bundles_hash ON bundles (hash);
+         CREATE TABLE IF NOT EXISTS partials (
+             id       BLOB PRIMARY KEY,
+             version  INTEGER NOT NULL,
+             manifest BLOB NOT NULL,
+             ranges   BLOB NOT NULL
+         ) WITHOUT ROWID;",
+    )?;
+    let v: i64 = conn.query_row(
+        "SELECT value FROM meta WHERE key = 'schema_version'",
+        [],
+        |r| r.get(0),
+    )?;
+    if v != SCHEMA_VERSION {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_MISMATCH),
+            Some(format!(
+                "store schema version {v} is not {SCHEMA_VERSION}; upgrade skywave"
+            )),
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) fn next_token(conn: &Connection) -> rusqlite::Result<u64> {
+    conn.query_row("SELECT value FROM meta WHERE key = 'next_token'", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .map(|v| v as u64)
+}
+
+/// Takes the next insertion token inside `tx`.
+pub(crate) fn take_token(tx: &Transaction<'_>) -> rusqlite::Result<u64> {
+    let t = next_token(tx)?;
+    tx.execute(
+        "UPDATE meta SET value = ?1 WHERE key = 'next_token'",
+        [t as i64 + 1],
+    )?;
+    Ok(t)
+}
+
+/// Evicts to make room for `need` bytes under `quota`.
+///
+/// Policy: bundles authored here and bundles addressed to this node are never evicted;
+/// of the rest, the least recently received (lowest token) go first. Either enough is
+/// evicted (returns what was evicted, for file removal after commit) or nothing is and
+/// `Err(evictable bytes)` comes back.
+#[allow(clippy::type_complexity)]
+pub(crate) fn evict(
+    tx: &Transaction<'_>,
+    quota: u64,
+    used: u64,
+    need: u64,
+    incoming: &BundleId,
+    node: &Identity,
+) -> rusqlite::Result<Result<Vec<(BundleId, Vec<u8>, bool)>, u64>> {
+    let deficit = (used + need).saturating_sub(quota);
+    let mut stmt = tx.prepare(
+        "SELECT id, hash, journal, length + length(manifest) FROM bundles
+         WHERE own = 0 AND id != ?1 AND (recipient IS NULL OR recipient != ?2)
+         ORDER BY token",
+    )?;
+    let mut rows = stmt.query(params![
+        incoming.as_bytes().as_slice(),
+        node.as_bytes().as_slice()
+    ])?;
+    let mut chosen = Vec::new();
+    let mut freed = 0u64;
+    while freed < deficit {
+        let Some(r) = rows.next()? else { break };
+        let id: Vec<u8> = r.get(0)?;
+        let size: i64 = r.get(3)?;
+        freed += size as u64;
+        if let Ok(id) = <[u8; 32]>::try_from(id.as_slice()) {
+            chosen.push((BundleId(id), r.get::<_, Vec<u8>>(1)?, r.get::<_, bool>(2)?));
+        }
+    }
+    drop(rows);
+    drop(stmt);
+    if freed < deficit {
+        // Count all that could go, for the error message.
+        let mut evictable = freed;
+        let mut stmt = tx.prepare(
+            "SELECT coalesce(sum(length + length(manifest)), 0) FROM bundles
+             WHERE own = 0 AND id != ?1 AND (recipient IS NULL OR recipient != ?2)",
+        )?;
+        evictable = evictable.max(stmt.query_row(
+            params![incoming.as_bytes().as_slice(), node.as_bytes().as_slice()],
+            |r| r.get::<_, i64>(0),
+        )? as u64);
+        return Ok(Err(evictable));
+    }
+    for (id, _, _) in &chosen {
+        tx.execute(
+            "DELETE FROM bundles WHERE id = ?1",
+            [id.as_bytes().as_slice()],
+        )?;
+    }
+    Ok(Ok(chosen))
+}

@@ -1,0 +1,468 @@
+//! Behaviour of the store through its public API.
+
+mod common;
+
+use common::*;
+use skywave_bundle::{Identity, RangeSet, hash_payload};
+use skywave_store::{FailAfter, PieceOutcome, Query, Store, StoreConfig, StoreError};
+
+#[test]
+fn insert_get_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(dir.path());
+    let (small, big) = (data(100, 1), data(300_000, 2));
+    let (k1, k2) = (key(1), key(2));
+    let a = s.insert(&signed(&k1, 1, &small), &small[..]).unwrap();
+    let b = s.insert(&signed(&k2, 7, &big), &big[..]).unwrap();
+    assert!(b.token > a.token);
+    assert_eq!(s.read_payload(&k1.bundle_id()).unwrap(), small);
+    assert_eq!(s.read_payload(&k2.bundle_id()).unwrap(), big);
+    assert_eq!(
+        s.get(&k2.bundle_id()).unwrap().unwrap().manifest.version(),
+        7
+    );
+    assert!(s.get(&key(3).bundle_id()).unwrap().is_none());
+    // Reopen: still there.
+    drop(s);
+    let s = open(dir.path());
+    assert_eq!(s.read_payload(&k2.bundle_id()).unwrap(), big);
+    assert_eq!(s.stats().unwrap().bundles, 2);
+}
+
+#[test]
+fn queries_by_service_recipient_and_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(dir.path());
+    let me = Identity([9; 32]);
+    for i in 0..10u64 {
+        let k = key(100 + i);
+        let p = data(50, i as u8);
+        let mut m = skywave_bundle::Manifest::new(k.bundle_id(), 1, 50, hash_payload(&p), DATE);
+        m.service = Some(if i % 2 == 0 { "telemetry" } else { "file" }.into());
+        if i % 3 == 0 {
+            m.recipient = Some(me);
+        }
+        s.insert(&m.sign(&k).unwrap(), &p[..]).unwrap();
+    }
+    let all = s.list(&Query::default()).unwrap();
+    assert_eq!(all.len(), 10);
+    assert!(all.windows(2).all(|w| w[0].token < w[1].token));
+    let tele = s
+        .list(&Query {
+            service: Some("telemetry".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(tele.len(), 5);
+    let mine = s
+        .list(&Query {
+            recipient: Some(me),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(mine.len(), 4);
+    let since = s
+        .list(&Query {
+            since: Some(all[6].token),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(since.len(), 3);
+    let page = s
+        .list(&Query {
+            limit: Some(2),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(page.len(), 2);
+    // A replacement moves the bundle to the end of the token order.
+    let k = key(100);
+    let p = data(60, 1);
+    s.insert(&signed(&k, 2, &p), &p[..]).unwrap();
+    let last = s
+        .list(&Query {
+            since: Some(all[9].token),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(last.len(), 1);
+    assert_eq!(last[0].manifest.id(), k.bundle_id());
+}
+
+#[test]
+fn newer_replaces_older_is_stale() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(dir.path());
+    let k = key(1);
+    let (v1, v2) = (data(10_000, 1), data(20_000, 2));
+    s.insert(&signed(&k, 5, &v1), &v1[..]).unwrap();
+    s.insert(&signed(&k, 6, &v2), &v2[..]).unwrap();
+    assert_eq!(s.read_payload(&k.bundle_id()).unwrap(), v2);
+    for v in [6, 5, 1] {
+        let err = s.insert(&signed(&k, v, &v1), &v1[..]).unwrap_err();
+        assert!(matches!(err, StoreError::Stale { held: 6, .. }), "{err}");
+    }
+    assert_eq!(s.read_payload(&k.bundle_id()).unwrap(), v2);
+    // The old content-addressed file went with the old version.
+    let files: usize = walk(&dir.path().join("payloads"));
+    assert_eq!(files, 1);
+}
+
+fn walk(p: &std::path::Path) -> usize {
+    std::fs::read_dir(p)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            if e.path().is_dir() {
+                walk(&e.path())
+            } else {
+                1
+            }
+        })
+        .sum()
+}
+
+#[test]
+fn bad_payloads_and_manifests_are_rejected_without_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(dir.path());
+    let k = key(1);
+    let good = data(9000, 1);
+    let m = signed(&k, 1, &good);
+    // Wrong length: short and long.
+    let err = s.insert(&m, &good[..8999]).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::LengthMismatch {
+                expected: 9000,
+                got: 8999,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let mut long = good.clone();
+    long.push(0);
+    assert!(matches!(
+        s.insert(&m, &long[..]),
+        Err(StoreError::LengthMismatch { .. })
+    ));
+    // Wrong content, right length.
+    let mut bad = good.clone();
+    bad[4000] ^= 1;
+    assert!(matches!(
+        s.insert(&m, &bad[..]),
+        Err(StoreError::HashMismatch { .. })
+    ));
+    let small = data(10, 1);
+    let ms = signed(&key(2), 1, &small);
+    assert!(matches!(
+        s.insert(&ms, &data(10, 2)[..]),
+        Err(StoreError::HashMismatch { .. })
+    ));
+    // Forged and truncated manifests.
+    let mut forged = m.as_bytes().to_vec();
+    forged[40] ^= 0x10;
+    assert!(matches!(
+        s.insert_encoded(&forged, &good[..]),
+        Err(StoreError::Manifest(_))
+    ));
+    assert!(matches!(
+        s.insert_encoded(&m.as_bytes()[..50], &good[..]),
+        Err(StoreError::Manifest(_))
+    ));
+    // Nothing visible, nothing left behind.
+    assert_eq!(s.stats().unwrap().bundles, 0);
+    assert_eq!(walk(&dir.path().join("payloads")), 0);
+    assert_eq!(walk(&dir.path().join("tmp")), 0);
+    s.insert(&m, &good[..]).unwrap();
+    assert!(s.fsck().unwrap().is_clean());
+}
+
+#[test]
+fn second_open_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let _s = open(dir.path());
+    let err = Store::open(dir.path(), StoreConfig::default()).unwrap_err();
+    assert!(matches!(err, StoreError::Locked { .. }), "{err}");
+    assert!(err.to_string().contains("another skywave process"));
+}
+
+#[test]
+fn unusable_directories_give_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-dir");
+    std::fs::write(&file, b"x").unwrap();
+    let err = Store::open(&file, StoreConfig::default()).unwrap_err();
+    assert!(matches!(err, StoreError::NotAStore { .. }), "{err}");
+    let garbage = dir.path().join("garbage");
+    std::fs::create_dir(&garbage).unwrap();
+    std::fs::write(garbage.join("store.db"), vec![0xa5u8; 8192]).unwrap();
+    let err = Store::open(&garbage, StoreConfig::default()).unwrap_err();
+    assert!(
+        err.to_string().contains("not SQLite") || err.to_string().contains("store.db"),
+        "{err}"
+    );
+}
+
+#[test]
+fn disk_full_is_a_clear_error_and_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = key(1);
+    let first = data(50_000, 1);
+    open(dir.path())
+        .insert(&signed(&k, 1, &first), &first[..])
+        .unwrap();
+    let second = data(60_000, 2);
+    let s = Store::open_with_hook(
+        dir.path(),
+        StoreConfig::default(),
+        FailAfter::new(0, FailAfter::disk_full),
+    );
+    let mut s = s.unwrap();
+    let err = s.insert(&signed(&k, 2, &second), &second[..]).unwrap_err();
+    assert!(matches!(err, StoreError::DiskFull { .. }), "{err}");
+    assert!(err.to_string().contains("disk"), "{err}");
+    drop(s);
+    let mut s = open(dir.path());
+    assert_eq!(s.read_payload(&k.bundle_id()).unwrap(), first);
+    assert!(s.fsck().unwrap().is_clean());
+}
+
+#[test]
+fn quota_evicts_oldest_foreign_bundles_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = StoreConfig {
+        quota: Some(40_000),
+        ..Default::default()
+    };
+    let mut s = Store::open(dir.path(), cfg).unwrap();
+    // One authored here: never evicted.
+    let own = s.create(&data(10_000, 9)[..], &opts()).unwrap();
+    let ids: Vec<_> = (0..2)
+        .map(|i| {
+            let k = key(10 + i);
+            let p = data(10_000, i as u8);
+            s.insert(&signed(&k, 1, &p), &p[..]).unwrap();
+            k.bundle_id()
+        })
+        .collect();
+    let k = key(20);
+    let p = data(15_000, 3);
+    s.insert(&signed(&k, 1, &p), &p[..]).unwrap();
+    assert!(
+        s.get(&ids[0]).unwrap().is_none(),
+        "oldest foreign bundle evicted"
+    );
+    assert!(s.get(&ids[1]).unwrap().is_some());
+    assert!(s.get(&own.manifest.id()).unwrap().is_some());
+    // Too big even after evicting everything evictable.
+    let huge = data(39_000, 4);
+    let err = s
+        .insert(&signed(&key(21), 1, &huge), &huge[..])
+        .unwrap_err();
+    assert!(matches!(err, StoreError::QuotaExceeded { .. }), "{err}");
+    assert!(
+        s.get(&ids[1]).unwrap().is_some(),
+        "a refused insert evicts nothing"
+    );
+    assert!(s.fsck().unwrap().is_clean());
+}
+
+#[test]
+fn partial_transfer_resumes_after_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = key(1);
+    let p = data(100_000, 7);
+    let m = signed(&k, 3, &p);
+    {
+        let mut s = open(dir.path());
+        s.begin_partial(&m).unwrap();
+        for (a, b) in [(50_000, 60_000), (0, 1000), (1000, 20_000)] {
+            assert!(matches!(
+                s.write_piece(&k.bundle_id(), 3, a, &p[a as usize..b as usize])
+                    .unwrap(),
+                PieceOutcome::Stored { .. }
+            ));
+        }
+        s.checkpoint().unwrap();
+        // Received but not checkpointed: may be lost by a crash, never claimed.
+        s.write_piece(&k.bundle_id(), 3, 70_000, &p[70_000..71_000])
+            .unwrap();
+        // Nothing half-received is listed.
+        assert_eq!(s.list(&Query::default()).unwrap().len(), 0);
+        assert!(s.get(&k.bundle_id()).unwrap().is_none());
+    }
+    let mut s = open(dir.path());
+    let info = s.partial(&k.bundle_id()).unwrap().unwrap();
+    let mut want = RangeSet::new();
+    want.insert(0, 20_000);
+    want.insert(50_000, 60_000);
+    assert_eq!(info.held, want);
+    assert!(matches!(
+        s.write_piece(&k.bundle_id(), 3, 100, &p[100..200]).unwrap(),
+        PieceOutcome::Duplicate
+    ));
+    for (a, b) in info.held.missing(100_000) {
+        let out = s
+            .write_piece(&k.bundle_id(), 3, a, &p[a as usize..b as usize])
+            .unwrap();
+        if b == 100_000 {
+            assert!(matches!(out, PieceOutcome::Complete(_)), "{out:?}");
+        }
+    }
+    assert_eq!(s.read_payload(&k.bundle_id()).unwrap(), p);
+    assert!(s.partial(&k.bundle_id()).unwrap().is_none());
+    assert!(s.fsck().unwrap().is_clean());
+}
+
+#[test]
+fn partial_with_bad_bytes_fails_verification() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(dir.path());
+    let k = key(1);
+    let p = data(10_000, 7);
+    let m = signed(&k, 1, &p);
+    s.begin_partial(&m).unwrap();
+    let err = s
+        .write_piece(&k.bundle_id(), 1, 9000, &[0u8; 2000])
+        .unwrap_err();
+    assert!(matches!(err, StoreError::PieceOutOfRange { .. }), "{err}");
+    assert!(matches!(
+        s.write_piece(&k.bundle_id(), 2, 0, &p[..10]),
+        Err(StoreError::NoPartial { .. })
+    ));
+    s.write_piece(&k.bundle_id(), 1, 0, &p[..5000]).unwrap();
+    let mut bad = p[5000..].to_vec();
+    bad[0] ^= 0xff;
+    let err = s.write_piece(&k.bundle_id(), 1, 5000, &bad).unwrap_err();
+    assert!(matches!(err, StoreError::HashMismatch { .. }), "{err}");
+    assert!(s.get(&k.bundle_id()).unwrap().is_none());
+    assert!(
+        s.partial(&k.bundle_id()).unwrap().is_none(),
+        "bad transfer is dropped"
+    );
+    // A fresh attempt with the right bytes succeeds.
+    s.begin_partial(&m).unwrap();
+    assert!(matches!(
+        s.write_piece(&k.bundle_id(), 1, 0, &p).unwrap(),
+        PieceOutcome::Complete(_)
+    ));
+}
+
+#[test]
+fn journal_append_and_tail_transfer() {
+    let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut a = open(a_dir.path());
+    let mut b = open(b_dir.path());
+    let mut o = opts();
+    o.journal = true;
+    let first = data(5000, 1);
+    let j = a.create(&first[..], &o).unwrap();
+    let id = j.manifest.id();
+    assert_eq!(j.manifest.version(), 5000);
+    // B gets the first version whole.
+    b.insert(&j.manifest, &first[..]).unwrap();
+    // A appends twice.
+    let more = data(3000, 2);
+    a.append(&id, &more[..2000], DATE + 1).unwrap();
+    let v = a.append(&id, &more[2000..], DATE + 2).unwrap();
+    assert_eq!(v.manifest.version(), 8000);
+    let full = [first.clone(), more.clone()].concat();
+    assert_eq!(a.read_payload(&id).unwrap(), full);
+    assert_eq!(v.manifest.manifest().hash, hash_payload(&full));
+    // B fetches only the tail.
+    let info = b.begin_partial(&v.manifest).unwrap();
+    assert!(info.held.contains(0, 5000));
+    assert_eq!(info.held.missing(8000), vec![(5000, 8000)]);
+    let out = b.write_piece(&id, 8000, 5000, &full[5000..]).unwrap();
+    assert!(matches!(out, PieceOutcome::Complete(_)));
+    assert_eq!(b.read_payload(&id).unwrap(), full);
+    // A forked tail is refused and the held prefix survives.
+    let k = a.keyring().get(&id).unwrap().unwrap();
+    let forked = [full.clone(), data(100, 5)].concat();
+    let mut bogus = forked.clone();
+    bogus[100] ^= 1;
+    let err = b.insert(&journal(&k, &bogus), &bogus[..]).unwrap_err();
+    assert!(matches!(err, StoreError::JournalFork { .. }), "{err}");
+    assert_eq!(b.read_payload(&id).unwrap(), full);
+    // Appending to someone else's bundle or a non-journal is refused.
+    assert!(matches!(
+        b.append(&id, &b"x"[..], DATE),
+        Err(StoreError::NoKey(_))
+    ));
+    let plain = a.create(&b"plain"[..], &opts()).unwrap();
+    assert!(matches!(
+        a.append(&plain.manifest.id(), &b"x"[..], DATE),
+        Err(StoreError::NotJournal(_))
+    ));
+    assert!(a.fsck().unwrap().is_clean());
+    assert!(b.fsck().unwrap().is_clean());
+}
+
+#[test]
+fn fsck_quarantines_damage_and_removes_orphans() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(dir.path());
+    let k = key(1);
+    let p = data(50_000, 1);
+    s.insert(&signed(&k, 1, &p), &p[..]).unwrap();
+    let k2 = key(2);
+    let p2 = data(50_000, 2);
+    s.insert(&signed(&k2, 1, &p2), &p2[..]).unwrap();
+    // Flip a byte in one payload file; drop an orphan beside it.
+    let h = hash_payload(&p).to_hex();
+    let path = dir.path().join("payloads").join(&h[..2]).join(&h);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[10] ^= 1;
+    std::fs::write(&path, bytes).unwrap();
+    std::fs::write(
+        dir.path().join("payloads").join(&h[..2]).join("deadbeef"),
+        b"orphan",
+    )
+    .unwrap();
+    let r = s.fsck().unwrap();
+    assert_eq!(r.bundles_checked, 2);
+    assert_eq!(r.quarantined.len(), 1);
+    assert_eq!(r.quarantined[0].0, k.bundle_id().to_hex());
+    assert!(r.orphans_removed >= 2, "{r:?}");
+    assert!(s.get(&k.bundle_id()).unwrap().is_none());
+    assert_eq!(s.read_payload(&k2.bundle_id()).unwrap(), p2);
+    assert!(
+        dir.path()
+            .join("quarantine")
+            .join(format!("{}.manifest", k.bundle_id()))
+            .exists()
+    );
+    assert!(s.fsck().unwrap().is_clean());
+}
+
+#[test]
+fn keys_are_private_files() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(dir.path());
+    let b = s.create(&b"hello"[..], &opts()).unwrap();
+    let node_id = s.node_key().identity();
+    assert!(b.own);
+    assert_eq!(b.manifest.manifest().sender, Some(node_id));
+    let node = std::fs::metadata(dir.path().join("node.key")).unwrap();
+    assert_eq!(node.permissions().mode() & 0o777, 0o600);
+    let kf = dir
+        .path()
+        .join("keyring")
+        .join(format!("{}.key", b.manifest.id()));
+    assert_eq!(
+        std::fs::metadata(kf).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    drop(s);
+    let s = open(dir.path());
+    assert_eq!(
+        s.node_key().identity(),
+        node_id,
+        "identity is stable across restarts"
+    );
+    assert!(s.keyring().get(&b.manifest.id()).unwrap().is_some());
+}
