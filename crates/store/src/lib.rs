@@ -503,6 +503,14 @@ impl Store {
         Ok((tmp, h.len(), h.finalize()))
     }
 
+    fn link_into_place(&self, src: &Path, path: &Path) -> Result<()> {
+        let parent = path.parent().unwrap_or(&self.dir);
+        fs::create_dir_all(parent).map_err(|e| io_err("create payload directory", parent, e))?;
+        self.step(IoStep::Rename, "link payload into place", path)?;
+        fs::hard_link(src, path).map_err(|e| io_err("link payload into place", path, e))?;
+        self.sync_dir(parent)
+    }
+
     fn publish_tmp(&self, tmp: &Path, path: &Path) -> Result<()> {
         let parent = path.parent().unwrap_or(&self.dir);
         fs::create_dir_all(parent).map_err(|e| io_err("create payload directory", parent, e))?;

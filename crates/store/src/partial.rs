@@ -383,12 +383,14 @@ impl Store {
             s
         } else {
             let dest = self.payload_path(&m.hash);
-            if dest.exists() {
-                let _ = fs::remove_file(&path);
-            } else {
-                self.publish_tmp(&path, &dest)?;
+            if !dest.exists() {
+                // A second name, not a rename: until the row commits, the transfer's
+                // recorded ranges must stay backed by its own file.
+                self.link_into_place(&path, &dest)?;
             }
-            self.commit_row(&signed, None, None, false, Some(m.version))?
+            let s = self.commit_row(&signed, None, None, false, Some(m.version))?;
+            let _ = fs::remove_file(&path);
+            s
         };
         self.partials.remove(id);
         Ok(stored)
