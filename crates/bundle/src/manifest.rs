@@ -192,13 +192,8 @@ impl Manifest {
                 ));
             }
         }
-        if let Some(n) = &self.name {
-            if n.len() > MAX_NAME {
-                return Err(invalid(
-                    "name",
-                    format!("{} bytes; the limit is {MAX_NAME}", n.len()),
-                ));
-            }
+        if let Some(n) = self.name.as_ref().filter(|n| n.len() > MAX_NAME) {
+            return Err(invalid("name", format!("{} bytes; the limit is {MAX_NAME}", n.len())));
         }
         for (k, v) in &self.fields {
             if k.is_empty() || k.len() > MAX_KEY || k.contains('=') {

@@ -99,13 +99,13 @@ pub(crate) fn io_err(op: &'static str, path: impl Into<PathBuf>, source: io::Err
 
 pub(crate) fn db_err(path: impl Into<PathBuf>, source: rusqlite::Error) -> StoreError {
     let path = path.into();
-    if let rusqlite::Error::SqliteFailure(e, _) = &source {
-        if e.code == rusqlite::ErrorCode::DiskFull {
-            return StoreError::DiskFull {
-                op: "commit to the store database",
-                path,
-            };
-        }
+    if let rusqlite::Error::SqliteFailure(e, _) = &source
+        && e.code == rusqlite::ErrorCode::DiskFull
+    {
+        return StoreError::DiskFull {
+            op: "commit to the store database",
+            path,
+        };
     }
     StoreError::Db { path, source }
 }

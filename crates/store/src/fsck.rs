@@ -10,6 +10,9 @@ use skywave_bundle::{JournalState, PayloadHasher, SignedManifest};
 use crate::error::{Result, io_err};
 use crate::{Store, to_hash};
 
+/// id, manifest, inline payload, journal state.
+type BundleRow = (Vec<u8>, Vec<u8>, Option<Vec<u8>>, Option<Vec<u8>>);
+
 /// What `fsck` found and did.
 #[derive(Debug, Default, Clone, serde::Serialize)]
 pub struct FsckReport {
@@ -35,7 +38,7 @@ impl Store {
         self.checkpoint()?;
         self.partials.clear();
         let mut report = FsckReport::default();
-        let rows: Vec<(Vec<u8>, Vec<u8>, Option<Vec<u8>>, Option<Vec<u8>>)> = {
+        let rows: Vec<BundleRow> = {
             let mut stmt = self
                 .conn
                 .prepare("SELECT id, manifest, inline, jstate FROM bundles")

@@ -87,6 +87,8 @@ pub struct NewBundle {
     pub service: Option<String>,
     pub name: Option<String>,
     pub recipient: Option<Identity>,
+    /// Name this node's identity as the sender (32 more bytes on every link).
+    pub sign_sender: bool,
     pub fields: std::collections::BTreeMap<String, String>,
     pub journal: bool,
     /// Unix seconds; the caller supplies the clock.
@@ -117,6 +119,9 @@ pub struct Store {
     partials: partial::OpenPartials,
     _lock: File,
 }
+
+/// hash, length, inline payload, journal.
+type PayloadRow = (Vec<u8>, i64, Option<Vec<u8>>, bool);
 
 /// A reader over a stored payload; never holds a large payload in memory.
 #[derive(Debug)]
@@ -321,7 +326,7 @@ impl Store {
 
     /// Opens the payload of the bundle with this id for streaming.
     pub fn open_payload(&self, id: &BundleId) -> Result<PayloadReader> {
-        let row: Option<(Vec<u8>, i64, Option<Vec<u8>>, bool)> = self
+        let row: Option<PayloadRow> = self
             .conn
             .query_row(
                 "SELECT hash, length, inline, journal FROM bundles WHERE id = ?1",
@@ -393,14 +398,12 @@ impl Store {
 
     fn check_fresh(&self, m: &Manifest) -> Result<Option<u64>> {
         let held = self.held_version(&m.id)?;
-        if let Some(h) = held {
-            if h >= m.version {
-                return Err(StoreError::Stale {
-                    id: m.id,
-                    held: h,
-                    offered: m.version,
-                });
-            }
+        if let Some(h) = held.filter(|h| *h >= m.version) {
+            return Err(StoreError::Stale {
+                id: m.id,
+                held: h,
+                offered: m.version,
+            });
         }
         Ok(held)
     }
@@ -602,10 +605,8 @@ impl Store {
         tx.commit().map_err(|e| db_err(&self.db_path, e))?;
         tracing::debug!(id = %m.id, version = m.version, token, "bundle committed");
         // Unreferenced files, after the commit.
-        if let Some((hash, inline, journal)) = old {
-            if !journal && inline.is_none() && hash != m.hash.0 {
-                self.remove_payload_if_unused(&hash);
-            }
+        if let Some((hash, None, false)) = old.filter(|o| o.0 != m.hash.0) {
+            self.remove_payload_if_unused(&hash);
         }
         for (id, hash, journal) in evicted {
             tracing::info!(%id, "evicted to stay within the store quota");
@@ -731,7 +732,7 @@ impl Store {
         m.service = opts.service.clone();
         m.name = opts.name.clone();
         m.recipient = opts.recipient;
-        m.sender = Some(self.node.identity());
+        m.sender = opts.sign_sender.then(|| self.node.identity());
         m.fields = opts.fields.clone();
         let signed = match m.sign(key) {
             Ok(s) => s,

@@ -37,7 +37,7 @@ pub enum PieceOutcome {
     /// Every byte of the piece was already held.
     Duplicate,
     /// The piece completed the payload, which verified and is now published.
-    Complete(StoredBundle),
+    Complete(Box<StoredBundle>),
 }
 
 #[derive(Debug)]
@@ -267,7 +267,7 @@ impl Store {
             return Err(StoreError::NoPartial { id: *id, version });
         }
         let length = p.manifest.manifest().length;
-        let end = offset.checked_add(data.len() as u64).unwrap_or(u64::MAX);
+        let end = offset.saturating_add(data.len() as u64);
         if end > length || data.is_empty() {
             return Err(StoreError::PieceOutOfRange {
                 id: *id,
@@ -288,7 +288,9 @@ impl Store {
         let new_bytes = p.held.insert(offset, end);
         p.unsynced += new_bytes;
         if p.held.is_complete(length) {
-            return self.finish_partial(id).map(PieceOutcome::Complete);
+            return self
+                .finish_partial(id)
+                .map(|b| PieceOutcome::Complete(Box::new(b)));
         }
         if p.unsynced >= AUTO_CHECKPOINT_BYTES {
             self.checkpoint()?;

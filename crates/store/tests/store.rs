@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use skywave_bundle::{Identity, RangeSet, hash_payload};
-use skywave_store::{FailAfter, PieceOutcome, Query, Store, StoreConfig, StoreError};
+use skywave_store::{FailAfter, NewBundle, PieceOutcome, Query, Store, StoreConfig, StoreError};
 
 #[test]
 fn insert_get_and_read_back() {
@@ -443,7 +443,15 @@ fn keys_are_private_files() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let mut s = open(dir.path());
-    let b = s.create(&b"hello"[..], &opts()).unwrap();
+    let b = s
+        .create(
+            &b"hello"[..],
+            &NewBundle {
+                sign_sender: true,
+                ..opts()
+            },
+        )
+        .unwrap();
     let node_id = s.node_key().identity();
     assert!(b.own);
     assert_eq!(b.manifest.manifest().sender, Some(node_id));

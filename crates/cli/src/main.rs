@@ -1,0 +1,84 @@
+//! The `skywave` command.
+
+mod example;
+mod store_cmd;
+mod util;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Keep sets of signed bundles in sync between peers, over HF and UHF radio, satellite,
+/// cellular and the Internet.
+#[derive(Debug, Parser)]
+#[command(name = "skywave", version, propagate_version = true)]
+pub struct Cli {
+    /// Node directory (store, keys). Default: $SKYWAVE_HOME, else $XDG_DATA_HOME/skywave,
+    /// else ~/.local/share/skywave.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Print machine-readable JSON instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// Log verbosity (error, warn, info, debug, trace); also RUST_LOG.
+    #[arg(long, global = true, default_value = "warn", value_name = "LEVEL")]
+    pub log: String,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// A short scripted tour on sample data: two nodes, bundles carried between them.
+    Example(example::ExampleArgs),
+    /// Create the store and this node's identity in the node directory.
+    Init,
+    /// Add a file as a new bundle authored by this node.
+    Add(store_cmd::AddArgs),
+    /// Append a file's bytes to a journal bundle authored by this node.
+    Append(store_cmd::AppendArgs),
+    /// List the bundles held.
+    Ls(store_cmd::LsArgs),
+    /// Show one bundle's manifest.
+    Show(store_cmd::IdArg),
+    /// Write one bundle's payload to a file or standard output.
+    Get(store_cmd::GetArgs),
+    /// Re-verify every signature and payload hash; quarantine damage; remove orphans.
+    Fsck,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    util::init_tracing(&cli.log);
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            for cause in e.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Command::Example(a) = cli.command {
+        return example::run(a);
+    }
+    let dir = util::node_dir(cli.dir.as_deref())?;
+    match cli.command {
+        Command::Example(_) => unreachable!("handled above"),
+        Command::Init => store_cmd::init(&dir, cli.json),
+        Command::Add(a) => store_cmd::add(&dir, a, cli.json),
+        Command::Append(a) => store_cmd::append(&dir, a, cli.json),
+        Command::Ls(a) => store_cmd::ls(&dir, a, cli.json),
+        Command::Show(a) => store_cmd::show(&dir, a, cli.json),
+        Command::Get(a) => store_cmd::get(&dir, a),
+        Command::Fsck => store_cmd::fsck(&dir, cli.json),
+    }
+}

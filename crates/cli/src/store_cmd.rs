@@ -1,0 +1,315 @@
+//! Offline verbs that work on the store directly.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use skywave_bundle::{BundleId, Identity};
+use skywave_store::{NewBundle, Query, Store, StoreConfig, StoredBundle};
+
+use crate::util::{Progress, bytes, now_secs, open_store};
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// The file to add ('-' for standard input).
+    pub file: PathBuf,
+    /// Service the bundle belongs to (e.g. file, message, telemetry, log).
+    #[arg(long, default_value = "file")]
+    pub service: String,
+    /// Name shown to people; defaults to the file's name.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Identity (64 hex digits) the bundle is addressed to.
+    #[arg(long)]
+    pub recipient: Option<Identity>,
+    /// Name this node as the sender in the manifest (costs 32 bytes on every link).
+    #[arg(long)]
+    pub sender: bool,
+    /// Make it a journal: append-only, peers fetch only new tails.
+    #[arg(long)]
+    pub journal: bool,
+    /// Extra key=value field (repeatable).
+    #[arg(long = "field", value_name = "KEY=VALUE", value_parser = parse_field)]
+    pub fields: Vec<(String, String)>,
+}
+
+fn parse_field(s: &str) -> Result<(String, String), String> {
+    s.split_once('=')
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .ok_or_else(|| format!("{s:?} is not KEY=VALUE"))
+}
+
+#[derive(Debug, Args)]
+pub struct AppendArgs {
+    /// The journal's bundle id (or a unique prefix of at least 4 hex digits).
+    pub id: String,
+    /// The file whose bytes to append ('-' for standard input).
+    pub file: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct LsArgs {
+    #[arg(long)]
+    pub service: Option<String>,
+    #[arg(long)]
+    pub recipient: Option<Identity>,
+    /// Only bundles inserted after this token (see `--json` output).
+    #[arg(long)]
+    pub since: Option<u64>,
+    #[arg(long)]
+    pub limit: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct IdArg {
+    /// Bundle id (or a unique prefix of at least 4 hex digits).
+    pub id: String,
+}
+
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// Bundle id (or a unique prefix of at least 4 hex digits).
+    pub id: String,
+    /// Output file (default: standard output).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+}
+
+fn input(path: &Path) -> anyhow::Result<(Box<dyn Read>, Option<u64>)> {
+    if path == Path::new("-") {
+        return Ok((Box::new(io::stdin().lock()), None));
+    }
+    let f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let len = f.metadata().ok().map(|m| m.len());
+    Ok((Box::new(io::BufReader::with_capacity(1 << 20, f)), len))
+}
+
+fn resolve(store: &Store, id: &str) -> anyhow::Result<BundleId> {
+    match store.resolve_prefix(id)? {
+        Some(id) => Ok(id),
+        None => bail!(
+            "no bundle matches {id:?}; give the full id or a unique prefix (see `skywave ls`)"
+        ),
+    }
+}
+
+fn print_bundle(b: &StoredBundle, json: bool) -> anyhow::Result<()> {
+    if json {
+        let mut v = serde_json::to_value(b.manifest.to_json())?;
+        v["token"] = b.token.into();
+        v["own"] = b.own.into();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!("{}", b.manifest.id());
+    }
+    Ok(())
+}
+
+pub fn init(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    let existed = dir.join("store.db").exists();
+    let store = Store::open(dir, StoreConfig::default())
+        .with_context(|| format!("creating a node in {}", dir.display()))?;
+    let id = store.node_key().identity();
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({ "dir": dir, "node": id, "created": !existed })
+        );
+    } else if existed {
+        println!("node {id} already exists in {}", dir.display());
+    } else {
+        println!("created node {id} in {}", dir.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn add(dir: &Path, a: AddArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let mut store = open_store(dir)?;
+    let (src, len) = input(&a.file)?;
+    let name = a.name.or_else(|| {
+        (a.file != Path::new("-"))
+            .then(|| a.file.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .flatten()
+    });
+    let opts = NewBundle {
+        service: Some(a.service),
+        name,
+        recipient: a.recipient,
+        sign_sender: a.sender,
+        fields: a.fields.into_iter().collect::<BTreeMap<_, _>>(),
+        journal: a.journal,
+        date: now_secs(),
+    };
+    let b = store
+        .create(Progress::new(src, "adding", len), &opts)
+        .with_context(|| format!("adding {}", a.file.display()))?;
+    print_bundle(&b, json)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn append(dir: &Path, a: AppendArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let mut store = open_store(dir)?;
+    let id = resolve(&store, &a.id)?;
+    let (src, len) = input(&a.file)?;
+    let b = store
+        .append(&id, Progress::new(src, "appending", len), now_secs())
+        .with_context(|| format!("appending {} to {id}", a.file.display()))?;
+    print_bundle(&b, json)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn ls(dir: &Path, a: LsArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let store = open_store(dir)?;
+    let q = Query {
+        service: a.service,
+        recipient: a.recipient,
+        since: a.since,
+        limit: a.limit,
+    };
+    let list = store.list(&q)?;
+    let out = io::stdout();
+    let mut out = BufWriter::new(out.lock());
+    if json {
+        let v: Vec<_> = list
+            .iter()
+            .map(|b| {
+                let mut v = serde_json::to_value(b.manifest.to_json()).unwrap_or_default();
+                v["token"] = b.token.into();
+                v["own"] = b.own.into();
+                v
+            })
+            .collect();
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(
+        out,
+        "{:<16}  {:>8}  {:>10}  {:<10}  {:<20}  NAME",
+        "ID", "VERSION", "SIZE", "SERVICE", "DATE"
+    )?;
+    for b in &list {
+        let m = b.manifest.manifest();
+        let j = b.manifest.to_json();
+        writeln!(
+            out,
+            "{:<16}  {:>8}  {:>10}  {:<10}  {:<20}  {}{}",
+            &m.id.to_hex()[..16],
+            m.version,
+            bytes(m.length),
+            m.service.as_deref().unwrap_or("-"),
+            j.date_utc,
+            m.name.as_deref().unwrap_or(""),
+            if m.journal { " (journal)" } else { "" },
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn show(dir: &Path, a: IdArg, json: bool) -> anyhow::Result<ExitCode> {
+    let store = open_store(dir)?;
+    let id = resolve(&store, &a.id)?;
+    let Some(b) = store.get(&id)? else {
+        bail!("no bundle {id} in this store")
+    };
+    if json {
+        print_bundle(&b, true)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let j = b.manifest.to_json();
+    println!("id:        {}", j.id);
+    println!("version:   {}", j.version);
+    println!("length:    {} ({})", j.length, bytes(j.length));
+    println!("hash:      {}", j.hash);
+    println!("date:      {}", j.date_utc);
+    println!("journal:   {}", j.journal);
+    for (k, v) in [("service", &j.service), ("name", &j.name)] {
+        if let Some(v) = v {
+            println!("{k:<10} {v}", k = format!("{k}:"));
+        }
+    }
+    if let Some(s) = j.sender {
+        println!("sender:    {s}");
+    }
+    if let Some(r) = j.recipient {
+        println!("recipient: {r}");
+    }
+    for (k, v) in &j.fields {
+        println!("field:     {k}={v}");
+    }
+    println!("manifest:  {} bytes signed", j.manifest_bytes);
+    println!(
+        "token:     {}{}",
+        b.token,
+        if b.own { " (authored here)" } else { "" }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn get(dir: &Path, a: GetArgs) -> anyhow::Result<ExitCode> {
+    let store = open_store(dir)?;
+    let id = resolve(&store, &a.id)?;
+    let Some(b) = store.get(&id)? else {
+        bail!("no bundle {id} in this store")
+    };
+    let len = b.manifest.manifest().length;
+    let mut src = Progress::new(store.open_payload(&id)?, "reading", Some(len));
+    match &a.output {
+        Some(path) => {
+            let tmp = path.with_extension("skywave-part");
+            let mut f = BufWriter::with_capacity(
+                1 << 20,
+                File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?,
+            );
+            io::copy(&mut src, &mut f).with_context(|| format!("writing {}", tmp.display()))?;
+            f.into_inner()
+                .map_err(|e| e.into_error())
+                .and_then(|f| f.sync_all())
+                .with_context(|| format!("writing {}", tmp.display()))?;
+            std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+        }
+        None => {
+            let out = io::stdout();
+            let mut out = out.lock();
+            match io::copy(&mut src, &mut out) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
+                Err(e) => return Err(e).context("writing to standard output"),
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn fsck(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    let mut store = open_store(dir)?;
+    let r = store.fsck()?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        println!("checked {} bundles", r.bundles_checked);
+        for (id, why) in &r.quarantined {
+            println!("quarantined {id}: {why}");
+        }
+        println!(
+            "removed {} orphan files; reset {} transfers",
+            r.orphans_removed, r.partials_reset
+        );
+        println!(
+            "{}",
+            if r.is_clean() {
+                "store is clean"
+            } else {
+                "damage found and quarantined"
+            }
+        );
+    }
+    Ok(if r.is_clean() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

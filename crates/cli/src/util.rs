@@ -1,0 +1,130 @@
+//! Shared helpers for the commands: node directory, clock, progress, formatting.
+
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, bail};
+
+pub fn init_tracing(level: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// `--dir`, else `$SKYWAVE_HOME`, else the XDG data directory.
+pub fn node_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(d) = flag {
+        return Ok(d.to_path_buf());
+    }
+    if let Some(d) = std::env::var_os("SKYWAVE_HOME").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(d));
+    }
+    if let Some(d) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(d).join("skywave"));
+    }
+    match std::env::var_os("HOME") {
+        Some(h) => Ok(PathBuf::from(h).join(".local/share/skywave")),
+        None => bail!("no node directory: pass --dir DIR or set SKYWAVE_HOME"),
+    }
+}
+
+/// Unix seconds now.
+pub fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Opens an existing node's store.
+pub fn open_store(dir: &Path) -> anyhow::Result<skywave_store::Store> {
+    if !dir.join("store.db").exists() {
+        bail!(
+            "no skywave node in {}; create one with `skywave init --dir {}`",
+            dir.display(),
+            dir.display()
+        );
+    }
+    skywave_store::Store::open(dir, Default::default())
+        .with_context(|| format!("opening the store in {}", dir.display()))
+}
+
+/// Human-readable byte count.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// Wraps a reader and reports progress on stderr when it is a terminal.
+#[derive(Debug)]
+pub struct Progress<R> {
+    inner: R,
+    what: &'static str,
+    total: Option<u64>,
+    done: u64,
+    last: Instant,
+    started: Instant,
+    show: bool,
+}
+
+impl<R: Read> Progress<R> {
+    pub fn new(inner: R, what: &'static str, total: Option<u64>) -> Self {
+        let now = Instant::now();
+        Self {
+            inner,
+            what,
+            total,
+            done: 0,
+            last: now,
+            started: now,
+            show: std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn report(&self, last: bool) {
+        let rate = self.done as f64 / self.started.elapsed().as_secs_f64().max(1e-3);
+        let total = self
+            .total
+            .map(|t| format!(" / {}", bytes(t)))
+            .unwrap_or_default();
+        eprint!(
+            "\r{}: {}{} ({}/s)   ",
+            self.what,
+            bytes(self.done),
+            total,
+            bytes(rate as u64)
+        );
+        if last {
+            eprintln!();
+        }
+    }
+}
+
+impl<R: Read> Read for Progress<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.done += n as u64;
+        if self.show {
+            if n == 0 && self.started.elapsed() > Duration::from_secs(1) {
+                self.report(true);
+            } else if self.last.elapsed() > Duration::from_millis(250) {
+                self.last = Instant::now();
+                self.report(false);
+            }
+        }
+        Ok(n)
+    }
+}

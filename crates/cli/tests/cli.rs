@@ -1,0 +1,154 @@
+//! The offline CLI, run as a real process.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn skywave(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_skywave"))
+        .arg("--dir")
+        .arg(dir)
+        .args(args)
+        .env_remove("SKYWAVE_HOME")
+        .output()
+        .unwrap()
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let out = skywave(dir, args);
+    assert!(
+        out.status.success(),
+        "skywave {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn err(dir: &Path, args: &[&str]) -> String {
+    let out = skywave(dir, args);
+    assert!(!out.status.success(), "skywave {args:?} should fail");
+    String::from_utf8(out.stderr).unwrap()
+}
+
+#[test]
+fn add_list_show_get_append_fsck() {
+    let tmp = tempfile::tempdir().unwrap();
+    let node = tmp.path().join("node");
+    let created: serde_json::Value = serde_json::from_str(&ok(&node, &["init", "--json"])).unwrap();
+    assert_eq!(created["created"], true);
+    assert!(ok(&node, &["init"]).contains("already exists"));
+
+    let file = tmp.path().join("obs-2026-11-22.csv");
+    let content: Vec<u8> = (0..100_000u32).flat_map(|i| i.to_le_bytes()).collect();
+    std::fs::write(&file, &content).unwrap();
+    let id = ok(
+        &node,
+        &[
+            "add",
+            file.to_str().unwrap(),
+            "--service",
+            "telemetry",
+            "--field",
+            "site=north",
+        ],
+    )
+    .trim()
+    .to_owned();
+    assert_eq!(id.len(), 64);
+
+    let ls: serde_json::Value = serde_json::from_str(&ok(&node, &["ls", "--json"])).unwrap();
+    assert_eq!(ls.as_array().unwrap().len(), 1);
+    assert_eq!(ls[0]["name"], "obs-2026-11-22.csv");
+    assert_eq!(ls[0]["service"], "telemetry");
+    assert_eq!(ls[0]["fields"]["site"], "north");
+    assert_eq!(ls[0]["length"], 400_000);
+    let text = ok(&node, &["ls"]);
+    assert!(
+        text.contains(&id[..16]) && text.contains("telemetry"),
+        "{text}"
+    );
+    assert!(ok(&node, &["ls", "--service", "file", "--json"]).trim() == "[]");
+
+    // Short ids resolve.
+    let show = ok(&node, &["show", &id[..8]]);
+    assert!(show.contains("version:   1"), "{show}");
+    let out = tmp.path().join("copy.csv");
+    ok(&node, &["get", &id[..8], "-o", out.to_str().unwrap()]);
+    assert_eq!(std::fs::read(&out).unwrap(), content);
+    let stdout = skywave(&node, &["get", &id]).stdout;
+    assert_eq!(stdout, content);
+
+    // Journals.
+    let log = tmp.path().join("log.txt");
+    std::fs::write(&log, b"first line\n").unwrap();
+    let jid = ok(&node, &["add", "--journal", log.to_str().unwrap()])
+        .trim()
+        .to_owned();
+    std::fs::write(&log, b"second line\n").unwrap();
+    let appended: serde_json::Value = serde_json::from_str(&ok(
+        &node,
+        &["append", &jid, log.to_str().unwrap(), "--json"],
+    ))
+    .unwrap();
+    assert_eq!(appended["version"], 23);
+    assert_eq!(ok(&node, &["get", &jid]), "first line\nsecond line\n");
+    // Appending to a plain bundle is refused with the reason.
+    assert!(err(&node, &["append", &id, log.to_str().unwrap()]).contains("not a journal"));
+
+    let fsck: serde_json::Value = serde_json::from_str(&ok(&node, &["fsck", "--json"])).unwrap();
+    assert_eq!(fsck["bundles_checked"], 2);
+    assert!(fsck["quarantined"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn errors_name_the_problem() {
+    let tmp = tempfile::tempdir().unwrap();
+    let node = tmp.path().join("node");
+    assert!(err(&node, &["ls"]).contains("skywave init"));
+    ok(&node, &["init"]);
+    assert!(err(&node, &["show", "zzzz"]).contains("no bundle matches"));
+    assert!(err(&node, &["get", &"ab".repeat(32)]).contains("no bundle"));
+    assert!(err(&node, &["add", "/nonexistent/file"]).contains("/nonexistent/file"));
+    assert!(err(&node, &["add", "--recipient", "xyz", "/etc/hostname"]).contains("64 hex digits"));
+    assert!(err(&node, &["add", "--service", "Bad Service", "/etc/hostname"]).contains("service"));
+}
+
+#[test]
+fn a_store_in_use_by_another_process_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let node = tmp.path().join("node");
+    ok(&node, &["init"]);
+    // This test process holds the store; the CLI is a second process.
+    let _held = skywave_store::Store::open(&node, Default::default()).unwrap();
+    assert!(err(&node, &["ls"]).contains("in use by another skywave process"));
+}
+
+#[test]
+fn example_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("ex");
+    let out = Command::new(env!("CARGO_BIN_EXE_skywave"))
+        .args(["example", "--workdir", work.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("fsck B: 3 bundles checked, clean: true"),
+        "{text}"
+    );
+    assert!(text.contains("fetched only the 35 new bytes"), "{text}");
+    // The nodes it left behind are usable by the other verbs.
+    let ls = ok(&work.join("node-b"), &["ls", "--json"]);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&ls)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+}
