@@ -1,0 +1,177 @@
+//! The named link profiles of the design's table.
+
+use std::time::Duration;
+
+use super::{BufferSize, ConfigError, DirConfig, Duplex, LinkConfig, LinkKind, LossModel};
+
+/// A profile name and a one-line description, for `lab list`.
+#[derive(Clone, Copy, Debug)]
+pub struct ProfileInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+}
+
+/// Every named profile. `formant-RTT-LOSS` is a family: RTT in ms, LOSS in percent.
+pub const PROFILES: &[ProfileInfo] = &[
+    ProfileInfo {
+        name: "hf-modem",
+        summary: "HF data modem: 1475 bit/s byte stream, 4 s one-way, half duplex, 2 s turnaround, 1024 B TX buffer (overrun drops the call, redial 60 s)",
+    },
+    ProfileInfo {
+        name: "hf-modem-slow",
+        summary: "hf-modem with 8 s one-way (compression on)",
+    },
+    ProfileInfo {
+        name: "uhf-csma",
+        summary: "UHF packet radio: 128 kbit/s shared CSMA medium, 223 B frames, 8 B preamble, 4 KiB queue",
+    },
+    ProfileInfo {
+        name: "uhf-csma-lossy",
+        summary: "uhf-csma with 10% loss",
+    },
+    ProfileInfo {
+        name: "satellite",
+        summary: "2 Mbit/s up (A->B), 20 Mbit/s down (B->A), 300 ms one-way, MTU 1500, 1% loss, 1 BDP",
+    },
+    ProfileInfo {
+        name: "cellular",
+        summary: "20 Mbit/s, 50 ms one-way, MTU 1400, 3% loss, 1 BDP",
+    },
+    ProfileInfo {
+        name: "lfn",
+        summary: "long fat network: 30 Mbit/s, 115 ms one-way, MTU 1500, 1 BDP",
+    },
+    ProfileInfo {
+        name: "lfn-lossy",
+        summary: "lfn with 1% loss",
+    },
+    ProfileInfo {
+        name: "formant-RTT-LOSS",
+        summary: "10 Mbit/s, RTT ms round trip, LOSS % loss, MTU 1500, 1 BDP (e.g. formant-180-5)",
+    },
+    ProfileInfo {
+        name: "lan",
+        summary: "1 Gbit/s, 50 us one-way, MTU 1500, 1 BDP",
+    },
+];
+
+fn accepted() -> String {
+    PROFILES
+        .iter()
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn ip_path(name: &str, rate_bps: u64, one_way: Duration, mtu: usize, loss: f64) -> LinkConfig {
+    let dir = DirConfig {
+        rate_bps,
+        delay: one_way,
+        mtu,
+        loss: if loss > 0.0 {
+            LossModel::Bernoulli(loss)
+        } else {
+            LossModel::None
+        },
+        buffer: BufferSize::Bdp(1.0),
+        ..DirConfig::default()
+    };
+    LinkConfig {
+        name: name.to_string(),
+        up: dir.clone(),
+        down: dir,
+        ..LinkConfig::default()
+    }
+}
+
+fn hf(name: &str, one_way: Duration) -> LinkConfig {
+    let dir = DirConfig {
+        rate_bps: 1475,
+        delay: one_way,
+        mtu: 1024,
+        buffer: BufferSize::Bytes(1024),
+        ..DirConfig::default()
+    };
+    LinkConfig {
+        name: name.to_string(),
+        kind: LinkKind::Stream,
+        duplex: Duplex::Half,
+        turnaround: Duration::from_secs(2),
+        redial: Duration::from_secs(60),
+        up: dir.clone(),
+        down: dir,
+        ..LinkConfig::default()
+    }
+}
+
+fn uhf(name: &str, loss: f64) -> LinkConfig {
+    let dir = DirConfig {
+        rate_bps: 128_000,
+        mtu: 223,
+        overhead: 8,
+        buffer: BufferSize::Bytes(4096),
+        loss: if loss > 0.0 {
+            LossModel::Bernoulli(loss)
+        } else {
+            LossModel::None
+        },
+        ..DirConfig::default()
+    };
+    LinkConfig {
+        name: name.to_string(),
+        kind: LinkKind::Csma,
+        duplex: Duplex::Half,
+        up: dir.clone(),
+        down: dir,
+        ..LinkConfig::default()
+    }
+}
+
+pub(super) fn profile(name: &str) -> Result<LinkConfig, ConfigError> {
+    let ms = Duration::from_millis;
+    let cfg = match name {
+        "hf-modem" => hf(name, Duration::from_secs(4)),
+        "hf-modem-slow" => hf(name, Duration::from_secs(8)),
+        "uhf-csma" => uhf(name, 0.0),
+        "uhf-csma-lossy" => uhf(name, 0.10),
+        "satellite" => {
+            let mut c = ip_path(name, 2_000_000, ms(300), 1500, 0.01);
+            c.down.rate_bps = 20_000_000;
+            c
+        }
+        "cellular" => ip_path(name, 20_000_000, ms(50), 1400, 0.03),
+        "lfn" => ip_path(name, 30_000_000, ms(115), 1500, 0.0),
+        "lfn-lossy" => ip_path(name, 30_000_000, ms(115), 1500, 0.01),
+        "lan" => ip_path(name, 1_000_000_000, Duration::from_micros(50), 1500, 0.0),
+        _ => match name.strip_prefix("formant-") {
+            Some(rest) => formant(name, rest)?,
+            None => {
+                return Err(ConfigError::UnknownProfile {
+                    name: name.to_string(),
+                    accepted: accepted(),
+                });
+            }
+        },
+    };
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+fn formant(name: &str, rest: &str) -> Result<LinkConfig, ConfigError> {
+    let bad = || ConfigError::UnknownProfile {
+        name: name.to_string(),
+        accepted: format!(
+            "{} (formant-RTT-LOSS takes RTT in whole ms and LOSS in percent, e.g. formant-180-5)",
+            accepted()
+        ),
+    };
+    let (rtt, loss) = rest.split_once('-').ok_or_else(bad)?;
+    let rtt_ms: u64 = rtt.parse().map_err(|_| bad())?;
+    let loss_pct: f64 = loss.parse().map_err(|_| bad())?;
+    if !(0.0..=100.0).contains(&loss_pct) {
+        return Err(bad());
+    }
+    // One-way is half the RTT, in nanoseconds so odd RTTs stay exact.
+    let one_way = Duration::from_nanos(rtt_ms * 500_000);
+    Ok(ip_path(name, 10_000_000, one_way, 1500, loss_pct / 100.0))
+}

@@ -1,0 +1,37 @@
+//! Deterministic link models and a discrete-event simulator for skywave.
+//!
+//! - [`link`]: sans-IO link models driven by `now`: a point-to-point [`Link`] (frames or an
+//!   HF-modem byte stream that drops the call on buffer overrun; full or half duplex) and
+//!   a shared [`CsmaMedium`] where overlapping frames collide. The same models run in
+//!   virtual time here and against the wall clock in an emulator.
+//! - [`config`]: the design's named profiles, the compact `--link` spec string and TOML
+//!   link files.
+//! - [`sim`]: the [`Simulator`] that joins sans-IO [`Endpoint`]s with link models and jumps
+//!   from event to event; the same seed gives byte-identical traces.
+//! - [`reference`]: a saturating or paced sender and sink.
+//!
+//! No clock, socket, file or global RNG is used anywhere in this crate (see
+//! `docs/sim.md`).
+
+#![deny(clippy::disallowed_methods)]
+
+pub mod config;
+pub mod link;
+pub mod reference;
+pub mod rng;
+pub mod sim;
+pub mod time;
+pub mod trace;
+
+pub use config::{
+    BufferSize, ConfigError, CsmaConfig, DirConfig, Duplex, GilbertElliott, LinkConfig, LinkKind,
+    LossModel, PROFILES, Side,
+};
+pub use link::{
+    Adjacency, Counter, CsmaMedium, DropReason, Link, LinkEvent, LinkInfo, LinkModel, LinkStats,
+    PortKind, TransmitError,
+};
+pub use reference::{RefEndpoint, RefStats, Traffic};
+pub use sim::{Endpoint, LinkId, NodeId, PortId, Simulator};
+pub use time::SimTime;
+pub use trace::{TraceEvent, TraceKind, TraceRecord, frame_hash, write_trace};
