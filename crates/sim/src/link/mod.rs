@@ -195,7 +195,8 @@ pub enum TransmitError {
 pub trait LinkModel {
     /// Number of ports (2 for point-to-point links, N for a medium).
     fn ports(&self) -> usize;
-    /// Back-pressure, size limit and rate of `port` at `now`.
+    /// Back-pressure, size limit and rate of `port` at `now`. Reflects the events processed
+    /// so far: call `handle_timeout(now)` first if `poll_timeout` is due.
     fn info(&self, now: SimTime, port: usize) -> LinkInfo;
     /// The sender at `port` hands over a frame (or, on a stream, bytes to write).
     /// Processes anything due before `now` first.
