@@ -402,23 +402,42 @@ pub(super) fn parse_toml(text: &str) -> Result<BTreeMap<String, LinkConfig>, Con
             if let Some(p) = link.get("profile") {
                 items.push(("profile".to_string(), toml_value("profile", p)?));
             }
+            // TOML tables are unordered: plain keys first, then the more specific
+            // [links.NAME.up] / [links.NAME.down] tables.
+            let mut specific = Vec::new();
             for (k, v) in link {
                 match (k.as_str(), v.as_table()) {
                     ("profile", _) => {}
                     ("up" | "down", Some(t)) => {
+                        no_loss_conflict(t).map_err(|e| e.within(&format!("{prefix}{k}.")))?;
                         for (k2, v2) in t {
                             let f = format!("{k}.{k2}");
-                            items.push((f.clone(), toml_value(&f, v2)?));
+                            specific.push((f.clone(), toml_value(&f, v2)?));
                         }
                     }
                     _ => items.push((k.clone(), toml_value(k, v)?)),
                 }
             }
+            no_loss_conflict(link).map_err(|e| e.within(&prefix))?;
+            items.extend(specific);
             let cfg = build(name, &items).map_err(|e| e.within(&prefix))?;
             out.insert(name.clone(), cfg);
         }
     }
     Ok(out)
+}
+
+/// `loss` and `ge*` set the same field; in an unordered TOML table neither can win.
+fn no_loss_conflict(t: &toml::Table) -> Result<(), ConfigError> {
+    let ge = t.keys().find(|k| k.starts_with("ge"));
+    match (t.get("loss"), ge) {
+        (Some(v), Some(ge)) => Err(ConfigError::invalid(
+            "loss",
+            &v.to_string(),
+            format!("either loss or {ge} (Gilbert-Elliott) in one table, not both"),
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn fmt_duration(d: Duration) -> String {
