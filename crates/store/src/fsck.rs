@@ -200,9 +200,10 @@ impl Store {
             // Copy, not move: another bundle may share a content-addressed file.
             let _ = fs::copy(&src, qdir.join(format!("{name}.payload")));
         }
-        self.conn
-            .execute("DELETE FROM bundles WHERE id = ?1", [id])
-            .map_err(|e| self.db(e))?;
+        if let Ok(id) = <[u8; 32]>::try_from(id) {
+            crate::schema::delete_bundle(&self.conn, &skywave_bundle::BundleId(id))
+                .map_err(|e| self.db(e))?;
+        }
         Ok(())
     }
 }

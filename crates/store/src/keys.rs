@@ -49,12 +49,22 @@ pub(crate) fn read_key(path: &Path) -> Result<SecretKey> {
 #[derive(Debug)]
 pub struct Keyring {
     dir: PathBuf,
+    /// Ids with a key file, read once at open: `contains` is on the insert path.
+    ids: std::sync::RwLock<std::collections::HashSet<BundleId>>,
 }
 
 impl Keyring {
     pub(crate) fn open(dir: PathBuf) -> Result<Self> {
         fs::create_dir_all(&dir).map_err(|e| io_err("create keyring directory", &dir, e))?;
-        Ok(Self { dir })
+        let ids = fs::read_dir(&dir)
+            .map_err(|e| io_err("read keyring directory", &dir, e))?
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.strip_suffix(".key")?.parse().ok())
+            .collect();
+        Ok(Self {
+            dir,
+            ids: std::sync::RwLock::new(ids),
+        })
     }
 
     fn path(&self, id: &BundleId) -> PathBuf {
@@ -70,10 +80,14 @@ impl Keyring {
 
     pub fn insert(&self, key: &SecretKey) -> Result<()> {
         let path = self.path(&key.bundle_id());
-        if path.exists() {
-            return Ok(());
+        if !path.exists() {
+            write_key(&path, key)?;
         }
-        write_key(&path, key)
+        self.ids
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key.bundle_id());
+        Ok(())
     }
 
     pub fn get(&self, id: &BundleId) -> Result<Option<SecretKey>> {
@@ -85,6 +99,9 @@ impl Keyring {
     }
 
     pub fn contains(&self, id: &BundleId) -> bool {
-        self.path(id).exists()
+        self.ids
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(id)
     }
 }

@@ -265,11 +265,9 @@ impl Store {
     /// The bundle with this id, if held.
     pub fn get(&self, id: &BundleId) -> Result<Option<StoredBundle>> {
         self.conn
-            .query_row(
-                "SELECT manifest, token, own FROM bundles WHERE id = ?1",
-                [id.as_bytes().as_slice()],
-                row_to_bundle,
-            )
+            .prepare_cached("SELECT manifest, token, own FROM bundles WHERE id = ?1")
+            .map_err(|e| db_err(&self.db_path, e))?
+            .query_row([id.as_bytes().as_slice()], row_to_bundle)
             .optional()
             .map_err(|e| self.db(e))?
             .transpose()
@@ -328,11 +326,11 @@ impl Store {
     pub fn open_payload(&self, id: &BundleId) -> Result<PayloadReader> {
         let row: Option<PayloadRow> = self
             .conn
-            .query_row(
-                "SELECT hash, length, inline, journal FROM bundles WHERE id = ?1",
-                [id.as_bytes().as_slice()],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-            )
+            .prepare_cached("SELECT hash, length, inline, journal FROM bundles WHERE id = ?1")
+            .map_err(|e| db_err(&self.db_path, e))?
+            .query_row([id.as_bytes().as_slice()], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
             .optional()
             .map_err(|e| self.db(e))?;
         let (hash, length, inline, journal) = row.ok_or(StoreError::NotFound(*id))?;
@@ -364,15 +362,15 @@ impl Store {
     pub fn stats(&self) -> Result<StoreStats> {
         let (bundles, payload_bytes, manifest_bytes): (i64, i64, i64) = self
             .conn
-            .query_row(
-                "SELECT count(*), coalesce(sum(length), 0), coalesce(sum(length(manifest)), 0) FROM bundles",
-                [],
+            .prepare_cached("SELECT count(*), coalesce(sum(length), 0), coalesce(sum(length(manifest)), 0) FROM bundles").map_err(|e| db_err(&self.db_path, e))?.query_row([],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .map_err(|e| self.db(e))?;
         let partials: i64 = self
             .conn
-            .query_row("SELECT count(*) FROM partials", [], |r| r.get(0))
+            .prepare_cached("SELECT count(*) FROM partials")
+            .map_err(|e| db_err(&self.db_path, e))?
+            .query_row([], |r| r.get(0))
             .map_err(|e| self.db(e))?;
         Ok(StoreStats {
             bundles: bundles as u64,
@@ -386,11 +384,9 @@ impl Store {
 
     fn held_version(&self, id: &BundleId) -> Result<Option<u64>> {
         self.conn
-            .query_row(
-                "SELECT version FROM bundles WHERE id = ?1",
-                [id.as_bytes().as_slice()],
-                |r| r.get::<_, i64>(0),
-            )
+            .prepare_cached("SELECT version FROM bundles WHERE id = ?1")
+            .map_err(|e| db_err(&self.db_path, e))?
+            .query_row([id.as_bytes().as_slice()], |r| r.get::<_, i64>(0))
             .optional()
             .map(|v| v.map(|v| v as u64))
             .map_err(|e| self.db(e))
@@ -540,20 +536,18 @@ impl Store {
             .transaction()
             .map_err(|e| db_err(&self.db_path, e))?;
         let old: Option<(Vec<u8>, Option<Vec<u8>>, bool)> = tx
-            .query_row(
-                "SELECT hash, inline, journal FROM bundles WHERE id = ?1",
-                [m.id.as_bytes().as_slice()],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
+            .prepare_cached("SELECT hash, inline, journal FROM bundles WHERE id = ?1")
+            .map_err(|e| db_err(&self.db_path, e))?
+            .query_row([m.id.as_bytes().as_slice()], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
             .optional()
             .map_err(|e| db_err(&self.db_path, e))?;
         let mut evicted = Vec::new();
         if let Some(quota) = self.config.quota {
             let need = m.length + signed.as_bytes().len() as u64;
             let used: i64 = tx
-                .query_row(
-                    "SELECT coalesce(sum(length + length(manifest)), 0) FROM bundles WHERE id != ?1",
-                    [m.id.as_bytes().as_slice()],
+                .prepare_cached("SELECT coalesce(sum(length + length(manifest)), 0) FROM bundles WHERE id != ?1").map_err(|e| db_err(&self.db_path, e))?.query_row([m.id.as_bytes().as_slice()],
                     |r| r.get(0),
                 )
                 .map_err(|e| db_err(&self.db_path, e))?;
@@ -569,38 +563,38 @@ impl Store {
                     })?;
             }
         }
-        let token = schema::take_token(&tx).map_err(|e| db_err(&self.db_path, e))?;
+        let token = schema::next_token(&tx).map_err(|e| db_err(&self.db_path, e))?;
         let own = own || self.keyring.contains(&m.id);
-        tx.execute(
+        tx.prepare_cached(
             "INSERT OR REPLACE INTO bundles
              (id, version, token, length, hash, service, name, recipient, sender, date, journal,
               own, manifest, inline, jstate)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-            params![
-                m.id.as_bytes().as_slice(),
-                m.version as i64,
-                token as i64,
-                m.length as i64,
-                m.hash.0.as_slice(),
-                m.service,
-                m.name,
-                m.recipient.map(|r| r.0.to_vec()),
-                m.sender.map(|r| r.0.to_vec()),
-                m.date as i64,
-                m.journal,
-                own,
-                signed.as_bytes(),
-                inline,
-                jstate.map(JournalState::encode),
-            ],
         )
+        .map_err(|e| db_err(&self.db_path, e))?
+        .execute(params![
+            m.id.as_bytes().as_slice(),
+            m.version as i64,
+            token as i64,
+            m.length as i64,
+            m.hash.0.as_slice(),
+            m.service,
+            m.name,
+            m.recipient.map(|r| r.0.to_vec()),
+            m.sender.map(|r| r.0.to_vec()),
+            m.date as i64,
+            m.journal,
+            own,
+            signed.as_bytes(),
+            inline,
+            jstate.map(JournalState::encode),
+        ])
         .map_err(|e| db_err(&self.db_path, e))?;
         if drop_partial.is_some() || !m.journal {
-            tx.execute(
-                "DELETE FROM partials WHERE id = ?1 AND version <= ?2",
-                params![m.id.as_bytes().as_slice(), m.version as i64],
-            )
-            .map_err(|e| db_err(&self.db_path, e))?;
+            tx.prepare_cached("DELETE FROM partials WHERE id = ?1 AND version <= ?2")
+                .map_err(|e| db_err(&self.db_path, e))?
+                .execute(params![m.id.as_bytes().as_slice(), m.version as i64])
+                .map_err(|e| db_err(&self.db_path, e))?;
         }
         tx.commit().map_err(|e| db_err(&self.db_path, e))?;
         tracing::debug!(id = %m.id, version = m.version, token, "bundle committed");
@@ -627,11 +621,10 @@ impl Store {
         let Some(h) = to_hash(hash) else { return };
         let used: i64 = self
             .conn
-            .query_row(
+            .prepare_cached(
                 "SELECT count(*) FROM bundles WHERE hash = ?1 AND inline IS NULL AND journal = 0",
-                [hash],
-                |r| r.get(0),
             )
+            .and_then(|mut st| st.query_row([hash], |r| r.get(0)))
             .unwrap_or(1);
         if used == 0 {
             let path = self.payload_path(&h);
@@ -741,8 +734,21 @@ impl Store {
                 return Err(e.into());
             }
         };
-        let f = File::open(&tmp).map_err(|e| io_err("open temporary payload", &tmp, e));
-        let res = f.and_then(|f| self.insert_inner(&signed, f, true));
+        let res = if !m.journal && m.length > self.config.inline_max {
+            // The temporary file already holds the verified, fsynced payload: move it
+            // into place rather than copying it a second time.
+            self.check_fresh(signed.manifest()).and_then(|_| {
+                let dest = self.payload_path(&m.hash);
+                if !dest.exists() {
+                    self.publish_tmp(&tmp, &dest)?;
+                }
+                self.commit_row(&signed, None, None, true, None)
+            })
+        } else {
+            File::open(&tmp)
+                .map_err(|e| io_err("open temporary payload", &tmp, e))
+                .and_then(|f| self.insert_inner(&signed, f, true))
+        };
         let _ = fs::remove_file(&tmp);
         res
     }
@@ -758,11 +764,9 @@ impl Store {
         let key = self.keyring.get(id)?.ok_or(StoreError::NoKey(*id))?;
         let (old, jstate): (Vec<u8>, Option<Vec<u8>>) = self
             .conn
-            .query_row(
-                "SELECT manifest, jstate FROM bundles WHERE id = ?1",
-                [id.as_bytes().as_slice()],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
+            .prepare_cached("SELECT manifest, jstate FROM bundles WHERE id = ?1")
+            .map_err(|e| db_err(&self.db_path, e))?
+            .query_row([id.as_bytes().as_slice()], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()
             .map_err(|e| self.db(e))?
             .ok_or(StoreError::NotFound(*id))?;
@@ -817,23 +821,16 @@ impl Store {
     pub fn remove(&mut self, id: &BundleId) -> Result<bool> {
         let old: Option<(Vec<u8>, bool)> = self
             .conn
-            .query_row(
-                "SELECT hash, journal FROM bundles WHERE id = ?1",
-                [id.as_bytes().as_slice()],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
+            .prepare_cached("SELECT hash, journal FROM bundles WHERE id = ?1")
+            .map_err(|e| db_err(&self.db_path, e))?
+            .query_row([id.as_bytes().as_slice()], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()
             .map_err(|e| self.db(e))?;
         let Some((hash, journal)) = old else {
             return Ok(false);
         };
         self.step(IoStep::Commit, "commit removal", &self.db_path)?;
-        self.conn
-            .execute(
-                "DELETE FROM bundles WHERE id = ?1",
-                [id.as_bytes().as_slice()],
-            )
-            .map_err(|e| self.db(e))?;
+        schema::delete_bundle(&self.conn, id).map_err(|e| self.db(e))?;
         if journal {
             let _ = fs::remove_file(self.journal_path(id));
         } else {

@@ -474,3 +474,23 @@ fn keys_are_private_files() {
     );
     assert!(s.keyring().get(&b.manifest.id()).unwrap().is_some());
 }
+
+#[test]
+fn tokens_are_never_reused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(dir.path());
+    let p = data(10, 1);
+    let a = s.insert(&signed(&key(1), 1, &p), &p[..]).unwrap();
+    let b = s.insert(&signed(&key(2), 1, &p), &p[..]).unwrap();
+    assert!(s.remove(&key(2).bundle_id()).unwrap());
+    drop(s);
+    let mut s = open(dir.path());
+    let c = s.insert(&signed(&key(3), 1, &p), &p[..]).unwrap();
+    assert!(
+        a.token < b.token && b.token < c.token,
+        "{} {} {}",
+        a.token,
+        b.token,
+        c.token
+    );
+}
