@@ -88,6 +88,13 @@ impl RefEndpoint {
         self
     }
 
+    /// Sends nothing before `t` (e.g. a random phase, so paced senders on a shared
+    /// medium are not synchronised).
+    pub fn starting_at(mut self, t: SimTime) -> Self {
+        self.next_send = t;
+        self
+    }
+
     pub fn stats(&self) -> &RefStats {
         &self.stats
     }
@@ -159,10 +166,10 @@ impl Endpoint for RefEndpoint {
         if len == 0 || len > link.free as u64 {
             return None;
         }
+        if now < self.next_send {
+            return None;
+        }
         if let Traffic::Paced { rate_bps } = self.traffic {
-            if now < self.next_send {
-                return None;
-            }
             self.next_send = self
                 .next_send
                 .max(now)
@@ -175,7 +182,9 @@ impl Endpoint for RefEndpoint {
 
     fn poll_timeout(&mut self) -> Option<SimTime> {
         match self.traffic {
-            Traffic::Paced { .. } if !self.done_sending() && self.next_send > self.last_now => {
+            Traffic::Saturate | Traffic::Paced { .. }
+                if !self.done_sending() && self.next_send > self.last_now =>
+            {
                 Some(self.next_send)
             }
             _ => None,
