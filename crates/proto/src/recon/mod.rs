@@ -1,0 +1,3 @@
+//! Set reconciliation: which bundles each side of a session lacks.
+
+pub mod riblt;

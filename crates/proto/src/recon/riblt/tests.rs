@@ -1,0 +1,130 @@
+use super::*;
+use rand_chacha::ChaCha8Rng;
+use rand_core::{RngCore, SeedableRng};
+
+/// Runs a reconciliation: returns (symbols needed, difference).
+fn reconcile(local: &[u64], remote: &[u64]) -> (usize, Difference) {
+    let mut l = Encoder::new();
+    local.iter().for_each(|&x| {
+        l.insert(x);
+    });
+    let mut r = Encoder::new();
+    remote.iter().for_each(|&x| {
+        r.insert(x);
+    });
+    let mut d = Decoder::new();
+    for i in 0.. {
+        d.push(r.symbol(i), &mut l);
+        if d.is_decoded() {
+            return (i + 1, d.difference());
+        }
+        assert!(
+            i < 10 * (local.len() + remote.len()) + 100,
+            "no convergence"
+        );
+    }
+    unreachable!()
+}
+
+fn sets(seed: u64, shared: usize, a: usize, b: usize) -> (Vec<u64>, Vec<u64>, Vec<u64>, Vec<u64>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut draw = |n: usize| (0..n).map(|_| rng.next_u64()).collect::<Vec<_>>();
+    let (s, ao, bo) = (draw(shared), draw(a), draw(b));
+    let local = [s.clone(), ao.clone()].concat();
+    let remote = [s, bo.clone()].concat();
+    (local, remote, ao, bo)
+}
+
+#[test]
+fn equal_sets_decode_from_one_symbol() {
+    let (l, r, _, _) = sets(1, 1000, 0, 0);
+    let (n, diff) = reconcile(&l, &r);
+    assert_eq!(n, 1);
+    assert_eq!(diff, Difference::default());
+}
+
+#[test]
+fn finds_both_sides_of_the_difference() {
+    let (l, r, mut lo, mut ro) = sets(2, 10_000, 100, 100);
+    let (n, diff) = reconcile(&l, &r);
+    lo.sort_unstable();
+    ro.sort_unstable();
+    assert_eq!(diff.local_only, lo);
+    assert_eq!(diff.remote_only, ro);
+    // ~1.35-1.7 d symbols of 13 bytes: the 4 KB budget for d = 200.
+    assert!(n * SYMBOL_LEN <= 4096, "{n} symbols");
+    assert!(n >= 200);
+}
+
+#[test]
+fn overhead_is_near_the_paper() {
+    let mut total = 0;
+    for seed in 0..20 {
+        let (l, r, _, _) = sets(100 + seed, 500, 50, 50);
+        total += reconcile(&l, &r).0;
+    }
+    let per = total as f64 / 20.0 / 100.0;
+    assert!((1.0..1.9).contains(&per), "{per} symbols per differing id");
+}
+
+#[test]
+fn incremental_updates_match_a_fresh_encoder() {
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let ids: Vec<u64> = (0..500).map(|_| rng.next_u64()).collect();
+    let mut inc = Encoder::new();
+    for &x in &ids[..300] {
+        inc.insert(x);
+    }
+    inc.extend_to(200);
+    for &x in &ids[300..] {
+        inc.insert(x);
+    }
+    for &x in &ids[..50] {
+        inc.remove(x);
+    }
+    inc.extend_to(400);
+    let mut fresh = Encoder::new();
+    for &x in &ids[50..] {
+        fresh.insert(x);
+    }
+    for i in 0..400 {
+        assert_eq!(inc.symbol(i), fresh.symbol(i), "symbol {i}");
+    }
+}
+
+#[test]
+fn symbols_round_trip_on_the_wire() {
+    let s = Symbol {
+        sum: 0x0102_0304_0506_0708,
+        checksum: 0xaabb_ccdd,
+        count: 0xfe,
+    };
+    let mut out = Vec::new();
+    s.encode(&mut out);
+    assert_eq!(out, [8, 7, 6, 5, 4, 3, 2, 1, 0xdd, 0xcc, 0xbb, 0xaa, 0xfe]);
+    assert_eq!(Symbol::decode(out.as_slice().try_into().unwrap()), s);
+}
+
+#[test]
+fn large_one_sided_difference_survives_count_wrap() {
+    // 600 ids only on the remote side: counts in low symbols exceed 255.
+    let (l, r, _, mut ro) = sets(4, 100, 0, 600);
+    let (_, diff) = reconcile(&l, &r);
+    ro.sort_unstable();
+    assert_eq!(diff.remote_only, ro);
+    assert!(diff.local_only.is_empty());
+}
+
+proptest::proptest! {
+    #[test]
+    fn converges_to_the_true_difference(
+        seed: u64, shared in 0usize..300, a in 0usize..60, b in 0usize..60,
+    ) {
+        let (l, r, mut lo, mut ro) = sets(seed, shared, a, b);
+        let (_, diff) = reconcile(&l, &r);
+        lo.sort_unstable();
+        ro.sort_unstable();
+        proptest::prop_assert_eq!(diff.local_only, lo);
+        proptest::prop_assert_eq!(diff.remote_only, ro);
+    }
+}
