@@ -12,6 +12,22 @@
 //!
 //! No clock, socket, file or global RNG is used anywhere in this crate (see
 //! `docs/sim.md`).
+//!
+//! ```
+//! use skywave_sim::{LinkConfig, RefEndpoint, SimTime, Simulator};
+//!
+//! let mut sim = Simulator::new(7);
+//! let a = sim.add_node(RefEndpoint::saturating(1000).with_limit(1_000_000));
+//! let b = sim.add_node(RefEndpoint::sink());
+//! let link = sim.connect(a, b, &"rate=8Mbps,delay=50ms".parse::<LinkConfig>()?)?;
+//! sim.run_until(SimTime::from_secs(5));
+//! let sink = sim.node::<RefEndpoint>(b).unwrap().stats();
+//! assert_eq!(sink.recv_bytes, 1_000_000);
+//! // 8e6 bits at 8 Mbit/s, plus 50 ms.
+//! assert_eq!(sink.last_rx, Some(SimTime::from_millis(1050)));
+//! assert_eq!(sim.link_stats(link, a).unwrap().sent.bytes, 1_000_000);
+//! # Ok::<(), skywave_sim::ConfigError>(())
+//! ```
 
 #![deny(clippy::disallowed_methods)]
 
