@@ -6,3 +6,4 @@
 #![deny(clippy::disallowed_methods)]
 
 pub mod recon;
+pub mod wire;

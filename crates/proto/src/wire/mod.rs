@@ -1,0 +1,584 @@
+//! Frames and messages on the wire (`docs/protocol.md`), as zero-copy views.
+//!
+//! [`parse`] checks a whole frame before anything is acted on: a frame with any
+//! malformed message is dropped whole. [`FrameWriter`] builds frames up to a size limit.
+
+use skywave_bundle::{BundleId, RangeSet, varint};
+
+use crate::recon::riblt::{SYMBOL_LEN, Symbol};
+
+/// First byte of every frame: skywave marker nibble and wire version 1.
+pub const VERSION: u8 = 0x51;
+const F_ADDRESSED: u8 = 1;
+/// Destination tag meaning every neighbour.
+pub const BROADCAST: u32 = u32::MAX;
+/// Smallest frame budget the protocol works with.
+pub const MIN_FRAME: usize = 64;
+
+pub mod ty {
+    pub const HELLO: u8 = 0x01;
+    pub const SYMBOLS: u8 = 0x02;
+    pub const RECON_DONE: u8 = 0x03;
+    pub const WANT: u8 = 0x04;
+    pub const MANIFEST: u8 = 0x05;
+    pub const PIECE: u8 = 0x06;
+    pub const HAVE: u8 = 0x07;
+    pub const HAVE_ALL: u8 = 0x08;
+    pub const ACK: u8 = 0x09;
+    pub const FEC: u8 = 0x0a;
+}
+
+/// Why a frame was dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    #[error("frame too short")]
+    Truncated,
+    #[error("unknown frame version {0:#04x}")]
+    UnknownVersion(u8),
+    #[error("malformed {0} message")]
+    Malformed(&'static str),
+}
+
+/// A bundle version named globally: 8-byte id prefix and version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BundleRef {
+    pub prefix: [u8; 8],
+    pub version: u64,
+}
+
+impl BundleRef {
+    pub fn new(id: &BundleId, version: u64) -> Self {
+        let mut prefix = [0u8; 8];
+        prefix.copy_from_slice(&id.as_bytes()[..8]);
+        Self { prefix, version }
+    }
+
+    pub fn matches(&self, id: &BundleId) -> bool {
+        id.as_bytes()[..8] == self.prefix
+    }
+
+    fn len(&self) -> usize {
+        8 + varint::len(self.version)
+    }
+
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.prefix);
+        varint::put(out, self.version);
+    }
+}
+
+/// The frame header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    /// `(src, dst)` node tags on shared media.
+    pub addr: Option<(u32, u32)>,
+    pub pn: u64,
+}
+
+/// One parsed message, borrowing from the frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message<'a> {
+    Hello {
+        node_key: [u8; 32],
+        nonce: u64,
+        set_size: u64,
+        flags: u8,
+    },
+    Symbols {
+        epoch: u64,
+        first: u64,
+        data: &'a [u8],
+    },
+    ReconDone {
+        epoch: u64,
+        used: u64,
+    },
+    Want {
+        ids: &'a [u8],
+    },
+    Manifest(&'a [u8]),
+    Piece {
+        r: BundleRef,
+        offset: u64,
+        data: &'a [u8],
+    },
+    Have {
+        r: BundleRef,
+        ranges: RangeSet,
+    },
+    HaveAll {
+        r: BundleRef,
+    },
+    Ack(Ack),
+    Fec {
+        r: BundleRef,
+        symbol_size: u64,
+        esi: u64,
+        data: &'a [u8],
+    },
+    Unknown {
+        ty: u8,
+    },
+}
+
+impl Message<'_> {
+    /// Coded symbols of a `Symbols` message.
+    pub fn symbols(data: &[u8]) -> impl Iterator<Item = Symbol> + '_ {
+        data.chunks_exact(SYMBOL_LEN)
+            .map(|c| Symbol::decode(c.try_into().expect("13-byte chunk")))
+    }
+
+    /// Short ids of a `Want` message.
+    pub fn want_ids(ids: &[u8]) -> impl Iterator<Item = u64> + '_ {
+        ids.chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8-byte chunk")))
+    }
+}
+
+/// Acknowledged packet numbers: `largest`, then ranges going down.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Ack {
+    pub largest: u64,
+    pub delay_us: u64,
+    /// Inclusive `(low, high)` ranges, highest first.
+    pub ranges: Vec<(u64, u64)>,
+}
+
+/// Maximum ack ranges carried (older ones are implied lost or already acked).
+pub const MAX_ACK_RANGES: usize = 32;
+
+struct Cursor<'a> {
+    b: &'a [u8],
+    what: &'static str,
+}
+
+impl<'a> Cursor<'a> {
+    fn varint(&mut self) -> Result<u64, WireError> {
+        let (v, n) = varint::get(self.b).map_err(|_| WireError::Malformed(self.what))?;
+        self.b = &self.b[n..];
+        Ok(v)
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], WireError> {
+        if self.b.len() < n {
+            return Err(WireError::Malformed(self.what));
+        }
+        let (h, t) = self.b.split_at(n);
+        self.b = t;
+        Ok(h)
+    }
+
+    fn u64(&mut self) -> Result<u64, WireError> {
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
+    }
+
+    fn bref(&mut self) -> Result<BundleRef, WireError> {
+        let prefix = self.take(8)?.try_into().expect("8 bytes");
+        Ok(BundleRef {
+            prefix,
+            version: self.varint()?,
+        })
+    }
+
+    fn end(&self) -> Result<(), WireError> {
+        if self.b.is_empty() {
+            Ok(())
+        } else {
+            Err(WireError::Malformed(self.what))
+        }
+    }
+}
+
+fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
+    let name = match ty {
+        ty::HELLO => "HELLO",
+        ty::SYMBOLS => "SYMBOLS",
+        ty::RECON_DONE => "RECON_DONE",
+        ty::WANT => "WANT",
+        ty::MANIFEST => "MANIFEST",
+        ty::PIECE => "PIECE",
+        ty::HAVE => "HAVE",
+        ty::HAVE_ALL => "HAVE_ALL",
+        ty::ACK => "ACK",
+        ty::FEC => "FEC",
+        _ => return Ok(Message::Unknown { ty }),
+    };
+    let mut c = Cursor {
+        b: body,
+        what: name,
+    };
+    let m = match ty {
+        ty::HELLO => {
+            let node_key = c.take(32)?.try_into().expect("32 bytes");
+            let nonce = c.u64()?;
+            let set_size = c.varint()?;
+            let flags = c.take(1)?[0];
+            c.end()?;
+            Message::Hello {
+                node_key,
+                nonce,
+                set_size,
+                flags,
+            }
+        }
+        ty::SYMBOLS => {
+            let epoch = c.varint()?;
+            let first = c.varint()?;
+            if c.b.len() % SYMBOL_LEN != 0 || c.b.is_empty() {
+                return Err(WireError::Malformed(name));
+            }
+            Message::Symbols {
+                epoch,
+                first,
+                data: c.b,
+            }
+        }
+        ty::RECON_DONE => {
+            let m = Message::ReconDone {
+                epoch: c.varint()?,
+                used: c.varint()?,
+            };
+            c.end()?;
+            m
+        }
+        ty::WANT => {
+            if c.b.len() % 8 != 0 || c.b.is_empty() {
+                return Err(WireError::Malformed(name));
+            }
+            Message::Want { ids: c.b }
+        }
+        ty::MANIFEST => {
+            if c.b.is_empty() {
+                return Err(WireError::Malformed(name));
+            }
+            Message::Manifest(c.b)
+        }
+        ty::PIECE => {
+            let r = c.bref()?;
+            let offset = c.varint()?;
+            if c.b.is_empty() {
+                return Err(WireError::Malformed(name));
+            }
+            Message::Piece {
+                r,
+                offset,
+                data: c.b,
+            }
+        }
+        ty::HAVE => {
+            let r = c.bref()?;
+            let (ranges, n) = RangeSet::decode(c.b).ok_or(WireError::Malformed(name))?;
+            c.take(n)?;
+            c.end()?;
+            Message::Have { r, ranges }
+        }
+        ty::HAVE_ALL => {
+            let r = c.bref()?;
+            c.end()?;
+            Message::HaveAll { r }
+        }
+        ty::ACK => {
+            let largest = c.varint()?;
+            let delay_us = c.varint()?;
+            let first = c.varint()?;
+            let mut high = largest;
+            let mut low = high.checked_sub(first).ok_or(WireError::Malformed(name))?;
+            let mut ranges = vec![(low, high)];
+            while !c.b.is_empty() {
+                if ranges.len() >= MAX_ACK_RANGES {
+                    return Err(WireError::Malformed(name));
+                }
+                let gap = c.varint()?;
+                let len = c.varint()?;
+                // Next range ends `gap + 2` below this one's start (at least one missing).
+                high = low.checked_sub(gap + 2).ok_or(WireError::Malformed(name))?;
+                low = high.checked_sub(len).ok_or(WireError::Malformed(name))?;
+                ranges.push((low, high));
+            }
+            Message::Ack(Ack {
+                largest,
+                delay_us,
+                ranges,
+            })
+        }
+        ty::FEC => {
+            let r = c.bref()?;
+            let symbol_size = c.varint()?;
+            let esi = c.varint()?;
+            if c.b.is_empty() || c.b.len() as u64 != symbol_size {
+                return Err(WireError::Malformed(name));
+            }
+            Message::Fec {
+                r,
+                symbol_size,
+                esi,
+                data: c.b,
+            }
+        }
+        _ => unreachable!("unknown types returned above"),
+    };
+    Ok(m)
+}
+
+/// Parses and validates a whole frame.
+pub fn parse(frame: &[u8]) -> Result<(Header, Vec<Message<'_>>), WireError> {
+    let (&v, rest) = frame.split_first().ok_or(WireError::Truncated)?;
+    if v != VERSION {
+        return Err(WireError::UnknownVersion(v));
+    }
+    let (&flags, mut rest) = rest.split_first().ok_or(WireError::Truncated)?;
+    let addr = if flags & F_ADDRESSED != 0 {
+        if rest.len() < 8 {
+            return Err(WireError::Truncated);
+        }
+        let src = u32::from_le_bytes(rest[..4].try_into().expect("4 bytes"));
+        let dst = u32::from_le_bytes(rest[4..8].try_into().expect("4 bytes"));
+        rest = &rest[8..];
+        Some((src, dst))
+    } else {
+        None
+    };
+    let (pn, n) = varint::get(rest).map_err(|_| WireError::Truncated)?;
+    rest = &rest[n..];
+    let mut msgs = Vec::new();
+    while !rest.is_empty() {
+        let ty = rest[0];
+        let (len, n) = varint::get(&rest[1..]).map_err(|_| WireError::Malformed("length"))?;
+        let start = 1 + n;
+        let end = usize::try_from(len)
+            .ok()
+            .and_then(|l| start.checked_add(l))
+            .filter(|&e| e <= rest.len())
+            .ok_or(WireError::Malformed("length"))?;
+        msgs.push(parse_message(ty, &rest[start..end])?);
+        rest = &rest[end..];
+    }
+    Ok((Header { addr, pn }, msgs))
+}
+
+/// Builds one frame within a byte budget.
+#[derive(Debug)]
+pub struct FrameWriter {
+    buf: Vec<u8>,
+    limit: usize,
+    header_len: usize,
+}
+
+impl FrameWriter {
+    pub fn new(header: Header, limit: usize) -> Self {
+        let mut buf = Vec::with_capacity(limit);
+        buf.push(VERSION);
+        match header.addr {
+            Some((src, dst)) => {
+                buf.push(F_ADDRESSED);
+                buf.extend_from_slice(&src.to_le_bytes());
+                buf.extend_from_slice(&dst.to_le_bytes());
+            }
+            None => buf.push(0),
+        }
+        varint::put(&mut buf, header.pn);
+        let header_len = buf.len();
+        Self {
+            buf,
+            limit,
+            header_len,
+        }
+    }
+
+    /// Bytes still free.
+    pub fn remaining(&self) -> usize {
+        self.limit.saturating_sub(self.buf.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buf.len() == self.header_len
+    }
+
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Space a message with a body of `body` bytes takes.
+    pub fn cost(body: usize) -> usize {
+        1 + varint::len(body as u64) + body
+    }
+
+    /// Largest body that still fits.
+    pub fn max_body(&self) -> usize {
+        let r = self.remaining();
+        if r < 2 {
+            return 0;
+        }
+        let mut body = r - 2;
+        while body > 0 && Self::cost(body) > r {
+            body -= 1;
+        }
+        body
+    }
+
+    fn begin(&mut self, ty: u8, body: usize) -> bool {
+        if Self::cost(body) > self.remaining() {
+            return false;
+        }
+        self.buf.push(ty);
+        varint::put(&mut self.buf, body as u64);
+        true
+    }
+
+    pub fn hello(&mut self, node_key: &[u8; 32], nonce: u64, set_size: u64, flags: u8) -> bool {
+        let body = 32 + 8 + varint::len(set_size) + 1;
+        if !self.begin(ty::HELLO, body) {
+            return false;
+        }
+        self.buf.extend_from_slice(node_key);
+        self.buf.extend_from_slice(&nonce.to_le_bytes());
+        varint::put(&mut self.buf, set_size);
+        self.buf.push(flags);
+        true
+    }
+
+    /// Writes as many symbols (from `first`) as fit, at most `max`; returns how many.
+    pub fn symbols(
+        &mut self,
+        epoch: u64,
+        first: u64,
+        max: usize,
+        mut sym: impl FnMut(u64) -> Symbol,
+    ) -> usize {
+        let fixed = varint::len(epoch) + varint::len(first);
+        let mut n = 0;
+        while n < max && Self::cost(fixed + (n + 1) * SYMBOL_LEN) <= self.remaining() {
+            n += 1;
+        }
+        if n == 0 || !self.begin(ty::SYMBOLS, fixed + n * SYMBOL_LEN) {
+            return 0;
+        }
+        varint::put(&mut self.buf, epoch);
+        varint::put(&mut self.buf, first);
+        for i in 0..n as u64 {
+            sym(first + i).encode(&mut self.buf);
+        }
+        n
+    }
+
+    pub fn recon_done(&mut self, epoch: u64, used: u64) -> bool {
+        if !self.begin(ty::RECON_DONE, varint::len(epoch) + varint::len(used)) {
+            return false;
+        }
+        varint::put(&mut self.buf, epoch);
+        varint::put(&mut self.buf, used);
+        true
+    }
+
+    /// Writes as many of `ids` as fit; returns how many.
+    pub fn want(&mut self, ids: &[u64]) -> usize {
+        let mut n = ids.len();
+        while n > 0 && Self::cost(8 * n) > self.remaining() {
+            n -= 1;
+        }
+        if n == 0 || !self.begin(ty::WANT, 8 * n) {
+            return 0;
+        }
+        for id in &ids[..n] {
+            self.buf.extend_from_slice(&id.to_le_bytes());
+        }
+        n
+    }
+
+    pub fn manifest(&mut self, bytes: &[u8]) -> bool {
+        if !self.begin(ty::MANIFEST, bytes.len()) {
+            return false;
+        }
+        self.buf.extend_from_slice(bytes);
+        true
+    }
+
+    /// Room for piece data after the piece header for `r` at `offset`.
+    pub fn piece_room(&self, r: &BundleRef, offset: u64) -> usize {
+        let head = r.len() + varint::len(offset);
+        self.max_body().saturating_sub(head)
+    }
+
+    /// Writes a piece; `data` must fit ([`FrameWriter::piece_room`]) and be non-empty.
+    pub fn piece(&mut self, r: &BundleRef, offset: u64, data: &[u8]) -> bool {
+        if data.is_empty() || !self.begin(ty::PIECE, r.len() + varint::len(offset) + data.len()) {
+            return false;
+        }
+        r.put(&mut self.buf);
+        varint::put(&mut self.buf, offset);
+        self.buf.extend_from_slice(data);
+        true
+    }
+
+    pub fn have(&mut self, r: &BundleRef, ranges: &RangeSet) -> bool {
+        let enc = ranges.encode();
+        if !self.begin(ty::HAVE, r.len() + enc.len()) {
+            return false;
+        }
+        r.put(&mut self.buf);
+        self.buf.extend_from_slice(&enc);
+        true
+    }
+
+    pub fn have_all(&mut self, r: &BundleRef) -> bool {
+        if !self.begin(ty::HAVE_ALL, r.len()) {
+            return false;
+        }
+        r.put(&mut self.buf);
+        true
+    }
+
+    pub fn ack(&mut self, ack: &Ack) -> bool {
+        let mut body = Vec::with_capacity(32);
+        varint::put(&mut body, ack.largest);
+        varint::put(&mut body, ack.delay_us);
+        let Some(&(low, high)) = ack.ranges.first() else {
+            return false;
+        };
+        varint::put(&mut body, high - low);
+        let mut prev_low = low;
+        for &(l, h) in ack.ranges.iter().skip(1).take(MAX_ACK_RANGES - 1) {
+            varint::put(&mut body, prev_low - h - 2);
+            varint::put(&mut body, h - l);
+            prev_low = l;
+        }
+        if !self.begin(ty::ACK, body.len()) {
+            return false;
+        }
+        self.buf.extend_from_slice(&body);
+        true
+    }
+
+    pub fn fec(&mut self, r: &BundleRef, esi: u64, data: &[u8]) -> bool {
+        let size = data.len() as u64;
+        if !self.begin(
+            ty::FEC,
+            r.len() + varint::len(size) + varint::len(esi) + data.len(),
+        ) {
+            return false;
+        }
+        r.put(&mut self.buf);
+        varint::put(&mut self.buf, size);
+        varint::put(&mut self.buf, esi);
+        self.buf.extend_from_slice(data);
+        true
+    }
+
+    /// Appends an already-encoded message (type, length, body).
+    pub fn raw(&mut self, ty: u8, body: &[u8]) -> bool {
+        if !self.begin(ty, body.len()) {
+            return false;
+        }
+        self.buf.extend_from_slice(body);
+        true
+    }
+
+    pub fn finish(self) -> Vec<u8> {
+        self.buf
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,165 @@
+use super::*;
+
+fn r() -> BundleRef {
+    BundleRef {
+        prefix: [1, 2, 3, 4, 5, 6, 7, 8],
+        version: 300,
+    }
+}
+
+#[test]
+fn fixed_bytes_of_a_piece_frame() {
+    let mut w = FrameWriter::new(Header { addr: None, pn: 5 }, 200);
+    assert!(w.piece(&r(), 1000, b"abc"));
+    let f = w.finish();
+    assert_eq!(
+        f,
+        [
+            0x51, 0x00, 0x05, // version, flags, pn 5
+            0x06, 0x0f, // PIECE, 15 bytes
+            1, 2, 3, 4, 5, 6, 7, 8, 0xac, 0x02, // ref: prefix, version 300
+            0xe8, 0x07, // offset 1000
+            b'a', b'b', b'c',
+        ]
+    );
+    let (h, msgs) = parse(&f).unwrap();
+    assert_eq!(h, Header { addr: None, pn: 5 });
+    assert_eq!(
+        msgs,
+        vec![Message::Piece {
+            r: r(),
+            offset: 1000,
+            data: b"abc"
+        }]
+    );
+}
+
+#[test]
+fn addressed_frame_with_several_messages() {
+    let mut w = FrameWriter::new(
+        Header {
+            addr: Some((0xaabbccdd, BROADCAST)),
+            pn: 1,
+        },
+        1472,
+    );
+    assert!(w.hello(&[9; 32], 77, 10_000, 1));
+    assert!(w.have_all(&r()));
+    let mut ranges = RangeSet::new();
+    ranges.insert(0, 100);
+    ranges.insert(200, 250);
+    assert!(w.have(&r(), &ranges));
+    assert_eq!(w.want(&[1, 2, 3]), 3);
+    assert!(w.recon_done(2, 280));
+    let ack = Ack {
+        largest: 100,
+        delay_us: 250,
+        ranges: vec![(90, 100), (50, 80), (10, 10)],
+    };
+    assert!(w.ack(&ack));
+    let f = w.finish();
+    assert_eq!(
+        &f[..10],
+        &[0x51, 0x01, 0xdd, 0xcc, 0xbb, 0xaa, 0xff, 0xff, 0xff, 0xff]
+    );
+    let (h, msgs) = parse(&f).unwrap();
+    assert_eq!(h.addr, Some((0xaabbccdd, BROADCAST)));
+    assert_eq!(msgs.len(), 6);
+    assert_eq!(
+        msgs[0],
+        Message::Hello {
+            node_key: [9; 32],
+            nonce: 77,
+            set_size: 10_000,
+            flags: 1
+        }
+    );
+    assert_eq!(msgs[1], Message::HaveAll { r: r() });
+    assert_eq!(msgs[2], Message::Have { r: r(), ranges });
+    match &msgs[3] {
+        Message::Want { ids } => {
+            assert_eq!(Message::want_ids(ids).collect::<Vec<_>>(), vec![1, 2, 3])
+        }
+        m => panic!("{m:?}"),
+    }
+    assert_eq!(
+        msgs[4],
+        Message::ReconDone {
+            epoch: 2,
+            used: 280
+        }
+    );
+    assert_eq!(msgs[5], Message::Ack(ack));
+}
+
+#[test]
+fn unknown_messages_are_skipped_and_bad_frames_dropped() {
+    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    assert!(w.raw(0x7f, b"from the future"));
+    assert!(w.have_all(&r()));
+    let f = w.finish();
+    let (_, msgs) = parse(&f).unwrap();
+    assert_eq!(
+        msgs,
+        vec![Message::Unknown { ty: 0x7f }, Message::HaveAll { r: r() }]
+    );
+    // Length past the end.
+    let mut bad = f.clone();
+    bad[4] = 200;
+    assert_eq!(parse(&bad), Err(WireError::Malformed("length")));
+    assert_eq!(parse(&[0x52, 0]), Err(WireError::UnknownVersion(0x52)));
+    assert_eq!(parse(&[]), Err(WireError::Truncated));
+    assert_eq!(parse(&[0x51, 1, 0, 0]), Err(WireError::Truncated));
+    // A symbols message whose size is not a multiple of 13.
+    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    assert!(w.raw(ty::SYMBOLS, &[0, 0, 1, 2, 3]));
+    assert_eq!(parse(&w.finish()), Err(WireError::Malformed("SYMBOLS")));
+}
+
+#[test]
+fn writer_respects_the_budget() {
+    let mut w = FrameWriter::new(
+        Header {
+            addr: Some((1, 2)),
+            pn: 1,
+        },
+        200,
+    );
+    let room = w.piece_room(&r(), 0);
+    let data = vec![7u8; room];
+    assert!(w.piece(&r(), 0, &data));
+    assert_eq!(w.len(), 200, "a full piece fills the frame exactly");
+    assert!(!w.have_all(&r()));
+    let mut w = FrameWriter::new(Header { addr: None, pn: 1 }, 200);
+    let n = w.symbols(0, 0, 1000, |i| crate::recon::riblt::Symbol {
+        sum: i,
+        checksum: 1,
+        count: 1,
+    });
+    assert!(n >= 14 && w.len() <= 200, "{n} symbols, {} bytes", w.len());
+}
+
+proptest::proptest! {
+    #[test]
+    fn parse_never_panics(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
+        let _ = parse(&bytes);
+    }
+
+    #[test]
+    fn ack_round_trip(largest in 40u64..1_000_000, gaps in proptest::collection::vec((0u64..5, 0u64..5), 0..6)) {
+        let mut ranges = vec![(largest - 3, largest)];
+        let mut low = largest - 3;
+        for (g, l) in gaps {
+            let Some(high) = low.checked_sub(g + 2) else { break };
+            let Some(lo) = high.checked_sub(l) else { break };
+            ranges.push((lo, high));
+            low = lo;
+        }
+        let ack = Ack { largest, delay_us: 5, ranges };
+        let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 1400);
+        proptest::prop_assert!(w.ack(&ack));
+        let f = w.finish();
+        let (_, msgs) = parse(&f).unwrap();
+        proptest::prop_assert_eq!(&msgs[0], &Message::Ack(ack));
+    }
+}
