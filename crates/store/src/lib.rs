@@ -770,7 +770,7 @@ impl Store {
             .optional()
             .map_err(|e| self.db(e))?
             .ok_or(StoreError::NotFound(*id))?;
-        let old = SignedManifest::decode(&old).map_err(|e| corrupt(*id, &e.to_string()))?;
+        let old = SignedManifest::decode_stored(&old).map_err(|e| corrupt(*id, &e.to_string()))?;
         if !old.manifest().journal {
             return Err(StoreError::NotJournal(*id));
         }
@@ -844,7 +844,7 @@ fn row_to_bundle(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<StoredBundle>
     let bytes: Vec<u8> = r.get(0)?;
     let token: i64 = r.get(1)?;
     let own: bool = r.get(2)?;
-    Ok(SignedManifest::decode(&bytes)
+    Ok(SignedManifest::decode_stored(&bytes)
         .map(|manifest| StoredBundle {
             manifest,
             token: token as u64,

@@ -182,7 +182,8 @@ impl Store {
         let Some((mbytes, rbytes)) = row else {
             return Ok(());
         };
-        let manifest = SignedManifest::decode(&mbytes).map_err(|e| corrupt(*id, &e.to_string()))?;
+        let manifest =
+            SignedManifest::decode_stored(&mbytes).map_err(|e| corrupt(*id, &e.to_string()))?;
         let held = RangeSet::decode(&rbytes)
             .map(|(r, _)| r)
             .ok_or_else(|| corrupt(*id, "stored ranges"))?;
