@@ -1,0 +1,200 @@
+//! UDP mode: datagrams between two local endpoints through the model.
+
+use std::future::Future;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::time::Duration;
+
+use bytes::Bytes;
+use skywave_sim::{LinkConfig, LinkEvent, LinkKind, TransmitError};
+use tokio::net::UdpSocket;
+
+use crate::driver::Driver;
+use crate::{EmulateError, Options, Summary};
+
+/// Largest UDP payload read; anything up to this reaches the model, which refuses what
+/// exceeds the link MTU.
+const MAX_DATAGRAM: usize = 65_536;
+
+/// Forwards datagrams between side A and side B through the model.
+///
+/// Side A's program sends to the listen address; the first datagram teaches the emulator
+/// A's address (a later datagram from elsewhere replaces it, so a restarted program keeps
+/// working). Datagrams go out to side B from a socket connected to the forward address,
+/// so B's replies come back through the model to A. Port 0 of the model is A, port 1 B.
+#[derive(Debug)]
+pub struct UdpEmulator {
+    driver: Driver,
+    sock_a: UdpSocket,
+    sock_b: UdpSocket,
+    peer_a: Option<SocketAddr>,
+}
+
+impl UdpEmulator {
+    /// Binds the listen socket and the socket towards `forward`.
+    pub async fn bind(
+        link: &LinkConfig,
+        opts: &Options,
+        listen: SocketAddr,
+        forward: SocketAddr,
+    ) -> Result<Self, EmulateError> {
+        if link.kind == LinkKind::Stream {
+            return Err(EmulateError::WrongKind {
+                link: link.name.clone(),
+                kind: "stream",
+                mode: "UDP",
+                need: "frame or csma",
+                hint: "carry a byte stream with --stream tcp or --stream pty",
+            });
+        }
+        let driver = Driver::new(link, opts)?;
+        let sock_a = UdpSocket::bind(listen)
+            .await
+            .map_err(|source| EmulateError::Bind {
+                what: "the listen socket",
+                addr: listen,
+                source,
+            })?;
+        let any = match forward.ip() {
+            IpAddr::V4(ip) if ip.is_loopback() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            IpAddr::V6(ip) if ip.is_loopback() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+            IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+        };
+        let local_b = SocketAddr::new(any, 0);
+        let sock_b = UdpSocket::bind(local_b)
+            .await
+            .map_err(|source| EmulateError::Bind {
+                what: "the socket towards side B",
+                addr: local_b,
+                source,
+            })?;
+        // Connected, so only B's datagrams are read on this socket.
+        sock_b
+            .connect(forward)
+            .await
+            .map_err(|source| EmulateError::Connect {
+                addr: forward,
+                source,
+            })?;
+        Ok(UdpEmulator {
+            driver,
+            sock_a,
+            sock_b,
+            peer_a: None,
+        })
+    }
+
+    /// The address side A's program sends to.
+    pub fn local_addr(&self) -> Result<SocketAddr, EmulateError> {
+        self.sock_a
+            .local_addr()
+            .map_err(EmulateError::io("reading the listen address"))
+    }
+
+    /// The address datagrams to side B come from.
+    pub fn forward_source_addr(&self) -> Result<SocketAddr, EmulateError> {
+        self.sock_b
+            .local_addr()
+            .map_err(EmulateError::io("reading the forward socket address"))
+    }
+
+    /// Runs until `shutdown` completes; returns the counters.
+    pub async fn run(
+        mut self,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<Summary, EmulateError> {
+        tokio::pin!(shutdown);
+        let mut buf_a = vec![0u8; MAX_DATAGRAM];
+        let mut buf_b = vec![0u8; MAX_DATAGRAM];
+        let mut tick = stats_ticker(self.driver.opts().stats_interval);
+        loop {
+            let deadline = self.driver.deadline();
+            tokio::select! {
+                biased;
+                () = &mut shutdown => break,
+                r = self.driver.sleep(deadline) => {
+                    r?;
+                    if let Some((due, _)) = deadline {
+                        self.driver.fire(due);
+                    }
+                }
+                r = self.sock_a.recv_from(&mut buf_a) => match r {
+                    Ok((n, from)) => {
+                        if self.peer_a != Some(from) {
+                            tracing::info!(%from, "side A's address learned");
+                            self.peer_a = Some(from);
+                        }
+                        let data = Bytes::copy_from_slice(&buf_a[..n]);
+                        self.transmit(0, data);
+                    }
+                    Err(e) => recv_error("listen socket", &e),
+                },
+                r = self.sock_b.recv(&mut buf_b) => match r {
+                    Ok(n) => {
+                        let data = Bytes::copy_from_slice(&buf_b[..n]);
+                        self.transmit(1, data);
+                    }
+                    Err(e) => recv_error("socket towards side B", &e),
+                },
+                _ = tick.tick() => self.driver.log_stats(),
+            }
+            self.forward_events().await;
+        }
+        self.driver.log_stats();
+        Ok(self.driver.summary())
+    }
+
+    fn transmit(&mut self, port: usize, data: Bytes) {
+        let side = side_name(port);
+        match self.driver.transmit(port, data) {
+            Ok(()) => {}
+            Err(e @ TransmitError::TooBig { .. }) => {
+                tracing::debug!(side, error = %e, "datagram refused");
+            }
+            Err(e) => tracing::trace!(side, error = %e, "datagram dropped"),
+        }
+    }
+
+    async fn forward_events(&mut self) {
+        while let Some(ev) = self.driver.poll_event() {
+            let LinkEvent::Deliver { port, frame } = ev else {
+                continue;
+            };
+            let sent = match port {
+                0 => match self.peer_a {
+                    Some(a) => self.sock_a.send_to(&frame, a).await.map(|_| ()),
+                    None => Err(io::Error::new(
+                        io::ErrorKind::NotConnected,
+                        "side A has not sent anything yet",
+                    )),
+                },
+                _ => self.sock_b.send(&frame).await.map(|_| ()),
+            };
+            match sent {
+                Ok(()) => self.driver.delivered(port, frame.len()),
+                Err(e) => {
+                    tracing::debug!(to = side_name(port), error = %e, "delivery not sent");
+                    self.driver.unroutable(port);
+                }
+            }
+        }
+    }
+}
+
+pub(crate) fn side_name(port: usize) -> &'static str {
+    if port == 0 { "A" } else { "B" }
+}
+
+fn recv_error(what: &str, e: &io::Error) {
+    // ECONNREFUSED after an ICMP port unreachable just means B was not listening yet.
+    tracing::debug!(socket = what, error = %e, "receive error (ignored)");
+}
+
+/// An interval for the periodic stats log; never fires when `every` is `None`.
+pub(crate) fn stats_ticker(every: Option<Duration>) -> tokio::time::Interval {
+    let every = every.unwrap_or(Duration::from_secs(365 * 24 * 3600));
+    let mut t = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    t
+}
