@@ -67,10 +67,8 @@ fn real_main() -> Result<(), String> {
             }
         }
         [name] => {
-            let &(name, link, mb, ccs) = SCENARIOS
-                .iter()
-                .find(|s| s.0 == name)
-                .ok_or_else(|| {
+            let &(name, link, mb, ccs) =
+                SCENARIOS.iter().find(|s| s.0 == name).ok_or_else(|| {
                     let names: Vec<_> = SCENARIOS.iter().map(|s| s.0).collect();
                     format!(
                         "unknown scenario '{name}'; accepted: {} (or LINK MB [SEED [CC]])",

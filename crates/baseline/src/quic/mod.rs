@@ -26,6 +26,7 @@ use skywave_sim::config::{LinkConfig, LinkKind, Side};
 use skywave_sim::rng::node_rng;
 use skywave_sim::sim::{NodeId, Simulator};
 use skywave_sim::time::{SimTime, airtime_nanos};
+use skywave_sim::trace::TraceRecord;
 
 use self::node::QuicNode;
 
@@ -275,6 +276,30 @@ pub fn run_with(
     deadline: SimTime,
     congestion: Congestion,
 ) -> Result<BaselineReport, String> {
+    simulate(cfg, bytes, seed, deadline, congestion, false).map(|(r, _)| r)
+}
+
+/// [`run_with`], also returning the link's per-frame trace (see docs/sim.md, "Traces").
+/// Frame lengths and times are reproducible; frame hashes are not, because TLS key
+/// shares come from the OS.
+pub fn run_traced(
+    cfg: &LinkConfig,
+    bytes: u64,
+    seed: u64,
+    deadline: SimTime,
+    congestion: Congestion,
+) -> Result<(BaselineReport, Vec<TraceRecord>), String> {
+    simulate(cfg, bytes, seed, deadline, congestion, true)
+}
+
+fn simulate(
+    cfg: &LinkConfig,
+    bytes: u64,
+    seed: u64,
+    deadline: SimTime,
+    congestion: Congestion,
+    trace: bool,
+) -> Result<(BaselineReport, Vec<TraceRecord>), String> {
     if bytes == 0 {
         return Err("bytes must be at least 1: there is nothing to transfer".into());
     }
@@ -315,6 +340,7 @@ pub fn run_with(
     );
 
     let mut sim = Simulator::new(seed);
+    sim.set_trace(trace);
     let a = sim.add_node(QuicNode::client(
         base,
         client_ep,
@@ -328,24 +354,30 @@ pub fn run_with(
         .connect(a, b, cfg)
         .map_err(|e| format!("invalid link: {e}"))?;
 
+    // Where the run stopped if it did not complete: the deadline, or the last event if
+    // the connection failed or went quiet before it.
+    let mut stopped = deadline;
     loop {
         let (client, server) = nodes(&sim, a, b)?;
         if server.done_at.is_some() || client.failure.is_some() || server.failure.is_some() {
+            stopped = sim.now();
             break;
         }
         match sim.next_event() {
             Some(t) if t <= deadline => {
                 sim.step();
             }
-            _ => break,
+            Some(_) => break,
+            None => {
+                stopped = sim.now();
+                break;
+            }
         }
     }
 
     let (client, server) = nodes(&sim, a, b)?;
     let delivered_bytes = server.received();
-    let end = server
-        .done_at
-        .unwrap_or_else(|| sim.now().min(deadline));
+    let end = server.done_at.unwrap_or(stopped);
     let virtual_seconds = end.as_secs_f64();
     let goodput_bps = if virtual_seconds > 0.0 {
         delivered_bytes as f64 * 8.0 / virtual_seconds
@@ -354,7 +386,7 @@ pub fn run_with(
     };
     let path = client.connection().map(|c| c.stats().path);
     let on_air = |n: NodeId| sim.link_stats(link, n).map_or(0, |s| s.sent.bytes);
-    Ok(BaselineReport {
+    let report = BaselineReport {
         protocol: "quic".into(),
         link: cfg.name.clone(),
         seed,
@@ -373,7 +405,8 @@ pub fn run_with(
         congestion: congestion.as_str().into(),
         settings: settings.describe(),
         failure: client.failure.clone().or_else(|| server.failure.clone()),
-    })
+    };
+    Ok((report, sim.take_trace()))
 }
 
 fn nodes(sim: &Simulator, a: NodeId, b: NodeId) -> Result<(&QuicNode, &QuicNode), String> {

@@ -97,7 +97,11 @@ impl QuicNode {
         })
     }
 
-    pub(crate) fn server(base: Instant, endpoint: quinn_proto::Endpoint, client: SocketAddr) -> Self {
+    pub(crate) fn server(
+        base: Instant,
+        endpoint: quinn_proto::Endpoint,
+        client: SocketAddr,
+    ) -> Self {
         QuicNode {
             base,
             endpoint,
@@ -159,7 +163,8 @@ impl QuicNode {
                         self.connected_at.get_or_insert(now);
                     }
                     Event::ConnectionLost { reason } => {
-                        self.failure.get_or_insert_with(|| format!("connection lost: {reason}"));
+                        self.failure
+                            .get_or_insert_with(|| format!("connection lost: {reason}"));
                     }
                     // Streams are served below on every pass, whatever the event.
                     _ => {}
@@ -289,7 +294,9 @@ impl Endpoint for QuicNode {
         let at = self.instant(now);
         let data = BytesMut::from(&frame[..]);
         self.buf.clear();
-        let Some(ev) = self.endpoint.handle(at, self.peer, None, None, data, &mut self.buf)
+        let Some(ev) = self
+            .endpoint
+            .handle(at, self.peer, None, None, data, &mut self.buf)
         else {
             return;
         };
