@@ -126,6 +126,8 @@ fn same_seed_same_result() {
     assert_eq!(r1, r2);
     assert!(!t1.is_empty());
     assert_eq!(shape(&t1), shape(&t2));
+    // Full-sized datagrams: the link MTU, never more.
+    assert_eq!(t1.iter().map(|t| t.event.len).max(), Some(1400));
     // A different seed draws different losses.
     let (r3, t3) = run(10);
     assert_ne!(shape(&t1), shape(&t3));
