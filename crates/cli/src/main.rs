@@ -1,5 +1,6 @@
 //! The `skywave` command.
 
+mod emulate_cmd;
 mod example;
 mod store_cmd;
 mod util;
@@ -35,6 +36,8 @@ pub struct Cli {
 pub enum Command {
     /// A short scripted tour on sample data: two nodes, bundles carried between them.
     Example(example::ExampleArgs),
+    /// Run a link model on the real clock between real programs (UDP, TCP, pty, TUN).
+    Emulate(emulate_cmd::EmulateArgs),
     /// Create the store and this node's identity in the node directory.
     Init,
     /// Add a file as a new bundle authored by this node.
@@ -70,9 +73,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Example(a) = cli.command {
         return example::run(a);
     }
+    if let Command::Emulate(a) = cli.command {
+        return emulate_cmd::run(a, cli.json);
+    }
     let dir = util::node_dir(cli.dir.as_deref())?;
     match cli.command {
         Command::Example(_) => unreachable!("handled above"),
+        Command::Emulate(_) => unreachable!("handled above"),
         Command::Init => store_cmd::init(&dir, cli.json),
         Command::Add(a) => store_cmd::add(&dir, a, cli.json),
         Command::Append(a) => store_cmd::append(&dir, a, cli.json),

@@ -51,7 +51,7 @@ use skywave_sim::{Adjacency, CsmaMedium, Link, LinkConfig, LinkKind, LinkModel};
 pub use error::EmulateError;
 pub use stream::{PtyPaths, StreamEmulator};
 pub use summary::{DirSummary, Summary, TimerSummary};
-pub use tun::{TunConfig, TunEmulator};
+pub use tun::{TUN_DEVICE, TunConfig, TunEmulator};
 pub use udp::UdpEmulator;
 
 pub use skywave_sim::SimTime;
