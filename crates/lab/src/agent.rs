@@ -1,0 +1,122 @@
+//! The interface between the lab and a node implementation.
+//!
+//! A node is a [`skywave_sim::Endpoint`] (driven by the simulator through its links) that
+//! also implements [`LabAgent`]: the runner hands it the scenario's workload through
+//! `handle_insert` / `handle_append` and reads back what it accepted from peers through
+//! `accepted`. An [`AgentFactory`] builds one agent per node.
+//!
+//! Bundles are described abstractly ([`BundleSpec`]: a key and sizes). An implementation
+//! that needs real bundles derives them deterministically from the key, so that a bundle
+//! "shared" by several nodes is the same bundle on each of them.
+
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use skywave_sim::{Endpoint, SimTime};
+
+/// Identifies a workload bundle across the whole scenario (the same key on every node is
+/// the same bundle).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct BundleKey(pub u64);
+
+/// Whether a bundle is written once or grows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum BundleKind {
+    /// Written once; version 1.
+    Plain,
+    /// Append-only journal; version = payload length.
+    Journal,
+}
+
+/// A bundle of the workload, as sizes: no content is prescribed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BundleSpec {
+    pub key: BundleKey,
+    pub kind: BundleKind,
+    /// Payload bytes at insertion (journals: the initial length, often 0).
+    pub payload_len: u64,
+    /// Nominal encoded manifest size; an implementation with real manifests reports its
+    /// own size in [`Accepted::manifest_bytes`].
+    pub manifest_len: u64,
+}
+
+impl BundleSpec {
+    /// The version a holder of `payload_len` bytes of this bundle has.
+    pub fn version_at(&self, payload_len: u64) -> u64 {
+        match self.kind {
+            BundleKind::Plain => 1,
+            BundleKind::Journal => payload_len,
+        }
+    }
+}
+
+/// One bundle version newly accepted from a peer (complete, verified, visible).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Accepted {
+    /// When it was accepted.
+    pub at: SimTime,
+    pub key: BundleKey,
+    /// Plain bundles: 1. Journals: the payload length now held.
+    pub version: u64,
+    /// Manifest bytes of the accepted version.
+    pub manifest_bytes: u64,
+    /// Payload bytes newly held (journals: only the new tail).
+    pub payload_bytes: u64,
+}
+
+/// Counters an agent reports at the end of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct AgentStats {
+    /// Bytes spent until both sides of each session knew the difference (as the agent
+    /// counts them; see docs/lab.md).
+    pub recon_bytes: u64,
+    /// One-way messages needed for that.
+    pub recon_messages: u64,
+    /// Bytes the agent sent again after a loss or timeout.
+    pub retransmitted_bytes: u64,
+}
+
+/// What a node is told when it is built.
+#[derive(Debug)]
+pub struct NodeContext<'a> {
+    /// Index in the scenario's topology (also the simulator's `NodeId`).
+    pub index: usize,
+    /// The node's name in the scenario ("A", "B", ...).
+    pub name: &'a str,
+    /// Number of nodes in the scenario.
+    pub nodes: usize,
+    pub seed: u64,
+    /// The node's own random stream (`Simulator::node_rng`), independent of the links'.
+    pub rng: ChaCha8Rng,
+}
+
+/// A node the lab can run: a sans-IO endpoint that takes a workload and reports what it
+/// accepted.
+///
+/// Contract: the runner calls `handle_insert` for the initial workload before the first
+/// event (at `SimTime::ZERO`), and `handle_insert` / `handle_append` at their scheduled
+/// times later; after each simulator event it reads the new entries of `accepted`.
+pub trait LabAgent: Endpoint {
+    /// The node now holds `bundle`, as if written locally (its author, or a holder of a
+    /// shared bundle at the start).
+    fn handle_insert(&mut self, now: SimTime, bundle: &BundleSpec);
+
+    /// The node appends `bytes` to journal `key` that it holds (new version = new length).
+    fn handle_append(&mut self, now: SimTime, key: BundleKey, bytes: u64);
+
+    /// Every bundle version accepted from peers so far, oldest first. Append-only: the
+    /// runner remembers how many it has read.
+    fn accepted(&self) -> &[Accepted];
+
+    /// Counters for the report.
+    fn stats(&self) -> AgentStats;
+}
+
+/// Builds the agent of each node.
+pub trait AgentFactory {
+    type Agent: LabAgent;
+
+    /// Shown in reports (`"reference"`, `"skywave"`).
+    fn name(&self) -> &str;
+
+    fn create(&self, ctx: NodeContext<'_>) -> Self::Agent;
+}

@@ -1,0 +1,558 @@
+//! Runs one scenario with one agent and measures it.
+//!
+//! Metric definitions (shared/design.md, one definition everywhere):
+//! - **useful bytes**: manifest + payload bytes of bundle versions newly accepted by a
+//!   receiver (journals: manifest + the new tail), summed over all receivers;
+//! - **goodput** = useful bytes x 8 / virtual seconds of the run, in bit/s;
+//! - **capacity**: the link's on-air rate, shared by all senders on half-duplex and CSMA
+//!   links; for a one-way workload on a full-duplex point-to-point link, the rate of the
+//!   direction the data flows in;
+//! - **efficiency** = goodput / capacity; **overhead** = bytes on air / useful bytes;
+//! - **bytes on air**: every byte each sender put on the air (data, acknowledgements,
+//!   retransmissions, inventories), excluding per-frame preamble overhead.
+//!
+//! The run stops at the event that completes the scenario, or at its deadline.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+use std::time::Instant;
+
+use serde::Serialize;
+use skywave_sim::{
+    Adjacency, DropReason, Duplex, LinkConfig, LinkId, LinkKind, NodeId, SimTime, Simulator,
+};
+
+use crate::LabError;
+use crate::agent::{AgentFactory, AgentStats, BundleKey, LabAgent, NodeContext};
+use crate::reference::ReferenceFactory;
+use crate::scenario::{Completion, Op, Scenario};
+
+/// How often (in simulator events) the progress callback is called.
+const PROGRESS_EVERY: u64 = 4096;
+
+/// A snapshot for progress displays.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    pub virtual_seconds: f64,
+    pub deadline_seconds: f64,
+    pub bundles_delivered: u64,
+    pub useful_bytes: u64,
+    pub complete: bool,
+}
+
+/// Options of one run.
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    pub seed: u64,
+    /// Replaces the scenario's link (any kind: a `csma` link puts the topology on one
+    /// medium, a point-to-point link joins each edge with its own link).
+    pub link_override: Option<LinkConfig>,
+    /// Called every few thousand events and once at the end.
+    pub progress: Option<&'a mut dyn FnMut(&Progress)>,
+}
+
+impl fmt::Debug for RunOptions<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("seed", &self.seed)
+            .field(
+                "link_override",
+                &self.link_override.as_ref().map(|c| c.to_spec()),
+            )
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+/// Latency from a write (insert or append after t = 0) to a receiver holding it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LatencyStats {
+    pub samples: u64,
+    pub p50_seconds: f64,
+    pub p99_seconds: f64,
+    pub max_seconds: f64,
+}
+
+/// Counters of one node's port on a link (what it sent, and what it received).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PortReport {
+    pub node: String,
+    pub offered_frames: u64,
+    pub offered_bytes: u64,
+    pub sent_frames: u64,
+    pub sent_bytes: u64,
+    pub air_seconds: f64,
+    pub delivered_frames: u64,
+    pub received_frames: u64,
+    pub received_bytes: u64,
+    /// Frames dropped by reason (`queue-full`, `loss`, `collision`, ...); zero counts omitted.
+    pub dropped: BTreeMap<String, u64>,
+    pub turnarounds: u64,
+    pub call_drops: u64,
+}
+
+/// One link (or medium) of the run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinkReport {
+    pub id: u32,
+    pub kind: String,
+    pub ports: Vec<PortReport>,
+}
+
+/// The measurements of one run. Everything except `wall_seconds` is a pure function of
+/// scenario, seed, link and agent.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    pub scenario: String,
+    pub agent: String,
+    pub seed: u64,
+    /// Profile name, or the spec given with `--link`.
+    pub link: String,
+    /// The canonical spec of the link used.
+    pub link_spec: String,
+    pub virtual_seconds: f64,
+    pub wall_seconds: f64,
+    pub complete: bool,
+    /// When the scenario became complete (deadline-measured scenarios: the deadline).
+    pub completion_seconds: Option<f64>,
+    pub deadline_seconds: f64,
+    /// Bundle versions newly accepted, per "ORIGIN->RECEIVER".
+    pub bundles_delivered: BTreeMap<String, u64>,
+    /// Useful bytes per "ORIGIN->RECEIVER".
+    pub bytes_delivered: BTreeMap<String, u64>,
+    pub goodput_bps_by_direction: BTreeMap<String, f64>,
+    pub useful_bytes: u64,
+    pub bytes_on_air: u64,
+    pub goodput_bps: f64,
+    pub capacity_bps: u64,
+    pub efficiency: f64,
+    /// Bytes on air / useful bytes (absent when nothing was delivered).
+    pub overhead: Option<f64>,
+    pub recon_bytes: u64,
+    pub recon_messages: u64,
+    pub retransmitted_bytes: u64,
+    pub dropped_calls: u64,
+    /// For writes after t = 0 (hf-live, journal records).
+    pub latency: Option<LatencyStats>,
+    /// Journals: the most bytes written but not yet held by a receiver.
+    pub backlog_max_bytes: Option<u64>,
+    pub events: u64,
+    pub links: Vec<LinkReport>,
+}
+
+/// Runs `scenario` with the `reference` agent.
+pub fn run(scenario: &Scenario, opts: RunOptions<'_>) -> Result<Report, LabError> {
+    run_with(scenario, &ReferenceFactory, opts)
+}
+
+struct Tracker {
+    /// Key -> (origin node, final version).
+    bundles: BTreeMap<BundleKey, (usize, u64, bool)>,
+    /// Per node: key -> version held.
+    held: Vec<BTreeMap<BundleKey, u64>>,
+    /// Per node: must it hold everything for completion?
+    target: Vec<bool>,
+    outstanding: u64,
+    /// (node, key) -> writes not yet held there: (version, written at).
+    waiting: BTreeMap<(usize, BundleKey), VecDeque<(u64, SimTime)>>,
+    latencies: Vec<u64>,
+    /// Journals: key -> version at the author.
+    journal_head: BTreeMap<BundleKey, u64>,
+    backlog_max: Option<u64>,
+    names: Vec<String>,
+    delivered: BTreeMap<String, u64>,
+    delivered_bytes: BTreeMap<String, u64>,
+    useful: u64,
+    accepted_total: u64,
+}
+
+impl Tracker {
+    fn new(sc: &Scenario) -> Self {
+        let n = sc.topology.nodes.len();
+        let bundles: BTreeMap<BundleKey, (usize, u64, bool)> = sc
+            .bundles()
+            .into_iter()
+            .map(|(origin, spec, final_len)| {
+                let journal = spec.kind == crate::agent::BundleKind::Journal;
+                (spec.key, (origin, spec.version_at(final_len), journal))
+            })
+            .collect();
+        let target = (0..n)
+            .map(|i| match sc.completion {
+                Completion::AllSynced | Completion::Deadline => true,
+                Completion::NodeHolds(t) => t == i,
+            })
+            .collect::<Vec<bool>>();
+        let outstanding = target.iter().filter(|t| **t).count() as u64 * bundles.len() as u64;
+        Tracker {
+            bundles,
+            held: vec![BTreeMap::new(); n],
+            target,
+            outstanding,
+            waiting: BTreeMap::new(),
+            latencies: Vec::new(),
+            journal_head: BTreeMap::new(),
+            backlog_max: None,
+            names: sc.topology.nodes.clone(),
+            delivered: BTreeMap::new(),
+            delivered_bytes: BTreeMap::new(),
+            useful: 0,
+            accepted_total: 0,
+        }
+    }
+
+    /// Node `node` now holds `version` of `key`.
+    fn hold(&mut self, now: SimTime, node: usize, key: BundleKey, version: u64) {
+        let Some(&(_, final_version, journal)) = self.bundles.get(&key) else {
+            return;
+        };
+        let old = self.held[node].get(&key).copied().unwrap_or(0);
+        if version <= old {
+            return;
+        }
+        self.held[node].insert(key, version);
+        if self.target[node] && old < final_version && version >= final_version {
+            self.outstanding -= 1;
+        }
+        if let Some(q) = self.waiting.get_mut(&(node, key)) {
+            while q.front().is_some_and(|(v, _)| *v <= version) {
+                if let Some((_, t)) = q.pop_front() {
+                    self.latencies.push((now - t).as_nanos() as u64);
+                }
+            }
+        }
+        if journal {
+            self.update_backlog(key);
+        }
+    }
+
+    /// `node` wrote `version` of `key` at `now` (after t = 0): every other target node
+    /// now waits for it.
+    fn written(&mut self, now: SimTime, node: usize, key: BundleKey, version: u64) {
+        for other in 0..self.held.len() {
+            if other != node && self.target[other] {
+                self.waiting
+                    .entry((other, key))
+                    .or_default()
+                    .push_back((version, now));
+            }
+        }
+        if self.bundles.get(&key).is_some_and(|b| b.2) {
+            self.journal_head.insert(key, version);
+        }
+        self.hold(now, node, key, version);
+    }
+
+    fn update_backlog(&mut self, key: BundleKey) {
+        let Some(&head) = self.journal_head.get(&key) else {
+            return;
+        };
+        let lag = (0..self.held.len())
+            .filter(|&n| self.target[n])
+            .map(|n| head.saturating_sub(self.held[n].get(&key).copied().unwrap_or(0)))
+            .max()
+            .unwrap_or(0);
+        self.backlog_max = Some(self.backlog_max.unwrap_or(0).max(lag));
+    }
+
+    fn accept(&mut self, node: usize, a: &crate::agent::Accepted) {
+        let origin = self.bundles.get(&a.key).map_or(node, |b| b.0);
+        let dir = format!("{}->{}", self.names[origin], self.names[node]);
+        let bytes = a.manifest_bytes + a.payload_bytes;
+        *self.delivered.entry(dir.clone()).or_insert(0) += 1;
+        *self.delivered_bytes.entry(dir).or_insert(0) += bytes;
+        self.useful += bytes;
+        self.accepted_total += 1;
+        self.hold(a.at, node, a.key, a.version);
+    }
+}
+
+/// Nearest-rank percentile of sorted nanoseconds, in seconds.
+fn percentile(sorted: &[u64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1] as f64 / 1e9
+}
+
+/// The capacity metric for this scenario on this link (see the module documentation).
+fn capacity(sc: &Scenario, cfg: &LinkConfig) -> u64 {
+    let shared = cfg.kind == LinkKind::Csma || cfg.duplex == Duplex::Half;
+    if !shared && sc.topology.edges.len() == 1 {
+        let origins: std::collections::BTreeSet<usize> = sc.bundles().iter().map(|b| b.0).collect();
+        let (a, _) = sc.topology.edges[0];
+        if origins.len() == 1 {
+            return if origins.contains(&a) {
+                cfg.up.rate_bps
+            } else {
+                cfg.down.rate_bps
+            };
+        }
+    }
+    cfg.capacity_bps()
+}
+
+fn drop_name(r: DropReason) -> &'static str {
+    match r {
+        DropReason::QueueFull => "queue-full",
+        DropReason::Loss => "loss",
+        DropReason::Corrupt => "corrupt",
+        DropReason::Collision => "collision",
+        DropReason::ReceiverBusy => "receiver-busy",
+        DropReason::CallDropped => "call-dropped",
+        DropReason::LinkDown => "link-down",
+    }
+}
+
+/// Runs `scenario` with agents from `factory`.
+pub fn run_with<F: AgentFactory>(
+    scenario: &Scenario,
+    factory: &F,
+    mut opts: RunOptions<'_>,
+) -> Result<Report, LabError> {
+    let wall = Instant::now();
+    let cfg = match opts.link_override.take() {
+        Some(c) => c,
+        None => LinkConfig::lookup(&scenario.link, &BTreeMap::new())?,
+    };
+    let n = scenario.topology.nodes.len();
+    let mut sim = Simulator::new(opts.seed);
+    let mut ids = Vec::with_capacity(n);
+    for (i, name) in scenario.topology.nodes.iter().enumerate() {
+        let agent = factory.create(NodeContext {
+            index: i,
+            name,
+            nodes: n,
+            seed: opts.seed,
+            rng: sim.node_rng(NodeId(i as u32)),
+        });
+        ids.push(sim.add_node(agent));
+    }
+    let mut links: Vec<(LinkId, Vec<usize>)> = Vec::new();
+    if cfg.kind == LinkKind::Csma {
+        let mut adj = Adjacency::new(n);
+        for &(a, b) in &scenario.topology.edges {
+            adj.connect(a, b);
+        }
+        links.push((sim.add_medium(&ids, adj, &cfg)?, (0..n).collect()));
+    } else {
+        for &(a, b) in &scenario.topology.edges {
+            links.push((sim.connect(ids[a], ids[b], &cfg)?, vec![a, b]));
+        }
+    }
+
+    let mut tr = Tracker::new(scenario);
+    for &(node, spec) in &scenario.workload.initial {
+        if let Some(agent) = sim.node_mut::<F::Agent>(ids[node]) {
+            agent.handle_insert(SimTime::ZERO, &spec);
+        }
+        tr.hold(
+            SimTime::ZERO,
+            node,
+            spec.key,
+            spec.version_at(spec.payload_len),
+        );
+    }
+    for (key, &(origin, _, journal)) in &tr.bundles {
+        if journal {
+            let v = tr.held[origin].get(key).copied().unwrap_or(0);
+            tr.journal_head.insert(*key, v);
+        }
+    }
+
+    let deadline = scenario.deadline;
+    let actions = &scenario.workload.actions;
+    let mut next_action = 0;
+    let mut cursors = vec![0usize; n];
+    let mut completed_at: Option<SimTime> = None;
+    let stop_early = scenario.completion != Completion::Deadline;
+    let mut last_progress = 0u64;
+    let mut progress = opts.progress.take();
+
+    loop {
+        let t_event = sim.next_event();
+        let t_action = actions.get(next_action).map(|a| a.at);
+        let take_action = match (t_event, t_action) {
+            (_, Some(ta)) if ta > deadline => false,
+            (Some(te), Some(ta)) => ta <= te,
+            (None, Some(_)) => true,
+            (_, None) => false,
+        };
+        if take_action {
+            let a = actions[next_action];
+            next_action += 1;
+            sim.run_until(a.at);
+            let now = sim.now();
+            if let Some(agent) = sim.node_mut::<F::Agent>(ids[a.node]) {
+                match a.op {
+                    Op::Insert(spec) => agent.handle_insert(now, &spec),
+                    Op::Append { key, bytes } => agent.handle_append(now, key, bytes),
+                }
+            }
+            match a.op {
+                Op::Insert(spec) => {
+                    tr.written(now, a.node, spec.key, spec.version_at(spec.payload_len))
+                }
+                Op::Append { key, bytes } => {
+                    let v = tr.held[a.node].get(&key).copied().unwrap_or(0) + bytes;
+                    tr.written(now, a.node, key, v);
+                }
+            }
+        } else {
+            match t_event {
+                Some(te) if te <= deadline => {
+                    sim.step();
+                }
+                _ => break,
+            }
+        }
+        for (i, id) in ids.iter().enumerate() {
+            if let Some(agent) = sim.node::<F::Agent>(*id) {
+                let acc = agent.accepted();
+                if acc.len() > cursors[i] {
+                    let new: Vec<_> = acc[cursors[i]..].to_vec();
+                    cursors[i] = acc.len();
+                    for a in &new {
+                        tr.accept(i, a);
+                    }
+                }
+            }
+        }
+        if stop_early && tr.outstanding == 0 && next_action == actions.len() {
+            completed_at = Some(sim.now());
+            break;
+        }
+        if let Some(cb) = progress.as_mut()
+            && sim.steps() >= last_progress + PROGRESS_EVERY
+        {
+            last_progress = sim.steps();
+            cb(&Progress {
+                virtual_seconds: sim.now().as_secs_f64(),
+                deadline_seconds: deadline.as_secs_f64(),
+                bundles_delivered: tr.accepted_total,
+                useful_bytes: tr.useful,
+                complete: false,
+            });
+        }
+    }
+    if completed_at.is_none() {
+        sim.run_until(deadline);
+        if !stop_early {
+            completed_at = Some(deadline);
+        }
+    }
+    let end = sim.now();
+    let secs = end.as_secs_f64();
+
+    let mut link_reports = Vec::new();
+    let mut bytes_on_air = 0;
+    let mut dropped_calls = 0;
+    for (lid, nodes) in &links {
+        let mut ports = Vec::new();
+        for &node in nodes {
+            let Some(st) = sim.link_stats(*lid, ids[node]) else {
+                continue;
+            };
+            bytes_on_air += st.sent.bytes;
+            dropped_calls += st.call_drops;
+            ports.push(PortReport {
+                node: scenario.topology.nodes[node].clone(),
+                offered_frames: st.offered.frames,
+                offered_bytes: st.offered.bytes,
+                sent_frames: st.sent.frames,
+                sent_bytes: st.sent.bytes,
+                air_seconds: st.air_nanos as f64 / 1e9,
+                delivered_frames: st.delivered.frames,
+                received_frames: st.received.frames,
+                received_bytes: st.received.bytes,
+                dropped: DropReason::ALL
+                    .iter()
+                    .filter(|r| st.dropped(**r).frames > 0)
+                    .map(|r| (drop_name(*r).to_string(), st.dropped(*r).frames))
+                    .collect(),
+                turnarounds: st.turnarounds,
+                call_drops: st.call_drops,
+            });
+        }
+        link_reports.push(LinkReport {
+            id: lid.0,
+            kind: cfg.kind.as_str().to_string(),
+            ports,
+        });
+    }
+    let agent_stats = ids.iter().fold(AgentStats::default(), |acc, id| {
+        let s = sim
+            .node::<F::Agent>(*id)
+            .map(|a| a.stats())
+            .unwrap_or_default();
+        AgentStats {
+            recon_bytes: acc.recon_bytes + s.recon_bytes,
+            recon_messages: acc.recon_messages + s.recon_messages,
+            retransmitted_bytes: acc.retransmitted_bytes + s.retransmitted_bytes,
+        }
+    });
+
+    let rate = |bytes: u64| {
+        if secs > 0.0 {
+            bytes as f64 * 8.0 / secs
+        } else {
+            0.0
+        }
+    };
+    let goodput = rate(tr.useful);
+    let cap = capacity(scenario, &cfg);
+    let mut lat = std::mem::take(&mut tr.latencies);
+    lat.sort_unstable();
+    let latency = (!lat.is_empty()).then(|| LatencyStats {
+        samples: lat.len() as u64,
+        p50_seconds: percentile(&lat, 0.50),
+        p99_seconds: percentile(&lat, 0.99),
+        max_seconds: percentile(&lat, 1.0),
+    });
+    let complete = completed_at.is_some();
+    let report = Report {
+        scenario: scenario.name.clone(),
+        agent: factory.name().to_string(),
+        seed: opts.seed,
+        link: cfg.name.clone(),
+        link_spec: cfg.to_spec(),
+        virtual_seconds: secs,
+        wall_seconds: wall.elapsed().as_secs_f64(),
+        complete,
+        completion_seconds: completed_at.map(SimTime::as_secs_f64),
+        deadline_seconds: deadline.as_secs_f64(),
+        goodput_bps_by_direction: tr
+            .delivered_bytes
+            .iter()
+            .map(|(k, v)| (k.clone(), rate(*v)))
+            .collect(),
+        bundles_delivered: tr.delivered.clone(),
+        bytes_delivered: tr.delivered_bytes.clone(),
+        useful_bytes: tr.useful,
+        bytes_on_air,
+        goodput_bps: goodput,
+        capacity_bps: cap,
+        efficiency: if cap > 0 { goodput / cap as f64 } else { 0.0 },
+        overhead: (tr.useful > 0).then(|| bytes_on_air as f64 / tr.useful as f64),
+        recon_bytes: agent_stats.recon_bytes,
+        recon_messages: agent_stats.recon_messages,
+        retransmitted_bytes: agent_stats.retransmitted_bytes,
+        dropped_calls,
+        latency,
+        backlog_max_bytes: tr.backlog_max,
+        events: sim.steps(),
+        links: link_reports,
+    };
+    if let Some(cb) = progress.as_mut() {
+        cb(&Progress {
+            virtual_seconds: secs,
+            deadline_seconds: deadline.as_secs_f64(),
+            bundles_delivered: tr.accepted_total,
+            useful_bytes: tr.useful,
+            complete,
+        });
+    }
+    tracing::debug!(scenario = %report.scenario, seed = report.seed, complete, virtual = secs, "lab run done");
+    Ok(report)
+}
