@@ -2,6 +2,7 @@
 
 mod emulate_cmd;
 mod example;
+mod lab_cmd;
 mod store_cmd;
 mod util;
 
@@ -38,6 +39,8 @@ pub enum Command {
     Example(example::ExampleArgs),
     /// Run a link model on the real clock between real programs (UDP, TCP, pty, TUN).
     Emulate(emulate_cmd::EmulateArgs),
+    /// Run the design's scenarios in virtual time: list, run, matrix.
+    Lab(lab_cmd::LabArgs),
     /// Create the store and this node's identity in the node directory.
     Init,
     /// Add a file as a new bundle authored by this node.
@@ -76,10 +79,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Emulate(a) = cli.command {
         return emulate_cmd::run(a, cli.json);
     }
+    if let Command::Lab(a) = cli.command {
+        return lab_cmd::run(a, cli.json);
+    }
     let dir = util::node_dir(cli.dir.as_deref())?;
     match cli.command {
         Command::Example(_) => unreachable!("handled above"),
         Command::Emulate(_) => unreachable!("handled above"),
+        Command::Lab(_) => unreachable!("handled above"),
         Command::Init => store_cmd::init(&dir, cli.json),
         Command::Add(a) => store_cmd::add(&dir, a, cli.json),
         Command::Append(a) => store_cmd::append(&dir, a, cli.json),

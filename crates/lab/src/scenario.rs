@@ -327,6 +327,23 @@ impl Scenario {
         }
     }
 
+    /// For a scenario that moves one plain bundle one way between two nodes joined by one
+    /// link (the QUIC baseline's case): the payload size, and whether the data flows on the
+    /// link's `down` direction (B->A).
+    pub fn single_transfer(&self) -> Option<(u64, bool)> {
+        let [(origin, spec, len)] = self.bundles()[..] else {
+            return None;
+        };
+        let [(a, _)] = self.topology.edges[..] else {
+            return None;
+        };
+        let single = self.topology.nodes.len() == 2
+            && spec.kind == BundleKind::Plain
+            && self.workload.actions.is_empty()
+            && self.workload.initial.len() == 1;
+        single.then_some((len, origin != a))
+    }
+
     /// Every bundle of the workload with the node that wrote it first, and its final
     /// payload length.
     pub fn bundles(&self) -> Vec<(usize, BundleSpec, u64)> {
