@@ -5,5 +5,10 @@
 //! in the daemon, in the simulator and under the fuzzers.
 #![deny(clippy::disallowed_methods)]
 
+pub mod endpoint;
 pub mod recon;
+pub mod store;
 pub mod wire;
+
+pub use endpoint::{Config, Endpoint, Event, LinkId, LinkParams, Stats};
+pub use store::{BundleStore, MemStore, Offer, Written};

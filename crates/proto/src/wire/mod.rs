@@ -26,6 +26,7 @@ pub mod ty {
     pub const HAVE_ALL: u8 = 0x08;
     pub const ACK: u8 = 0x09;
     pub const FEC: u8 = 0x0a;
+    pub const RECON_MORE: u8 = 0x0b;
 }
 
 /// Why a frame was dropped.
@@ -92,6 +93,13 @@ pub enum Message<'a> {
     ReconDone {
         epoch: u64,
         used: u64,
+    },
+    /// `count > 0`: resend symbols `[from, from + count)`; `count == 0`: send a further
+    /// burst (half-duplex links stream in bursts).
+    ReconMore {
+        epoch: u64,
+        from: u64,
+        count: u64,
     },
     Want {
         ids: &'a [u8],
@@ -203,6 +211,7 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
         ty::HAVE_ALL => "HAVE_ALL",
         ty::ACK => "ACK",
         ty::FEC => "FEC",
+        ty::RECON_MORE => "RECON_MORE",
         _ => return Ok(Message::Unknown { ty }),
     };
     let mut c = Cursor {
@@ -226,7 +235,7 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
         ty::SYMBOLS => {
             let epoch = c.varint()?;
             let first = c.varint()?;
-            if c.b.len() % SYMBOL_LEN != 0 || c.b.is_empty() {
+            if !c.b.len().is_multiple_of(SYMBOL_LEN) || c.b.is_empty() {
                 return Err(WireError::Malformed(name));
             }
             Message::Symbols {
@@ -243,8 +252,17 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
             c.end()?;
             m
         }
+        ty::RECON_MORE => {
+            let m = Message::ReconMore {
+                epoch: c.varint()?,
+                from: c.varint()?,
+                count: c.varint()?,
+            };
+            c.end()?;
+            m
+        }
         ty::WANT => {
-            if c.b.len() % 8 != 0 || c.b.is_empty() {
+            if !c.b.len().is_multiple_of(8) || c.b.is_empty() {
                 return Err(WireError::Malformed(name));
             }
             Message::Want { ids: c.b }
@@ -358,6 +376,29 @@ pub fn parse(frame: &[u8]) -> Result<(Header, Vec<Message<'_>>), WireError> {
     Ok((Header { addr, pn }, msgs))
 }
 
+/// `(type, encoded size)` of each message of a well-formed frame (for accounting).
+pub fn message_sizes(frame: &[u8]) -> Vec<(u8, usize)> {
+    let mut out = Vec::new();
+    let Some(&flags) = frame.get(1) else {
+        return out;
+    };
+    let mut pos = 2 + if flags & F_ADDRESSED != 0 { 8 } else { 0 };
+    let Some(Ok((_, n))) = frame.get(pos..).map(varint::get) else {
+        return out;
+    };
+    pos += n;
+    while pos < frame.len() {
+        let ty = frame[pos];
+        let Ok((len, n)) = varint::get(&frame[pos + 1..]) else {
+            break;
+        };
+        let size = 1 + n + len as usize;
+        out.push((ty, size));
+        pos += size;
+    }
+    out
+}
+
 /// Builds one frame within a byte budget.
 #[derive(Debug)]
 pub struct FrameWriter {
@@ -469,6 +510,17 @@ impl FrameWriter {
         }
         varint::put(&mut self.buf, epoch);
         varint::put(&mut self.buf, used);
+        true
+    }
+
+    pub fn recon_more(&mut self, epoch: u64, from: u64, count: u64) -> bool {
+        let body = varint::len(epoch) + varint::len(from) + varint::len(count);
+        if !self.begin(ty::RECON_MORE, body) {
+            return false;
+        }
+        varint::put(&mut self.buf, epoch);
+        varint::put(&mut self.buf, from);
+        varint::put(&mut self.buf, count);
         true
     }
 

@@ -1,0 +1,190 @@
+//! The protocol end to end in the simulator, over the design's link profiles.
+//! Deterministic: virtual time, seeded; every failure message names the seed.
+
+use std::time::Duration;
+
+use skywave_bundle::{Manifest, SecretKey, hash_payload};
+use skywave_node::{SimNode, params_for};
+use skywave_proto::{Config, MemStore};
+use skywave_sim::config::{LinkConfig, LinkKind};
+use skywave_sim::link::Adjacency;
+use skywave_sim::sim::{NodeId, Simulator};
+use skywave_sim::time::SimTime;
+
+const DATE: u64 = 1_795_305_600;
+
+fn key(n: u64) -> SecretKey {
+    let mut seed = [0u8; 32];
+    seed[..8].copy_from_slice(&n.to_le_bytes());
+    seed[9] = 0x77;
+    SecretKey::from_bytes(&seed)
+}
+
+/// A store holding `count` bundles of `size` bytes, keys numbered from `first`.
+fn store_with(first: u64, count: u64, size: usize) -> MemStore {
+    let mut s = MemStore::new();
+    for i in first..first + count {
+        let k = key(i);
+        let payload: Vec<u8> = (0..size).map(|j| (i as usize * 7 + j) as u8).collect();
+        let mut m = Manifest::new(k.bundle_id(), 1, size as u64, hash_payload(&payload), DATE);
+        m.service = Some("file".into());
+        m.name = Some(format!("obs-{i:06}.txt"));
+        s.insert(m.sign(&k).unwrap(), payload);
+    }
+    s
+}
+
+fn node_key(n: u8) -> [u8; 32] {
+    key(1_000_000 + u64::from(n)).public()
+}
+
+struct Pair {
+    sim: Simulator,
+    a: NodeId,
+    b: NodeId,
+}
+
+fn pair(profile: &str, seed: u64, a: MemStore, b: MemStore) -> Pair {
+    let cfg = LinkConfig::profile(profile).unwrap();
+    let mut sim = Simulator::new(seed);
+    let na = sim.add_node(SimNode::new(Config::default(), node_key(1), seed ^ 1, a));
+    let nb = sim.add_node(SimNode::new(Config::default(), node_key(2), seed ^ 2, b));
+    let link = if cfg.kind == LinkKind::Csma {
+        sim.add_medium(&[na, nb], Adjacency::full(2), &cfg).unwrap()
+    } else {
+        sim.connect(na, nb, &cfg).unwrap()
+    };
+    let params = params_for(&cfg);
+    for n in [na, nb] {
+        let port = sim.port(n, link).unwrap();
+        sim.node_mut::<SimNode<MemStore>>(n)
+            .unwrap()
+            .attach(port, params);
+    }
+    Pair { sim, a: na, b: nb }
+}
+
+fn held(p: &Pair, n: NodeId) -> usize {
+    p.sim.node::<SimNode<MemStore>>(n).unwrap().store.held.len()
+}
+
+/// Runs until both nodes hold `total` bundles or `limit` passes; returns the time taken.
+fn run_until_synced(p: &mut Pair, total: usize, limit: Duration) -> Option<Duration> {
+    let end = SimTime::from_nanos(limit.as_nanos() as u64);
+    while p.sim.now() < end {
+        if held(p, p.a) == total && held(p, p.b) == total {
+            return Some(Duration::from_nanos(p.sim.now().as_nanos()));
+        }
+        if !p.sim.step() {
+            break;
+        }
+    }
+    (held(p, p.a) == total && held(p, p.b) == total)
+        .then(|| Duration::from_nanos(p.sim.now().as_nanos()))
+}
+
+#[test]
+fn lan_pair_syncs_both_ways() {
+    let mut p = pair("lan", 1, store_with(0, 20, 2000), store_with(100, 30, 500));
+    let t = run_until_synced(&mut p, 50, Duration::from_secs(5));
+    let a = p.sim.node::<SimNode<MemStore>>(p.a).unwrap();
+    let b = p.sim.node::<SimNode<MemStore>>(p.b).unwrap();
+    eprintln!(
+        "{t:?} steps {} now {} held {} {}\n{:?}\n{:?}",
+        p.sim.steps(),
+        p.sim.now(),
+        a.store.held.len(),
+        b.store.held.len(),
+        a.ep.stats(),
+        b.ep.stats()
+    );
+    let t = t.expect("seed 1: not synced");
+    assert!(t < Duration::from_millis(200), "seed 1: took {t:?}");
+}
+
+#[test]
+fn uhf_100x100() {
+    for seed in 1..=3 {
+        let mut p = pair(
+            "uhf-csma",
+            seed,
+            store_with(0, 100, 100),
+            store_with(1000, 100, 100),
+        );
+        let t = run_until_synced(&mut p, 200, Duration::from_secs(120));
+        let a = p.sim.node::<SimNode<MemStore>>(p.a).unwrap();
+        let b = p.sim.node::<SimNode<MemStore>>(p.b).unwrap();
+        let on_air = a.ep.stats().bytes_sent + b.ep.stats().bytes_sent;
+        eprintln!(
+            "seed {seed}: {t:?}, {on_air} bytes sent, refused {}/{}",
+            a.refused, b.refused
+        );
+        eprintln!(
+            "A {:?}\nB {:?}",
+            a.ep.describe_sessions(),
+            b.ep.describe_sessions()
+        );
+        eprintln!("A {:?}\nB {:?}", a.ep.stats(), b.ep.stats());
+        eprintln!(
+            "by type A {:?}\nB {:?}",
+            a.ep.stats().sent_by_type,
+            b.ep.stats().sent_by_type
+        );
+        let link = p.sim.link_stats(skywave_sim::sim::LinkId(0), p.a);
+        eprintln!(
+            "link A {link:?}\nlink B {:?}",
+            p.sim.link_stats(skywave_sim::sim::LinkId(0), p.b)
+        );
+        let t = t.unwrap_or_else(|| panic!("seed {seed}: not synced"));
+        assert!(t <= Duration::from_secs(15), "seed {seed}: took {t:?}");
+        assert!(on_air <= 75_000, "seed {seed}: {on_air} bytes on air");
+    }
+}
+
+#[test]
+fn hf_100x100() {
+    let seed = 1;
+    let mut p = pair(
+        "hf-modem",
+        seed,
+        store_with(0, 10_100, 100),
+        store_with(0, 10_000, 100),
+    );
+    // B also holds 100 unique bundles of its own.
+    {
+        let extra = store_with(20_000, 100, 100);
+        let b = p.sim.node_mut::<SimNode<MemStore>>(p.b).unwrap();
+        b.store.held.extend(extra.held);
+    }
+    let t = run_until_synced(&mut p, 10_200, Duration::from_secs(3600));
+    let a = p.sim.node::<SimNode<MemStore>>(p.a).unwrap();
+    let b = p.sim.node::<SimNode<MemStore>>(p.b).unwrap();
+    eprintln!(
+        "seed {seed}: {t:?}, sent {} + {} bytes, recon {:?} {:?}, refused {}/{}",
+        a.ep.stats().bytes_sent,
+        b.ep.stats().bytes_sent,
+        a.ep.recon_totals(),
+        b.ep.recon_totals(),
+        a.refused,
+        b.refused
+    );
+    let t = t.unwrap_or_else(|| panic!("seed {seed}: not synced"));
+    assert!(t <= Duration::from_secs(8 * 60), "seed {seed}: took {t:?}");
+}
+
+#[test]
+#[ignore = "debugging aid: prints a frame trace"]
+fn uhf_trace() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter("skywave_proto=trace")
+        .with_test_writer()
+        .try_init();
+    let mut p = pair(
+        "uhf-csma",
+        1,
+        store_with(0, 5, 100),
+        store_with(1000, 5, 100),
+    );
+    let t = run_until_synced(&mut p, 10, Duration::from_secs(30));
+    eprintln!("{t:?}");
+}

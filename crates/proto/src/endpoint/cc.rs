@@ -1,0 +1,304 @@
+//! Pacing and congestion control for links where the core paces itself (IP paths).
+//!
+//! A model-based controller in the manner of BBR: the bottleneck rate is the maximum
+//! delivery rate seen over the last ~10 round trips, the propagation RTT the minimum
+//! seen over 10 s. Frames leave paced at `gain × rate` with at most 2 BDP in flight.
+//! Loss marks frames' contents for resending but does not cut the rate: on the paths we
+//! serve, most loss is random (radio, cellular), and a rate that halves on every loss
+//! (Reno, Cubic) collapses there. Queueing shows up as RTT above the minimum, which the
+//! in-flight cap bounds.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use skywave_bundle::BundleId;
+
+/// One piece of a bundle carried by a frame: (bundle, version, offset, length).
+pub(crate) type PieceRef = (BundleId, u64, u64, u64);
+
+#[derive(Debug, Clone)]
+pub(crate) struct Sent {
+    pub time: Duration,
+    pub bytes: u64,
+    pub delivered: u64,
+    pub delivered_at: Duration,
+    pub pieces: Vec<PieceRef>,
+}
+
+const STARTUP_GAIN: f64 = 2.885;
+const CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+const BW_WINDOW_ROUNDS: u64 = 10;
+const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone)]
+pub(crate) struct Cc {
+    pub enabled: bool,
+    mtu: u64,
+    pub srtt: Option<Duration>,
+    rttvar: Duration,
+    min_rtt: Option<(Duration, Duration)>,
+    /// (round, rate in bytes/s) samples for the windowed max.
+    bw_samples: Vec<(u64, f64)>,
+    initial_rate: f64,
+    delivered: u64,
+    delivered_at: Duration,
+    pub in_flight: u64,
+    next_send: Duration,
+    startup: bool,
+    full_bw: f64,
+    full_bw_rounds: u32,
+    round: u64,
+    round_end_delivered: u64,
+    cycle_index: usize,
+    cycle_start: Duration,
+    pub sent: BTreeMap<u64, Sent>,
+    largest_acked: Option<u64>,
+    pto_count: u32,
+    /// Bytes declared lost, for the stats.
+    pub lost_bytes: u64,
+}
+
+impl Cc {
+    pub fn new(enabled: bool, mtu: usize, initial_rate_bps: Option<u64>) -> Self {
+        // Without a hint, start as TCP would: 10 frames per 100 ms.
+        let initial_rate =
+            initial_rate_bps.map_or(10.0 * mtu as f64 / 0.1, |r| r as f64 / 8.0 / 4.0);
+        Self {
+            enabled,
+            mtu: mtu as u64,
+            srtt: None,
+            rttvar: Duration::ZERO,
+            min_rtt: None,
+            bw_samples: Vec::new(),
+            initial_rate,
+            delivered: 0,
+            delivered_at: Duration::ZERO,
+            in_flight: 0,
+            next_send: Duration::ZERO,
+            startup: true,
+            full_bw: 0.0,
+            full_bw_rounds: 0,
+            round: 0,
+            round_end_delivered: 0,
+            cycle_index: 0,
+            cycle_start: Duration::ZERO,
+            sent: BTreeMap::new(),
+            largest_acked: None,
+            pto_count: 0,
+            lost_bytes: 0,
+        }
+    }
+
+    fn btl_bw(&self) -> f64 {
+        self.bw_samples
+            .iter()
+            .map(|s| s.1)
+            .fold(0.0, f64::max)
+            .max(self.initial_rate)
+    }
+
+    fn min_rtt(&self) -> Duration {
+        self.min_rtt.map_or(Duration::from_millis(100), |m| m.0)
+    }
+
+    fn gain(&self) -> f64 {
+        if self.startup {
+            STARTUP_GAIN
+        } else {
+            CYCLE[self.cycle_index]
+        }
+    }
+
+    pub fn pacing_rate(&self) -> f64 {
+        self.gain() * self.btl_bw()
+    }
+
+    pub fn cwnd(&self) -> u64 {
+        let bdp = self.btl_bw() * self.min_rtt().as_secs_f64();
+        let gain = if self.startup { STARTUP_GAIN } else { 2.0 };
+        ((gain * bdp) as u64).max(4 * self.mtu)
+    }
+
+    /// When a frame of `bytes` may leave, or `None` if the window is full.
+    pub fn send_time(&self, bytes: u64) -> Option<Duration> {
+        if !self.enabled {
+            return Some(Duration::ZERO);
+        }
+        if self.in_flight + bytes > self.cwnd() {
+            return None;
+        }
+        Some(self.next_send)
+    }
+
+    pub fn on_sent(&mut self, now: Duration, pn: u64, bytes: u64, pieces: Vec<PieceRef>) {
+        if !self.enabled {
+            return;
+        }
+        if self.in_flight == 0 {
+            self.delivered_at = now;
+        }
+        self.in_flight += bytes;
+        let interval = Duration::from_secs_f64(bytes as f64 / self.pacing_rate().max(1.0));
+        self.next_send = self.next_send.max(now) + interval;
+        self.sent.insert(
+            pn,
+            Sent {
+                time: now,
+                bytes,
+                delivered: self.delivered,
+                delivered_at: self.delivered_at,
+                pieces,
+            },
+        );
+    }
+
+    /// Processes acknowledged ranges; returns the pieces of frames now deemed lost.
+    pub fn on_ack(
+        &mut self,
+        now: Duration,
+        ranges: &[(u64, u64)],
+        ack_delay: Duration,
+    ) -> (Vec<PieceRef>, Vec<PieceRef>) {
+        let mut acked_pieces = Vec::new();
+        let Some(&(_, largest)) = ranges.first() else {
+            return (Vec::new(), Vec::new());
+        };
+        let mut newest: Option<Sent> = None;
+        for &(lo, hi) in ranges {
+            let pns: Vec<u64> = self.sent.range(lo..=hi).map(|(pn, _)| *pn).collect();
+            for pn in pns {
+                let s = self.sent.remove(&pn).expect("listed above");
+                self.in_flight = self.in_flight.saturating_sub(s.bytes);
+                self.delivered += s.bytes;
+                self.delivered_at = now;
+                acked_pieces.extend(s.pieces.iter().copied());
+                if pn == largest {
+                    newest = Some(s.clone());
+                }
+                // Delivery rate over the interval since this frame left.
+                let dt = now.saturating_sub(s.delivered_at);
+                if dt > Duration::ZERO {
+                    let rate = (self.delivered - s.delivered) as f64 / dt.as_secs_f64();
+                    self.bw_samples.push((self.round, rate));
+                }
+                if self.delivered >= self.round_end_delivered
+                    && s.delivered >= self.round_end_delivered.saturating_sub(1)
+                {
+                    self.round += 1;
+                    self.round_end_delivered = self.delivered + self.in_flight;
+                    self.on_round();
+                }
+            }
+        }
+        self.bw_samples
+            .retain(|(r, _)| r + BW_WINDOW_ROUNDS >= self.round);
+        if let Some(s) = newest {
+            self.pto_count = 0;
+            self.rtt_sample(now.saturating_sub(s.time).saturating_sub(ack_delay));
+            let raw = now.saturating_sub(s.time);
+            if self
+                .min_rtt
+                .is_none_or(|(m, at)| raw <= m || now.saturating_sub(at) > MIN_RTT_WINDOW)
+            {
+                self.min_rtt = Some((raw, now));
+            }
+        }
+        self.largest_acked = Some(self.largest_acked.map_or(largest, |l| l.max(largest)));
+        (acked_pieces, self.detect_losses(now))
+    }
+
+    /// Folds in a round-trip sample (RFC 6298 smoothing). Also used on links the core
+    /// does not pace, where reports rather than acks give the samples.
+    pub fn rtt_sample(&mut self, sample: Duration) {
+        let sample = sample.max(Duration::from_micros(1));
+        match self.srtt {
+            None => {
+                self.srtt = Some(sample);
+                self.rttvar = sample / 2;
+            }
+            Some(srtt) => {
+                let diff = srtt.abs_diff(sample);
+                self.rttvar = (self.rttvar * 3 + diff) / 4;
+                self.srtt = Some((srtt * 7 + sample) / 8);
+            }
+        }
+    }
+
+    pub fn rttvar(&self) -> Duration {
+        self.rttvar
+    }
+
+    fn on_round(&mut self) {
+        if self.startup {
+            let bw = self.btl_bw();
+            if bw >= self.full_bw * 1.25 {
+                self.full_bw = bw;
+                self.full_bw_rounds = 0;
+            } else {
+                self.full_bw_rounds += 1;
+                if self.full_bw_rounds >= 3 {
+                    self.startup = false;
+                }
+            }
+        }
+    }
+
+    fn detect_losses(&mut self, now: Duration) -> Vec<PieceRef> {
+        let Some(largest) = self.largest_acked else {
+            return Vec::new();
+        };
+        let srtt = self.srtt.unwrap_or(Duration::from_millis(100));
+        let threshold = now.saturating_sub(srtt * 9 / 8);
+        let lost: Vec<u64> = self
+            .sent
+            .range(..largest)
+            .filter(|(pn, s)| largest - **pn >= 3 || s.time <= threshold)
+            .map(|(pn, _)| *pn)
+            .collect();
+        self.remove_lost(&lost)
+    }
+
+    fn remove_lost(&mut self, pns: &[u64]) -> Vec<PieceRef> {
+        let mut out = Vec::new();
+        for pn in pns {
+            if let Some(s) = self.sent.remove(pn) {
+                self.in_flight = self.in_flight.saturating_sub(s.bytes);
+                self.lost_bytes += s.bytes;
+                out.extend(s.pieces);
+            }
+        }
+        out
+    }
+
+    /// Probe timeout: when nothing has been acknowledged for this long, everything in
+    /// flight is presumed lost.
+    pub fn pto(&self) -> Option<Duration> {
+        if !self.enabled || self.sent.is_empty() {
+            return None;
+        }
+        let srtt = self.srtt.unwrap_or(Duration::from_millis(300));
+        let base =
+            srtt + (self.rttvar * 4).max(Duration::from_millis(5)) + Duration::from_millis(25);
+        let oldest = self.sent.values().map(|s| s.time).min()?;
+        Some(oldest + base * 2u32.pow(self.pto_count.min(6)))
+    }
+
+    pub fn on_pto(&mut self, now: Duration) -> Vec<PieceRef> {
+        self.pto_count += 1;
+        let _ = now;
+        let all: Vec<u64> = self.sent.keys().copied().collect();
+        self.remove_lost(&all)
+    }
+
+    /// Advances the gain cycle (once per min RTT).
+    pub fn tick(&mut self, now: Duration) {
+        if !self.startup && now.saturating_sub(self.cycle_start) >= self.min_rtt() {
+            self.cycle_start = now;
+            self.cycle_index = (self.cycle_index + 1) % CYCLE.len();
+        }
+    }
+
+    pub fn next_send(&self) -> Duration {
+        self.next_send
+    }
+}

@@ -1,0 +1,749 @@
+//! The protocol endpoint: one per node, driving a session per peer over any links.
+//!
+//! Inputs: [`Endpoint::handle_frame`], [`Endpoint::handle_timeout`],
+//! [`Endpoint::bundle_stored`]. Outputs: [`Endpoint::poll_transmit`],
+//! [`Endpoint::poll_timeout`], [`Endpoint::poll_event`]. Spurious extra calls are no-ops.
+
+pub(crate) mod cc;
+mod handle;
+mod peer;
+mod transmit;
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::time::Duration;
+
+use bytes::Bytes;
+use skywave_bundle::{BundleId, RangeSet, SignedManifest};
+
+use crate::recon::riblt::{Decoder, Encoder};
+use crate::store::BundleStore;
+use crate::wire::{self, BundleRef, Message};
+use cc::Cc;
+use peer::{Outgoing, Peer};
+
+/// A link as the driver numbers it.
+pub type LinkId = usize;
+
+/// What the driver tells the core about a link.
+#[derive(Debug, Clone, Copy)]
+pub struct LinkParams {
+    /// Largest frame.
+    pub mtu: usize,
+    /// A shared medium: frames are addressed and heard by every neighbour.
+    pub shared: bool,
+    /// The core paces and controls congestion itself (IP paths). Otherwise the driver's
+    /// back-pressure paces (modems, radios): it asks for a frame only when one fits.
+    pub paced: bool,
+    /// One direction at a time: bound each over so the other side gets its turn.
+    pub half_duplex: bool,
+    /// Nominal rate in bit/s, when known.
+    pub rate_bps: Option<u64>,
+    /// Expected round trip, used before one is measured and for resend timers.
+    pub rtt_hint: Duration,
+}
+
+/// Protocol settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// First HELLO retry; doubles up to `hello_max`.
+    pub hello_interval: Duration,
+    pub hello_max: Duration,
+    /// Batching of HAVE reports on full-duplex links.
+    pub report_interval: Duration,
+    /// Longest wait before acknowledging a data frame on paced links.
+    pub ack_delay: Duration,
+    /// Half duplex: longest over before yielding the channel.
+    pub max_over: Duration,
+    /// First burst of reconciliation symbols on half-duplex links.
+    pub initial_burst: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            hello_interval: Duration::from_secs(1),
+            hello_max: Duration::from_secs(60),
+            report_interval: Duration::from_millis(20),
+            ack_delay: Duration::from_millis(5),
+            max_over: Duration::from_secs(12),
+            initial_burst: 48,
+        }
+    }
+}
+
+/// Something the application may want to know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    PeerUp {
+        peer: [u8; 32],
+        link: LinkId,
+    },
+    /// Reconciliation finished: `symbols` coded symbols were needed.
+    Reconciled {
+        peer: [u8; 32],
+        symbols: u64,
+        they_lack: usize,
+        we_lack: usize,
+    },
+    /// A bundle arrived complete and verified.
+    Received {
+        id: BundleId,
+        version: u64,
+        from: [u8; 32],
+    },
+    /// A peer confirmed holding a bundle we sent.
+    Delivered {
+        id: BundleId,
+        version: u64,
+        to: [u8; 32],
+    },
+}
+
+/// Counters.
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    pub frames_sent: u64,
+    pub bytes_sent: u64,
+    pub frames_received: u64,
+    pub bytes_received: u64,
+    pub dropped_malformed: u64,
+    pub dropped_unknown_version: u64,
+    pub dropped_not_for_us: u64,
+    pub dropped_unknown_peer: u64,
+    pub bad_manifests: u64,
+    pub recon_bytes_sent: u64,
+    pub recon_messages_sent: u64,
+    pub piece_bytes_sent: u64,
+    pub piece_bytes_resent: u64,
+    pub piece_bytes_received: u64,
+    pub duplicate_bytes_received: u64,
+    pub failed_transfers: u64,
+    pub manifests_sent: u64,
+    pub manifests_resent: u64,
+    /// Times data in flight was presumed lost for want of a report.
+    pub resend_timeouts: u64,
+    pub bundles_received: u64,
+    pub bundles_delivered: u64,
+    /// Bytes sent per message type (index = type code), headers included.
+    pub sent_by_type: [u64; 16],
+}
+
+impl Stats {
+    /// Bytes of reconciliation sent: HELLO, SYMBOLS, RECON_DONE, RECON_MORE and WANT.
+    pub fn recon_bytes(&self) -> u64 {
+        use crate::wire::ty;
+        [
+            ty::HELLO,
+            ty::SYMBOLS,
+            ty::RECON_DONE,
+            ty::RECON_MORE,
+            ty::WANT,
+        ]
+        .iter()
+        .map(|&t| self.sent_by_type[t as usize])
+        .sum()
+    }
+
+    fn count_frame(&mut self, frame: &[u8]) {
+        self.frames_sent += 1;
+        self.bytes_sent += frame.len() as u64;
+        // Re-walk the messages just built to attribute bytes to types.
+        for (ty, len) in crate::wire::message_sizes(frame) {
+            self.sent_by_type[(ty as usize).min(15)] += len as u64;
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Link {
+    params: LinkParams,
+    up: bool,
+    pn: u64,
+    /// Point-to-point: the peer on the other end, once known.
+    peer: Option<[u8; 32]>,
+    hello_next: Duration,
+    hello_interval: Duration,
+    rr: usize,
+}
+
+/// The per-node protocol state machine.
+#[derive(Debug)]
+pub struct Endpoint {
+    cfg: Config,
+    key: [u8; 32],
+    tag: u32,
+    nonce: u64,
+    links: BTreeMap<LinkId, Link>,
+    peers: BTreeMap<[u8; 32], Peer>,
+    by_tag: HashMap<(LinkId, u32), [u8; 32]>,
+    /// Bundles held, by id prefix: what "already held" answers are based on.
+    held: HashMap<[u8; 8], (BundleId, u64)>,
+    held_loaded: bool,
+    events: VecDeque<Event>,
+    stats: Stats,
+    buf: Vec<u8>,
+    /// Latest time seen in any call.
+    now: Duration,
+}
+
+const HELLO_HEARD: u8 = 1;
+
+fn short_id(salt: &[u8; 32], id: &BundleId, version: u64) -> u64 {
+    let mut h = blake3::Hasher::new_keyed(salt);
+    h.update(id.as_bytes());
+    h.update(&version.to_le_bytes());
+    u64::from_le_bytes(h.finalize().as_bytes()[..8].try_into().expect("8 bytes"))
+}
+
+fn session_salt(a: ([u8; 32], u64), b: ([u8; 32], u64)) -> [u8; 32] {
+    let (lo, hi) = if a.0 <= b.0 { (a, b) } else { (b, a) };
+    let mut h = blake3::Hasher::new_derive_key("skywave session salt v1");
+    h.update(&lo.0);
+    h.update(&lo.1.to_le_bytes());
+    h.update(&hi.0);
+    h.update(&hi.1.to_le_bytes());
+    *h.finalize().as_bytes()
+}
+
+impl Endpoint {
+    /// `key` is this node's public identity; `nonce` must be fresh randomness for each
+    /// start of the node (it salts every session, so crafted collisions are useless).
+    pub fn new(cfg: Config, key: [u8; 32], nonce: u64) -> Self {
+        Self {
+            cfg,
+            key,
+            tag: u32::from_le_bytes(key[..4].try_into().expect("4 bytes")),
+            nonce,
+            links: BTreeMap::new(),
+            peers: BTreeMap::new(),
+            by_tag: HashMap::new(),
+            held: HashMap::new(),
+            held_loaded: false,
+            events: VecDeque::new(),
+            stats: Stats::default(),
+            buf: vec![0; 2048],
+            now: Duration::ZERO,
+        }
+    }
+
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    pub fn node_key(&self) -> &[u8; 32] {
+        &self.key
+    }
+
+    /// Keys of peers with an established session.
+    pub fn peers(&self) -> impl Iterator<Item = &[u8; 32]> {
+        self.peers
+            .values()
+            .filter(|p| p.established)
+            .map(|p| &p.key)
+    }
+
+    /// Bytes of reconciliation sent to and received from each peer, and messages.
+    pub fn recon_totals(&self) -> (u64, u64) {
+        self.peers
+            .values()
+            .fold((0, 0), |a, p| (a.0 + p.recon.bytes, a.1 + p.recon.messages))
+    }
+
+    /// Outgoing transfers not yet confirmed, across peers.
+    pub fn pending_transfers(&self) -> usize {
+        self.peers.values().map(|p| p.out.len()).sum()
+    }
+
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// A link came up (or its parameters changed).
+    pub fn link_up(&mut self, now: Duration, link: LinkId, params: LinkParams) {
+        let l = self.links.entry(link).or_insert(Link {
+            params,
+            up: true,
+            pn: 0,
+            peer: None,
+            hello_next: now,
+            hello_interval: self.cfg.hello_interval,
+            rr: 0,
+        });
+        l.params = params;
+        l.up = true;
+        l.hello_next = now;
+        l.hello_interval = self.cfg.hello_interval;
+        // Sessions survive link drops: say hello again so the peer knows we are back.
+        for p in self.peers.values_mut().filter(|p| p.link == link) {
+            p.hello_due = true;
+            p.heard_us = false;
+        }
+    }
+
+    pub fn link_down(&mut self, _now: Duration, link: LinkId) {
+        if let Some(l) = self.links.get_mut(&link) {
+            l.up = false;
+        }
+        for p in self.peers.values_mut().filter(|p| p.link == link) {
+            // What was in flight is presumed lost; held ranges are re-learnt on return.
+            for o in &mut p.out {
+                o.in_flight = RangeSet::new();
+                o.manifest_acked = o.manifest_acked && o.length == 0;
+                o.manifest_sent_at = None;
+            }
+            let _ = p.cc.on_pto(_now);
+        }
+    }
+
+    fn load_held(&mut self, store: &mut dyn BundleStore) {
+        if self.held_loaded {
+            return;
+        }
+        for (id, version, _) in store.inventory() {
+            self.note_held(id, version);
+        }
+        self.held_loaded = true;
+    }
+
+    fn note_held(&mut self, id: BundleId, version: u64) {
+        let r = BundleRef::new(&id, version);
+        let e = self.held.entry(r.prefix).or_insert((id, version));
+        if e.0 == id && e.1 < version {
+            e.1 = version;
+        }
+    }
+
+    fn holds(&self, r: &BundleRef) -> bool {
+        self.held
+            .get(&r.prefix)
+            .is_some_and(|(_, v)| *v >= r.version)
+    }
+
+    /// A bundle was stored locally (authored here or inserted by the application): it is
+    /// offered to every peer at once.
+    pub fn bundle_stored(&mut self, now: Duration, id: BundleId, store: &mut dyn BundleStore) {
+        self.load_held(store);
+        let Some(m) = store.manifest(&id) else { return };
+        self.note_held(id, m.version());
+        self.offer_to_peers(now, &m, None);
+    }
+
+    fn offer_to_peers(&mut self, now: Duration, m: &SignedManifest, except: Option<[u8; 32]>) {
+        let (id, version) = (m.id(), m.version());
+        for p in self.peers.values_mut() {
+            // Keep the reconciliation state current.
+            let sid = short_id(&p.salt, &id, version);
+            if p.established {
+                p.recon.enc.insert(sid);
+                p.recon.shorts.insert(sid, (id, version));
+            }
+            if Some(p.key) == except || !p.established || p.peer_has.contains(&(id, version)) {
+                continue;
+            }
+            enqueue(p, m, now);
+        }
+    }
+
+    fn start_session(
+        &mut self,
+        now: Duration,
+        key: [u8; 32],
+        nonce: u64,
+        set_size: u64,
+        store: &mut dyn BundleStore,
+    ) {
+        self.load_held(store);
+        let inv = store.inventory();
+        let salt = session_salt((self.key, self.nonce), (key, nonce));
+        let streamer = self.key < key;
+        let p = self.peers.get_mut(&key).expect("peer exists");
+        let half = self
+            .links
+            .get(&p.link)
+            .is_some_and(|l| l.params.half_duplex);
+        p.peer_nonce = nonce;
+        p.salt = salt;
+        p.streamer = streamer;
+        p.established = true;
+        let epoch = p.recon.epoch + 1;
+        p.recon = peer::Recon {
+            epoch,
+            last_symbol_at: now,
+            ..Default::default()
+        };
+        p.recon.enc = Encoder::new();
+        for (id, version, _) in &inv {
+            let sid = short_id(&salt, id, *version);
+            p.recon.enc.insert(sid);
+            p.recon.shorts.insert(sid, (*id, *version));
+        }
+        let local = inv.len() as u64;
+        let size_diff = local.abs_diff(set_size);
+        p.recon.burst_end = if half {
+            (size_diff * 2 + self.cfg.initial_burst).min(4096)
+        } else {
+            // Full duplex: stream until the decoder says it is done (bounded).
+            2 * (local + set_size) + 64
+        };
+        if !streamer {
+            p.recon.dec = Some(Decoder::new());
+        }
+        // Transfers in progress resume: the peer answers the manifest with what it holds.
+        for o in &mut p.out {
+            o.manifest_acked = false;
+            o.manifest_sent_at = None;
+            o.in_flight = RangeSet::new();
+        }
+        p.wants_out.clear();
+        p.asked.clear();
+        let link = p.link;
+        self.events.push_back(Event::PeerUp { peer: key, link });
+        tracing::debug!(peer = %hex8(&key), streamer, local, remote = set_size, "session established");
+    }
+
+    /// A frame arrived on `link`.
+    pub fn handle_frame(
+        &mut self,
+        now: Duration,
+        link: LinkId,
+        frame: &[u8],
+        store: &mut dyn BundleStore,
+    ) {
+        self.now = self.now.max(now);
+        self.stats.frames_received += 1;
+        self.stats.bytes_received += frame.len() as u64;
+        let (header, msgs) = match wire::parse(frame) {
+            Ok(x) => x,
+            Err(wire::WireError::UnknownVersion(_)) => {
+                self.stats.dropped_unknown_version += 1;
+                return;
+            }
+            Err(e) => {
+                tracing::trace!("dropped frame: {e}");
+                self.stats.dropped_malformed += 1;
+                return;
+            }
+        };
+        let Some(l) = self.links.get(&link) else {
+            self.stats.dropped_unknown_peer += 1;
+            return;
+        };
+        let shared = l.params.shared;
+        let paced = l.params.paced;
+        if let Some((_, dst)) = header.addr
+            && dst != self.tag
+            && dst != wire::BROADCAST
+        {
+            self.stats.dropped_not_for_us += 1;
+            return;
+        }
+        // HELLOs first: they may introduce the sender.
+        for m in &msgs {
+            if let Message::Hello {
+                node_key,
+                nonce,
+                set_size,
+                flags,
+            } = m
+            {
+                self.handle_hello(now, link, *node_key, *nonce, *set_size, *flags, store);
+            }
+        }
+        let key = if shared {
+            header
+                .addr
+                .and_then(|(src, _)| self.by_tag.get(&(link, src)).copied())
+        } else {
+            self.links.get(&link).and_then(|l| l.peer)
+        };
+        let Some(key) = key.filter(|k| self.peers.get(k).is_some_and(|p| p.established)) else {
+            if !msgs.iter().all(|m| matches!(m, Message::Hello { .. })) {
+                self.stats.dropped_unknown_peer += 1;
+            }
+            return;
+        };
+        {
+            let p = self.peers.get_mut(&key).expect("checked");
+            p.last_heard = now;
+            p.over_bytes = 0;
+            if paced {
+                p.record_pn(header.pn, now);
+            }
+        }
+        let mut eliciting = false;
+        if tracing::enabled!(tracing::Level::TRACE) {
+            tracing::trace!(t = now.as_secs_f64(), node = %hex8(&self.key), from = %hex8(&key), pn = header.pn, msgs = ?msgs.iter().map(describe).collect::<Vec<_>>(), "rx");
+        }
+        for m in msgs {
+            match m {
+                Message::Hello { .. } | Message::Unknown { .. } => {}
+                Message::Symbols { first, data, .. } => {
+                    eliciting = true;
+                    self.on_symbols(now, key, first, data, store);
+                }
+                Message::ReconDone { used, .. } => {
+                    let p = self.peers.get_mut(&key).expect("checked");
+                    p.recon.stopped = true;
+                    p.recon.symbols_used = used;
+                }
+                Message::ReconMore { from, count, .. } => {
+                    let p = self.peers.get_mut(&key).expect("checked");
+                    if !p.recon.stopped {
+                        if count > 0 {
+                            p.recon
+                                .resend
+                                .push_back((from, from.saturating_add(count.min(4096))));
+                        } else {
+                            let sent = p.recon.next_symbol;
+                            p.recon.burst_end = p
+                                .recon
+                                .burst_end
+                                .max(sent + sent.max(self.cfg.initial_burst));
+                        }
+                    }
+                }
+                Message::Want { ids } => {
+                    eliciting = true;
+                    self.on_want(now, key, ids, store);
+                }
+                Message::Manifest(bytes) => {
+                    eliciting = true;
+                    self.on_manifest(now, key, bytes, store);
+                }
+                Message::Piece { r, offset, data } => {
+                    eliciting = true;
+                    self.on_piece(now, key, r, offset, data, store);
+                }
+                Message::Have { r, ranges } => self.on_have(now, key, r, Some(ranges)),
+                Message::HaveAll { r } => self.on_have(now, key, r, None),
+                Message::Ack(ack) => self.on_ack(now, key, &ack),
+                Message::Fec { .. } => {}
+            }
+        }
+        if eliciting && paced {
+            let p = self.peers.get_mut(&key).expect("checked");
+            p.unacked_eliciting += 1;
+            let due = if p.unacked_eliciting >= 2 {
+                now
+            } else {
+                now + self.cfg.ack_delay
+            };
+            p.ack_due = Some(p.ack_due.map_or(due, |d| d.min(due)));
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn handle_hello(
+        &mut self,
+        now: Duration,
+        link: LinkId,
+        key: [u8; 32],
+        nonce: u64,
+        set_size: u64,
+        flags: u8,
+        store: &mut dyn BundleStore,
+    ) {
+        if key == self.key {
+            return;
+        }
+        let Some(l) = self.links.get_mut(&link) else {
+            return;
+        };
+        let params = l.params;
+        if !params.shared {
+            l.peer = Some(key);
+        }
+        let p = self.peers.entry(key).or_insert_with(|| {
+            Peer::new(
+                key,
+                link,
+                now,
+                Cc::new(params.paced, params.mtu, params.rate_bps),
+            )
+        });
+        if p.link != link {
+            p.link = link;
+            p.cc = Cc::new(params.paced, params.mtu, params.rate_bps);
+        }
+        self.by_tag.insert((link, p.tag), key);
+        let new_session = !p.established || p.peer_nonce != nonce;
+        if flags & HELLO_HEARD != 0 {
+            p.heard_us = true;
+        } else {
+            p.hello_due = true;
+        }
+        if new_session {
+            self.start_session(now, key, nonce, set_size, store);
+        }
+    }
+
+    fn on_symbols(
+        &mut self,
+        now: Duration,
+        key: [u8; 32],
+        first: u64,
+        data: &[u8],
+        store: &mut dyn BundleStore,
+    ) {
+        let p = self.peers.get_mut(&key).expect("checked");
+        p.recon.bytes += data.len() as u64;
+        p.recon.messages += 1;
+        let Some(dec) = p.recon.dec.as_mut() else {
+            return;
+        };
+        p.recon.last_symbol_at = now;
+        if p.recon.decoded {
+            // The streamer has not heard our RECON_DONE yet.
+            p.recon.done_to_send = true;
+            return;
+        }
+        let half = self
+            .links
+            .get(&p.link)
+            .is_some_and(|l| l.params.half_duplex);
+        for (k, sym) in Message::symbols(data).enumerate() {
+            let idx = first + k as u64;
+            let have = dec.received() as u64;
+            if idx > have && p.recon.early.len() < 4096 {
+                p.recon.early.insert(idx, sym);
+            } else if idx == have {
+                dec.push(sym, &mut p.recon.enc);
+                // Symbols that arrived ahead of a lost frame can now be used.
+                while let Some(s) = p.recon.early.remove(&(dec.received() as u64)) {
+                    dec.push(s, &mut p.recon.enc);
+                }
+            }
+            if dec.is_decoded() {
+                break;
+            }
+        }
+        p.recon.early.retain(|&i, _| i >= dec.received() as u64);
+        if dec.is_decoded() {
+            let used = dec.received() as u64;
+            let diff = dec.difference();
+            p.recon.decoded = true;
+            p.recon.done_to_send = true;
+            p.recon.more_to_send = None;
+            p.recon.early.clear();
+            p.recon.symbols_used = used;
+            for sid in &diff.remote_only {
+                p.wants_out.push_back(*sid);
+            }
+            let push: Vec<(BundleId, u64)> = diff
+                .local_only
+                .iter()
+                .filter_map(|sid| p.recon.shorts.get(sid).copied())
+                .collect();
+            tracing::debug!(peer = %hex8(&key), used, they_lack = push.len(), we_lack = diff.remote_only.len(), "reconciled");
+            self.events.push_back(Event::Reconciled {
+                peer: key,
+                symbols: used,
+                they_lack: push.len(),
+                we_lack: diff.remote_only.len(),
+            });
+            for (id, version) in push {
+                if let Some(m) = store.manifest(&id).filter(|m| m.version() == version) {
+                    enqueue(p, &m, now);
+                }
+            }
+        } else {
+            let have = dec.received() as u64;
+            if let Some((&next, _)) = p.recon.early.first_key_value() {
+                // A frame of symbols was lost: ask for exactly what is missing, once.
+                if p.recon.gap_asked != Some(have) {
+                    p.recon.gap_asked = Some(have);
+                    p.recon.more_to_send = Some((have, next - have));
+                }
+            } else if half {
+                // Bursts on half-duplex links: the burst is over when we get the turn.
+                p.recon.more_to_send = Some((have, 0));
+            }
+        }
+    }
+}
+
+fn describe(m: &Message<'_>) -> String {
+    match m {
+        Message::Piece { r, offset, data } => format!(
+            "PIECE {:02x}{:02x}@{offset}+{}",
+            r.prefix[0],
+            r.prefix[1],
+            data.len()
+        ),
+        Message::Have { r, ranges } => format!(
+            "HAVE {:02x}{:02x} {:?}",
+            r.prefix[0],
+            r.prefix[1],
+            ranges.iter().collect::<Vec<_>>()
+        ),
+        Message::HaveAll { r } => format!("HAVE_ALL {:02x}{:02x}", r.prefix[0], r.prefix[1]),
+        Message::Manifest(b) => format!(
+            "MANIFEST {:02x}{:02x}",
+            b.get(1).copied().unwrap_or(0),
+            b.get(2).copied().unwrap_or(0)
+        ),
+        Message::Symbols { first, data, .. } => format!("SYMBOLS {first}+{}", data.len() / 13),
+        other => format!("{:?}", other).chars().take(40).collect(),
+    }
+}
+
+fn hex8(k: &[u8; 32]) -> String {
+    k[..4].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn enqueue(p: &mut Peer, m: &SignedManifest, now: Duration) {
+    let (id, version) = (m.id(), m.version());
+    if p.out.iter().any(|o| o.id == id && o.r.version >= version) {
+        return;
+    }
+    p.out.retain(|o| o.id != id);
+    p.out_seq += 1;
+    let addressed = m.manifest().recipient.is_some_and(|r| r.0 == p.key);
+    p.out.push(Outgoing {
+        id,
+        r: BundleRef::new(&id, version),
+        length: m.manifest().length,
+        manifest: Bytes::copy_from_slice(m.as_bytes()),
+        manifest_acked: false,
+        manifest_sent_at: None,
+        held: RangeSet::new(),
+        in_flight: RangeSet::new(),
+        sent_ever: RangeSet::new(),
+        progress_at: now,
+        last_sent_at: now,
+        resent: false,
+        addressed_to_peer: addressed,
+        queued_at: now,
+        seq: p.out_seq,
+    });
+}
+
+impl Endpoint {
+    /// A one-line summary of each session, for logs and status screens.
+    pub fn describe_sessions(&self) -> Vec<String> {
+        self.peers
+            .values()
+            .map(|p| {
+                format!(
+                    "peer {} link {} established {} heard_us {} streamer {} next_sym {} burst_end {} stopped {} decoded {} received {} out {} incoming {} wants {} asked {} have_all {} have {}",
+                    hex8(&p.key),
+                    p.link,
+                    p.established,
+                    p.heard_us,
+                    p.streamer,
+                    p.recon.next_symbol,
+                    p.recon.burst_end,
+                    p.recon.stopped,
+                    p.recon.decoded,
+                    p.recon.dec.as_ref().map_or(0, |d| d.received()),
+                    p.out.len(),
+                    p.incoming.len(),
+                    p.wants_out.len(),
+                    p.asked.len(),
+                    p.have_all.len(),
+                    p.have.len(),
+                )
+            })
+            .collect()
+    }
+}

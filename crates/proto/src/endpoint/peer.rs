@@ -1,0 +1,204 @@
+//! Per-peer session state.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::time::Duration;
+
+use bytes::Bytes;
+use skywave_bundle::{BundleId, RangeSet, SignedManifest};
+
+use super::LinkId;
+use super::cc::Cc;
+use crate::recon::riblt::{Decoder, Encoder, Symbol};
+use crate::wire::BundleRef;
+
+/// A bundle being sent to a peer.
+#[derive(Debug)]
+pub(crate) struct Outgoing {
+    pub id: BundleId,
+    pub r: BundleRef,
+    pub length: u64,
+    pub manifest: Bytes,
+    /// The peer confirmed it has the manifest (any HAVE, or a piece accepted).
+    pub manifest_acked: bool,
+    pub manifest_sent_at: Option<Duration>,
+    /// Ranges the peer reported holding.
+    pub held: RangeSet,
+    /// Ranges sent and not yet reported held or declared lost.
+    pub in_flight: RangeSet,
+    /// Every range ever sent (to count resent bytes).
+    pub sent_ever: RangeSet,
+    /// Last time the peer reported progress (or the transfer started).
+    pub progress_at: Duration,
+    /// When anything of this bundle was last sent: reports answering it give RTT samples
+    /// on links without acks.
+    pub last_sent_at: Duration,
+    /// Something of this bundle was sent twice: its reports give no RTT samples.
+    pub resent: bool,
+    pub addressed_to_peer: bool,
+    pub queued_at: Duration,
+    pub seq: u64,
+}
+
+impl Outgoing {
+    /// Next range to send: the first byte neither held nor in flight.
+    pub fn next_range(&self, max: u64) -> Option<(u64, u64)> {
+        let mut blocked = self.held.clone();
+        for (s, e) in self.in_flight.iter() {
+            blocked.insert(s, e);
+        }
+        blocked
+            .missing(self.length)
+            .first()
+            .map(|&(s, e)| (s, e.min(s.saturating_add(max))))
+    }
+}
+
+/// A bundle being received from a peer.
+#[derive(Debug)]
+pub(crate) struct Incoming {
+    pub id: BundleId,
+    pub version: u64,
+    /// Ranges held (as the store reported, plus pieces written since).
+    pub held: RangeSet,
+    pub manifest: SignedManifest,
+}
+
+/// Reconciliation progress of a session.
+#[derive(Debug, Default)]
+pub(crate) struct Recon {
+    pub epoch: u64,
+    /// Local set under this session's salt (kept current).
+    pub enc: Encoder,
+    /// Short id -> bundle, for the local set.
+    pub shorts: HashMap<u64, (BundleId, u64)>,
+    /// Streamer: next symbol index to send, and where the current burst ends.
+    pub next_symbol: u64,
+    pub burst_end: u64,
+    pub stopped: bool,
+    /// Decoder side.
+    pub dec: Option<Decoder>,
+    pub decoded: bool,
+    pub done_to_send: bool,
+    pub done_repeat: u32,
+    /// A request owed to the streamer: `(from, count)` as in RECON_MORE.
+    pub more_to_send: Option<(u64, u64)>,
+    /// Symbols received ahead of a gap, waiting for it to fill.
+    pub early: BTreeMap<u64, Symbol>,
+    /// Gap already asked for (not asked again until the silence timer).
+    pub gap_asked: Option<u64>,
+    /// Streamer: symbol ranges to send again before new ones.
+    pub resend: VecDeque<(u64, u64)>,
+    /// When the decoder last got a symbol (or the session started): silence past a
+    /// timeout means our request for more was lost, so it is repeated.
+    pub last_symbol_at: Duration,
+    pub symbols_used: u64,
+    /// Bytes of reconciliation messages sent and received (for the metrics).
+    pub bytes: u64,
+    pub messages: u64,
+}
+
+#[derive(Debug)]
+pub(crate) struct Peer {
+    pub key: [u8; 32],
+    pub tag: u32,
+    pub link: LinkId,
+    pub peer_nonce: u64,
+    pub salt: [u8; 32],
+    /// We stream symbols (our key is the smaller).
+    pub streamer: bool,
+    pub established: bool,
+    /// The peer has confirmed hearing our HELLO.
+    pub heard_us: bool,
+    pub hello_due: bool,
+    pub hello_at: Duration,
+    pub recon: Recon,
+    /// Short ids the peer wants, and ids we have asked for (with the time asked).
+    pub wants_out: VecDeque<u64>,
+    pub asked: BTreeMap<u64, Duration>,
+    pub out: Vec<Outgoing>,
+    pub out_seq: u64,
+    /// Bundles the peer is known to hold (do not offer them again).
+    pub peer_has: HashSet<(BundleId, u64)>,
+    /// Transfers we receive from this peer.
+    pub incoming: HashMap<BundleRef, Incoming>,
+    /// Reports owed: HAVE_ALL first (never displaced), then HAVE.
+    pub have_all: VecDeque<BundleRef>,
+    /// HAVE_ALLs sent once, repeated in the next frame: losing one costs the sender a
+    /// timeout and a resend, repeating it costs ~11 bytes.
+    pub have_all_again: Vec<BundleRef>,
+    pub have: Vec<BundleRef>,
+    pub have_due: Option<Duration>,
+    /// Packet numbers received and not yet acknowledged (paced links).
+    pub ack_ranges: Vec<(u64, u64)>,
+    pub ack_largest_at: Duration,
+    pub ack_due: Option<Duration>,
+    pub unacked_eliciting: u32,
+    pub cc: Cc,
+    pub last_heard: Duration,
+    /// Doublings of the resend timeout since the last clean round trip.
+    pub backoff: u32,
+    /// Bytes sent since the peer last spoke (half duplex: an over's length).
+    pub over_bytes: u64,
+}
+
+impl Peer {
+    pub fn new(key: [u8; 32], link: LinkId, now: Duration, cc: Cc) -> Self {
+        Self {
+            key,
+            tag: u32::from_le_bytes(key[..4].try_into().expect("4 bytes")),
+            link,
+            peer_nonce: 0,
+            salt: [0; 32],
+            streamer: false,
+            established: false,
+            heard_us: false,
+            hello_due: true,
+            hello_at: now,
+            recon: Recon::default(),
+            wants_out: VecDeque::new(),
+            asked: BTreeMap::new(),
+            out: Vec::new(),
+            out_seq: 0,
+            peer_has: HashSet::new(),
+            incoming: HashMap::new(),
+            have_all: VecDeque::new(),
+            have_all_again: Vec::new(),
+            have: Vec::new(),
+            have_due: None,
+            ack_ranges: Vec::new(),
+            ack_largest_at: now,
+            ack_due: None,
+            unacked_eliciting: 0,
+            cc,
+            last_heard: now,
+            backoff: 0,
+            over_bytes: 0,
+        }
+    }
+
+    /// Records a received packet number for acknowledgement.
+    pub fn record_pn(&mut self, pn: u64, now: Duration) {
+        let r = &mut self.ack_ranges;
+        match r.iter_mut().find(|(lo, hi)| pn + 1 >= *lo && pn <= hi + 1) {
+            Some(range) => {
+                range.0 = range.0.min(pn);
+                range.1 = range.1.max(pn);
+            }
+            None => r.push((pn, pn)),
+        }
+        r.sort_unstable_by_key(|a| std::cmp::Reverse(a.1));
+        // Merge neighbours that now touch.
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(r.len());
+        for &(lo, hi) in r.iter() {
+            match merged.last_mut() {
+                Some(last) if hi + 1 >= last.0 => last.0 = last.0.min(lo),
+                _ => merged.push((lo, hi)),
+            }
+        }
+        merged.truncate(crate::wire::MAX_ACK_RANGES);
+        *r = merged;
+        if r.first().is_some_and(|&(_, hi)| hi == pn) {
+            self.ack_largest_at = now;
+        }
+    }
+}

@@ -1,0 +1,478 @@
+//! Building frames and running timers.
+
+use std::time::Duration;
+
+use super::cc::PieceRef;
+use super::handle::requeue_lost;
+use super::peer::Peer;
+use super::{Endpoint, HELLO_HEARD, LinkId, LinkParams};
+use crate::store::BundleStore;
+use crate::wire::{self, Ack, FrameWriter, Header};
+
+/// A WANT is repeated after this many resend timeouts without any answer to it (each
+/// manifest that answers it restarts the wait for the rest).
+const WANT_PATIENCE: u32 = 2;
+
+/// Pieces smaller than this are not worth a header when more data would follow.
+const MIN_PIECE: usize = 24;
+
+impl Endpoint {
+    fn rto(&self, p: &Peer, params: &LinkParams) -> Duration {
+        let measured =
+            p.cc.srtt
+                .map(|s| s + (p.cc.rttvar() * 4).max(Duration::from_millis(10)));
+        let rtt = measured.unwrap_or(params.rtt_hint * 2).max(params.rtt_hint);
+        let mut t = rtt + self.cfg.report_interval + Duration::from_millis(10);
+        if params.half_duplex {
+            t += self.cfg.max_over * 2;
+        }
+        t * 2u32.pow(p.backoff.min(5))
+    }
+
+    fn over_limit(&self, params: &LinkParams) -> u64 {
+        match (params.half_duplex, params.rate_bps) {
+            (true, Some(r)) => (r as f64 / 8.0 * self.cfg.max_over.as_secs_f64()) as u64,
+            _ => u64::MAX,
+        }
+    }
+
+    /// The next frame to send on `link`, at most `max_len` bytes (the space the driver
+    /// has now). `None` when there is nothing to send, or nothing worth a frame yet.
+    pub fn poll_transmit(
+        &mut self,
+        now: Duration,
+        link: LinkId,
+        max_len: usize,
+        store: &mut dyn BundleStore,
+    ) -> Option<Vec<u8>> {
+        self.now = self.now.max(now);
+        self.load_held(store);
+        let l = self.links.get(&link)?;
+        if !l.up {
+            return None;
+        }
+        let budget = max_len.min(l.params.mtu);
+        if budget < wire::MIN_FRAME {
+            return None;
+        }
+        let keys: Vec<[u8; 32]> = self
+            .peers
+            .values()
+            .filter(|p| p.link == link && p.established)
+            .map(|p| p.key)
+            .collect();
+        let start = l.rr;
+        for i in 0..keys.len() {
+            let key = keys[(start + i) % keys.len()];
+            if let Some(f) = self.build_for_peer(now, link, key, budget, store) {
+                if let Some(l) = self.links.get_mut(&link) {
+                    l.rr = (start + i + 1) % keys.len().max(1);
+                }
+                return Some(f);
+            }
+        }
+        // Discovery: a HELLO to whoever hears it.
+        let l = self.links.get_mut(&link)?;
+        let needs = l.params.shared
+            || l.peer
+                .is_none_or(|k| !self.peers.get(&k).is_some_and(|p| p.established));
+        if needs && now >= l.hello_next {
+            l.hello_next = now + l.hello_interval;
+            l.hello_interval = (l.hello_interval * 2).min(self.cfg.hello_max);
+            let addr = l.params.shared.then_some((self.tag, wire::BROADCAST));
+            let pn = l.pn;
+            l.pn += 1;
+            let mut w = FrameWriter::new(Header { addr, pn }, budget);
+            w.hello(&self.key, self.nonce, self.held.len() as u64, 0);
+            let f = w.finish();
+            self.stats.count_frame(&f);
+            return Some(f);
+        }
+        None
+    }
+
+    fn build_for_peer(
+        &mut self,
+        now: Duration,
+        link: LinkId,
+        key: [u8; 32],
+        budget: usize,
+        store: &mut dyn BundleStore,
+    ) -> Option<Vec<u8>> {
+        let params = self.links.get(&link)?.params;
+        let rto = self.rto(self.peers.get(&key)?, &params);
+        let over_limit = self.over_limit(&params);
+        let report_now = self.cfg.report_interval;
+        let set_size = self.held.len() as u64;
+        let (my_key, my_tag, nonce) = (self.key, self.tag, self.nonce);
+        let pn = self.links.get(&link)?.pn;
+        let p = self.peers.get_mut(&key)?;
+        let header = Header {
+            addr: params.shared.then_some((my_tag, p.tag)),
+            pn,
+        };
+        let mut w = FrameWriter::new(header, budget);
+        let mut substantive = false;
+        let mut eliciting = false;
+        let mut pieces: Vec<PieceRef> = Vec::new();
+
+        // 1. HELLO, when the peer has not confirmed hearing us.
+        if p.hello_due && w.hello(&my_key, nonce, set_size, HELLO_HEARD) {
+            p.hello_due = false;
+            p.hello_at = now;
+            substantive = true;
+        }
+        // 2. Acknowledgements (paced links), piggybacked whenever anything is owed.
+        let mut ack_written = false;
+        if params.paced && p.unacked_eliciting > 0 && !p.ack_ranges.is_empty() {
+            let ack = Ack {
+                largest: p.ack_ranges[0].1,
+                delay_us: now.saturating_sub(p.ack_largest_at).as_micros() as u64,
+                ranges: p.ack_ranges.clone(),
+            };
+            if w.ack(&ack) {
+                ack_written = true;
+                if p.ack_due.is_some_and(|d| d <= now) {
+                    substantive = true;
+                }
+            }
+        }
+        // 3. "I hold it all": never displaced by anything else. Each goes out twice, in
+        // two frames.
+        let again = std::mem::take(&mut p.have_all_again);
+        let mut again_rest = Vec::new();
+        for r in again {
+            if w.have_all(&r) {
+                substantive = true;
+            } else {
+                again_rest.push(r);
+            }
+        }
+        let mut sent_now = Vec::new();
+        while let Some(r) = p.have_all.front() {
+            if !w.have_all(r) {
+                break;
+            }
+            sent_now.extend(p.have_all.pop_front());
+            substantive = true;
+        }
+        again_rest.extend(sent_now);
+        p.have_all_again = again_rest;
+        // 4. Reconciliation control.
+        if p.recon.done_to_send && w.recon_done(p.recon.epoch, p.recon.symbols_used) {
+            // Sent twice, in two frames: it stops the symbol stream.
+            p.recon.done_to_send = p.recon.done_repeat == 0;
+            p.recon.done_repeat += 1;
+            p.recon.bytes += 4;
+            p.recon.messages += 1;
+            substantive = true;
+        }
+        if !p.recon.decoded
+            && let Some((from, count)) = p.recon.more_to_send
+            && w.recon_more(p.recon.epoch, from, count)
+        {
+            p.recon.more_to_send = None;
+            p.recon.bytes += 4;
+            p.recon.messages += 1;
+            substantive = true;
+        }
+        while !p.wants_out.is_empty() {
+            let ids: Vec<u64> = p.wants_out.iter().copied().collect();
+            let n = w.want(&ids);
+            if n == 0 {
+                break;
+            }
+            for sid in p.wants_out.drain(..n) {
+                p.asked.insert(sid, now);
+            }
+            p.recon.bytes += 8 * n as u64;
+            p.recon.messages += 1;
+            substantive = true;
+        }
+        // 5. Progress reports, batched.
+        let report_due =
+            p.have_due.is_some_and(|d| d <= now) || (params.half_duplex && !p.have.is_empty());
+        if report_due {
+            let i = 0;
+            while i < p.have.len() {
+                let r = p.have[i];
+                let Some(inc) = p.incoming.get(&r) else {
+                    p.have.remove(i);
+                    continue;
+                };
+                if !w.have(&r, &inc.held) {
+                    break;
+                }
+                p.have.remove(i);
+                substantive = true;
+            }
+            if p.have.is_empty() {
+                p.have_due = None;
+            } else {
+                p.have_due = Some(now + report_now);
+            }
+        }
+        // 6. Data: symbols, manifests, pieces; paced and bounded per over.
+        let may_send_data = p.over_bytes < over_limit
+            && p.cc
+                .send_time(w.remaining() as u64)
+                .is_some_and(|t| t <= now);
+        if may_send_data {
+            while p.streamer && p.heard_us && !p.recon.stopped {
+                // Lost symbols first, then new ones.
+                let (first, end, again) = match p.recon.resend.front() {
+                    Some(&(a, b)) => (a, b.min(p.recon.next_symbol), true),
+                    None if p.recon.next_symbol < p.recon.burst_end => {
+                        (p.recon.next_symbol, p.recon.burst_end, false)
+                    }
+                    None => break,
+                };
+                if first >= end {
+                    p.recon.resend.pop_front();
+                    continue;
+                }
+                let enc = &mut p.recon.enc;
+                let n = w.symbols(p.recon.epoch, first, (end - first) as usize, |i| {
+                    enc.symbol(i as usize)
+                });
+                if n == 0 {
+                    break;
+                }
+                if again {
+                    let front = p.recon.resend.front_mut().expect("matched above");
+                    front.0 += n as u64;
+                } else {
+                    p.recon.next_symbol += n as u64;
+                }
+                p.recon.bytes += 13 * n as u64;
+                p.recon.messages += 1;
+                substantive = true;
+                eliciting = true;
+            }
+            sort_outgoing(p, now);
+            for o in p.out.iter_mut() {
+                if w.remaining() < wire::MIN_FRAME / 2 {
+                    break;
+                }
+                if !o.manifest_acked && o.manifest_sent_at.is_none_or(|t| now >= t + rto) {
+                    if !w.manifest(&o.manifest) {
+                        break;
+                    }
+                    if o.manifest_sent_at.is_some() {
+                        self.stats.manifests_resent += 1;
+                        o.resent = true;
+                    }
+                    self.stats.manifests_sent += 1;
+                    o.manifest_sent_at = Some(now);
+                    o.last_sent_at = now;
+                    substantive = true;
+                    eliciting = true;
+                    if o.length == 0 {
+                        continue;
+                    }
+                }
+                if o.manifest_sent_at.is_none() && !o.manifest_acked {
+                    continue;
+                }
+                while let Some((start, end)) = o.next_range(u64::MAX) {
+                    let room = w.piece_room(&o.r, start);
+                    let want = (end - start) as usize;
+                    if room == 0 || (room < MIN_PIECE && want > room) {
+                        break;
+                    }
+                    let n = room.min(want).min(self.buf.len());
+                    let got = store.read(&o.id, o.r.version, start, &mut self.buf[..n]);
+                    if got == 0 || !w.piece(&o.r, start, &self.buf[..got]) {
+                        break;
+                    }
+                    let stop = start + got as u64;
+                    if o.in_flight.is_empty() {
+                        // The resend timer runs from the first byte in flight.
+                        o.progress_at = now;
+                    }
+                    o.last_sent_at = now;
+                    o.in_flight.insert(start, stop);
+                    let fresh = o.sent_ever.insert(start, stop);
+                    if fresh < got as u64 {
+                        o.resent = true;
+                    }
+                    self.stats.piece_bytes_sent += got as u64;
+                    self.stats.piece_bytes_resent += got as u64 - fresh;
+                    pieces.push((o.id, o.r.version, start, got as u64));
+                    substantive = true;
+                    eliciting = true;
+                }
+            }
+        }
+        if !substantive {
+            return None;
+        }
+        if ack_written {
+            p.unacked_eliciting = 0;
+            p.ack_due = None;
+        }
+        let f = w.finish();
+        p.over_bytes += f.len() as u64;
+        if eliciting {
+            p.cc.on_sent(now, pn, f.len() as u64, pieces);
+        }
+        if let Some(l) = self.links.get_mut(&link) {
+            l.pn += 1;
+        }
+        self.stats.count_frame(&f);
+        Some(f)
+    }
+
+    /// When [`Endpoint::handle_timeout`] should next be called.
+    ///
+    /// Deadlines for sending (a report, an ack, a paced frame, a HELLO) that have passed
+    /// are not returned: they wait for the driver's next poll, which comes when the link
+    /// can take a frame. Returning them would wake the driver for nothing.
+    pub fn poll_timeout(&self) -> Option<Duration> {
+        let now = self.now;
+        let mut t: Option<Duration> = None;
+        let mut at = |d: Duration| t = Some(t.map_or(d, |x| x.min(d)));
+        let send_at = |d: Duration, at: &mut dyn FnMut(Duration)| {
+            if d > now {
+                at(d);
+            }
+        };
+        for l in self.links.values().filter(|l| l.up) {
+            let needs = l.params.shared
+                || l.peer
+                    .is_none_or(|k| !self.peers.get(&k).is_some_and(|p| p.established));
+            if needs {
+                send_at(l.hello_next, &mut at);
+            }
+        }
+        for p in self.peers.values().filter(|p| p.established) {
+            let Some(l) = self.links.get(&p.link).filter(|l| l.up) else {
+                continue;
+            };
+            let rto = self.rto(p, &l.params);
+            if !p.heard_us && !p.hello_due {
+                at(p.hello_at + l.hello_interval.max(rto));
+            }
+            if let Some(d) = p.have_due {
+                send_at(d, &mut at);
+            }
+            if let Some(d) = p.ack_due {
+                send_at(d, &mut at);
+            }
+            if let Some(d) = p.cc.pto() {
+                at(d);
+            }
+            if p.cc.enabled && has_data(p) && p.cc.send_time(l.params.mtu as u64).is_some() {
+                send_at(p.cc.next_send(), &mut at);
+            }
+            for o in &p.out {
+                if !o.in_flight.is_empty() {
+                    at(o.progress_at + rto);
+                }
+                if let Some(s) = o.manifest_sent_at.filter(|_| !o.manifest_acked) {
+                    send_at(s + rto, &mut at);
+                }
+            }
+            if let Some(&first) = p.asked.values().min() {
+                at(first + rto * WANT_PATIENCE);
+            }
+            if p.recon.dec.is_some() && !p.recon.decoded && p.recon.more_to_send.is_none() {
+                at(p.recon.last_symbol_at + rto);
+            }
+            if p.over_bytes > 0 && l.params.half_duplex {
+                at(p.last_heard.max(p.hello_at) + rto);
+            }
+        }
+        t
+    }
+
+    /// Runs the timers due at `now`.
+    pub fn handle_timeout(&mut self, now: Duration) {
+        self.now = self.now.max(now);
+        let keys: Vec<[u8; 32]> = self.peers.keys().copied().collect();
+        for key in keys {
+            let Some(p) = self.peers.get(&key) else {
+                continue;
+            };
+            let Some(l) = self.links.get(&p.link) else {
+                continue;
+            };
+            let (params, hello_interval) = (l.params, l.hello_interval);
+            let rto = self.rto(p, &params);
+            let p = self.peers.get_mut(&key).expect("listed");
+            if !p.established {
+                continue;
+            }
+            if !p.heard_us && now >= p.hello_at + hello_interval.max(rto) {
+                p.hello_due = true;
+            }
+            if p.cc.pto().is_some_and(|t| now >= t) {
+                let lost = p.cc.on_pto(now);
+                requeue_lost(p, &lost);
+            }
+            p.cc.tick(now);
+            let mut backoff = false;
+            for o in p.out.iter_mut() {
+                if !o.in_flight.is_empty() && now >= o.progress_at + rto {
+                    tracing::trace!(t = now.as_secs_f64(), id = %o.id, rto = rto.as_secs_f64(), since = (now - o.progress_at).as_secs_f64(), "resend timeout");
+                    // No report for a whole timeout: what was sent is presumed lost, and
+                    // the timeout doubles until a clean round trip (the path is slower
+                    // than measured, or loaded).
+                    o.in_flight = skywave_bundle::RangeSet::new();
+                    self.stats.resend_timeouts += 1;
+                    backoff = true;
+                    o.progress_at = now;
+                }
+            }
+            if backoff {
+                p.backoff += 1;
+            }
+            let stale: Vec<u64> = p
+                .asked
+                .iter()
+                .filter(|(_, t)| now >= **t + rto * WANT_PATIENCE)
+                .map(|(s, _)| *s)
+                .collect();
+            for sid in stale {
+                p.asked.remove(&sid);
+                p.wants_out.push_back(sid);
+            }
+            if let Some(dec) = p.recon.dec.as_ref()
+                && !p.recon.decoded
+                && p.recon.more_to_send.is_none()
+                && now >= p.recon.last_symbol_at + rto
+            {
+                // Silence: our request (or the stream) was lost. Ask again from the gap.
+                let have = dec.received() as u64;
+                let count = p
+                    .recon
+                    .early
+                    .first_key_value()
+                    .map_or(0, |(&i, _)| i - have);
+                p.recon.more_to_send = Some((have, count));
+                p.recon.last_symbol_at = now;
+            }
+            if params.half_duplex && p.over_bytes > 0 && now >= p.last_heard.max(p.hello_at) + rto {
+                p.over_bytes = 0;
+            }
+        }
+    }
+}
+
+fn has_data(p: &Peer) -> bool {
+    !p.out.is_empty() || (p.streamer && !p.recon.stopped && p.recon.next_symbol < p.recon.burst_end)
+}
+
+/// Bundles addressed to the peer first, then small ones, with ageing so that large
+/// bundles are not starved: a bundle's weight halves every minute it waits.
+fn sort_outgoing(p: &mut Peer, now: Duration) {
+    p.out.sort_by(|a, b| {
+        let w = |o: &super::peer::Outgoing| {
+            let age = now.saturating_sub(o.queued_at).as_secs_f64();
+            (o.length as f64 + o.manifest.len() as f64) / 2f64.powf(age / 60.0)
+        };
+        (!a.addressed_to_peer, w(a), a.seq)
+            .partial_cmp(&(!b.addressed_to_peer, w(b), b.seq))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+}

@@ -1,0 +1,151 @@
+//! What the protocol needs from the bundle store, and an in-memory store for tests.
+//!
+//! The core never touches a disk: the driver passes a [`BundleStore`] into each call.
+//! The daemon and the lab implement it over `skywave_store::Store`.
+
+use std::collections::HashMap;
+
+use skywave_bundle::{BundleId, RangeSet, SignedManifest, hash_payload};
+
+/// The answer to a manifest offered by a peer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Offer {
+    /// This version (or a newer one) is already held.
+    Held,
+    /// Accepted and complete at once (an empty payload): a new bundle.
+    Accepted,
+    /// A transfer is open; these byte ranges are already held (resumed, journal prefix).
+    Partial(RangeSet),
+    /// Not wanted (quota, policy, or an older version than a transfer in progress).
+    Refused(String),
+}
+
+/// What a received piece did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Written {
+    Stored,
+    Duplicate,
+    /// The bundle is complete, verified and visible.
+    Complete,
+    /// Verification failed or the store refused; the transfer was reset.
+    Failed(String),
+    /// No transfer of that version is open (its manifest never arrived).
+    Unknown,
+}
+
+pub trait BundleStore {
+    /// Every bundle version held: `(id, version, payload length)`.
+    fn inventory(&mut self) -> Vec<(BundleId, u64, u64)>;
+    /// The held manifest of `id`.
+    fn manifest(&mut self, id: &BundleId) -> Option<SignedManifest>;
+    /// Reads held payload bytes of `id` at `version` into `buf`; returns bytes read
+    /// (0 if that version is not held).
+    fn read(&mut self, id: &BundleId, version: u64, offset: u64, buf: &mut [u8]) -> usize;
+    /// A peer offers this manifest.
+    fn offer(&mut self, m: &SignedManifest) -> Offer;
+    /// A piece of an offered bundle arrived.
+    fn write(&mut self, id: &BundleId, version: u64, offset: u64, data: &[u8]) -> Written;
+}
+
+/// A store in memory, for tests and fuzzing.
+#[derive(Debug, Default, Clone)]
+pub struct MemStore {
+    pub held: HashMap<BundleId, (SignedManifest, Vec<u8>)>,
+    pub partial: HashMap<BundleId, (SignedManifest, Vec<u8>, RangeSet)>,
+}
+
+impl MemStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn insert(&mut self, m: SignedManifest, payload: Vec<u8>) {
+        self.held.insert(m.id(), (m, payload));
+    }
+}
+
+impl BundleStore for MemStore {
+    fn inventory(&mut self) -> Vec<(BundleId, u64, u64)> {
+        let mut v: Vec<_> = self
+            .held
+            .values()
+            .map(|(m, p)| (m.id(), m.version(), p.len() as u64))
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn manifest(&mut self, id: &BundleId) -> Option<SignedManifest> {
+        self.held.get(id).map(|(m, _)| m.clone())
+    }
+
+    fn read(&mut self, id: &BundleId, version: u64, offset: u64, buf: &mut [u8]) -> usize {
+        match self.held.get(id) {
+            Some((m, p)) if m.version() == version && offset < p.len() as u64 => {
+                let src = &p[offset as usize..];
+                let n = src.len().min(buf.len());
+                buf[..n].copy_from_slice(&src[..n]);
+                n
+            }
+            _ => 0,
+        }
+    }
+
+    fn offer(&mut self, m: &SignedManifest) -> Offer {
+        if self
+            .held
+            .get(&m.id())
+            .is_some_and(|(h, _)| h.version() >= m.version())
+        {
+            return Offer::Held;
+        }
+        let len = m.manifest().length;
+        if len == 0 {
+            self.held.insert(m.id(), (m.clone(), Vec::new()));
+            return Offer::Accepted;
+        }
+        match self.partial.get(&m.id()) {
+            Some((p, _, r)) if p.version() == m.version() => Offer::Partial(r.clone()),
+            Some((p, _, _)) if p.version() > m.version() => Offer::Refused("older".into()),
+            _ => {
+                self.partial
+                    .insert(m.id(), (m.clone(), vec![0; len as usize], RangeSet::new()));
+                Offer::Partial(RangeSet::new())
+            }
+        }
+    }
+
+    fn write(&mut self, id: &BundleId, version: u64, offset: u64, data: &[u8]) -> Written {
+        if self
+            .held
+            .get(id)
+            .is_some_and(|(m, _)| m.version() >= version)
+        {
+            return Written::Duplicate;
+        }
+        let Some((m, buf, ranges)) = self.partial.get_mut(id) else {
+            return Written::Unknown;
+        };
+        if m.version() != version {
+            return Written::Unknown;
+        }
+        let end = offset + data.len() as u64;
+        if end > buf.len() as u64 {
+            return Written::Failed("piece past the end".into());
+        }
+        if ranges.contains(offset, end) {
+            return Written::Duplicate;
+        }
+        buf[offset as usize..end as usize].copy_from_slice(data);
+        ranges.insert(offset, end);
+        if !ranges.is_complete(buf.len() as u64) {
+            return Written::Stored;
+        }
+        let (m, buf, _) = self.partial.remove(id).expect("present above");
+        if hash_payload(&buf) != m.manifest().hash {
+            return Written::Failed("payload hash mismatch".into());
+        }
+        self.held.insert(*id, (m, buf));
+        Written::Complete
+    }
+}
