@@ -1,12 +1,11 @@
 //! Framing of protocol frames on byte streams (serial lines, HF modems, TCP).
 //!
-//! `7e | varint len | frame[len] | crc16 (CRC-16/CCITT-FALSE over len and frame, LE)`.
-//! The reader resynchronises after garbage or a broken frame by scanning for the next
-//! `7e` whose length and CRC check out; bytes skipped are counted, never fatal.
+//! Each frame is followed by its CRC-16/CCITT-FALSE (little-endian), COBS-encoded
+//! (consistent overhead byte stuffing), and terminated by a zero byte. COBS output
+//! contains no zero, so the delimiter is unambiguous: after line noise, a dropped call or
+//! a partial write, the reader is back in step at the next zero byte. Overhead: 4 bytes
+//! for a frame up to 254 bytes (COBS code, CRC, delimiter).
 
-use skywave_bundle::varint;
-
-const MAGIC: u8 = 0x7e;
 /// Largest frame carried.
 pub const MAX_FRAME: usize = 4096;
 
@@ -27,24 +26,65 @@ pub fn crc16(data: &[u8]) -> u16 {
 
 /// Bytes a frame of `len` takes on the stream.
 pub fn overhead(len: usize) -> usize {
-    1 + varint::len(len as u64) + 2
+    (len + 2) / 254 + 1 + 2 + 1
+}
+
+fn cobs_encode(data: &[u8], out: &mut Vec<u8>) {
+    let mut code_at = out.len();
+    out.push(0);
+    let mut code = 1u8;
+    for &b in data {
+        if b == 0 {
+            out[code_at] = code;
+            code_at = out.len();
+            out.push(0);
+            code = 1;
+        } else {
+            out.push(b);
+            code += 1;
+            if code == 0xff {
+                out[code_at] = code;
+                code_at = out.len();
+                out.push(0);
+                code = 1;
+            }
+        }
+    }
+    out[code_at] = code;
+}
+
+fn cobs_decode(data: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(data.len());
+    let mut i = 0;
+    while i < data.len() {
+        let code = data[i] as usize;
+        if code == 0 || i + code > data.len() + 1 {
+            return None;
+        }
+        let end = i + code;
+        out.extend_from_slice(data.get(i + 1..end.min(data.len()))?);
+        if end < data.len() && code < 0xff {
+            out.push(0);
+        }
+        i = end;
+    }
+    Some(out)
 }
 
 /// Appends the stream encoding of `frame`.
 pub fn encode(frame: &[u8], out: &mut Vec<u8>) {
-    out.push(MAGIC);
-    let start = out.len();
-    varint::put(out, frame.len() as u64);
-    out.extend_from_slice(frame);
-    let crc = crc16(&out[start..]);
-    out.extend_from_slice(&crc.to_le_bytes());
+    let mut body = Vec::with_capacity(frame.len() + 2);
+    body.extend_from_slice(frame);
+    body.extend_from_slice(&crc16(frame).to_le_bytes());
+    cobs_encode(&body, out);
+    out.push(0);
 }
 
 /// Reassembles frames from stream chunks.
 #[derive(Debug, Default)]
 pub struct Deframer {
     buf: Vec<u8>,
-    /// Bytes discarded while resynchronising.
+    /// Bytes discarded as noise (undecodable, oversize, or failing the CRC).
     pub skipped: u64,
     /// Frames whose CRC failed.
     pub bad_frames: u64,
@@ -63,48 +103,34 @@ impl Deframer {
 
     /// Adds received bytes; returns the complete frames now available.
     pub fn push(&mut self, data: &[u8]) -> Vec<Vec<u8>> {
-        self.buf.extend_from_slice(data);
         let mut out = Vec::new();
-        let mut pos = 0;
-        loop {
-            let Some(off) = self.buf[pos..].iter().position(|&b| b == MAGIC) else {
-                self.skipped += (self.buf.len() - pos) as u64;
-                pos = self.buf.len();
-                break;
-            };
-            self.skipped += off as u64;
-            pos += off;
-            let rest = &self.buf[pos + 1..];
-            let (len, n) = match varint::get(rest) {
-                Ok(x) => x,
-                Err(varint::VarintError::Truncated) => break,
-                Err(_) => {
-                    pos += 1;
+        for &b in data {
+            if b != 0 {
+                if self.buf.len() > MAX_FRAME + 64 {
+                    // Too long to be a frame: noise. Skip until the next delimiter.
                     self.skipped += 1;
                     continue;
                 }
-            };
-            let len = len as usize;
-            if len == 0 || len > MAX_FRAME {
-                pos += 1;
-                self.skipped += 1;
+                self.buf.push(b);
                 continue;
             }
-            if rest.len() < n + len + 2 {
-                break;
-            }
-            let body = &rest[..n + len];
-            let crc = u16::from_le_bytes([rest[n + len], rest[n + len + 1]]);
-            if crc16(body) != crc {
-                self.bad_frames += 1;
-                pos += 1;
-                self.skipped += 1;
+            let chunk = std::mem::take(&mut self.buf);
+            if chunk.is_empty() {
                 continue;
             }
-            out.push(rest[n..n + len].to_vec());
-            pos += 1 + n + len + 2;
+            match cobs_decode(&chunk).filter(|d| d.len() >= 3) {
+                Some(d) => {
+                    let (frame, crc) = d.split_at(d.len() - 2);
+                    if crc16(frame).to_le_bytes() == crc {
+                        out.push(frame.to_vec());
+                    } else {
+                        self.bad_frames += 1;
+                        self.skipped += chunk.len() as u64;
+                    }
+                }
+                None => self.skipped += chunk.len() as u64,
+            }
         }
-        self.buf.drain(..pos);
         out
     }
 }
@@ -121,19 +147,31 @@ mod tests {
     #[test]
     fn fixed_bytes() {
         let mut out = Vec::new();
-        encode(b"hi", &mut out);
-        let crc = crc16(&[2, b'h', b'i']).to_le_bytes();
-        assert_eq!(out, [0x7e, 2, b'h', b'i', crc[0], crc[1]]);
+        encode(b"h\0i", &mut out);
+        // frame + crc16 ("h\0i" -> 0x03d9, LE d9 03), COBS-stuffed, zero-terminated
+        assert_eq!(crc16(b"h\0i"), 0x03d9);
+        assert_eq!(out, [0x02, b'h', 0x04, b'i', 0xd9, 0x03, 0x00]);
+        assert_eq!(out.len(), 3 + overhead(3));
+    }
+
+    #[test]
+    fn long_frames_stuff_correctly() {
+        for len in [253, 254, 255, 508, 1000] {
+            let frame: Vec<u8> = (0..len).map(|i| (i % 7 + 1) as u8).collect();
+            let mut out = Vec::new();
+            encode(&frame, &mut out);
+            assert!(out.len() <= len + overhead(len), "{len}: {}", out.len());
+            assert_eq!(Deframer::new().push(&out), vec![frame]);
+        }
     }
 
     #[test]
     fn survives_garbage_split_input_and_bad_frames() {
-        let mut stream = b"\x00garbage\x7e\x7e\xff".to_vec();
+        let mut stream = b"\x00garbage\x7e\x7e\xff\x00".to_vec();
         encode(b"first", &mut stream);
         let mut broken = Vec::new();
         encode(b"broken", &mut broken);
-        let last = broken.len() - 1;
-        broken[last] ^= 1;
+        broken[3] ^= 1; // inside the frame, not its delimiter
         stream.extend_from_slice(&broken);
         encode(b"second", &mut stream);
         let mut d = Deframer::new();
