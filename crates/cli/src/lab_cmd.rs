@@ -11,7 +11,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 use skywave_lab::plot::{completion_cdf_svg, goodput_svg, rate_label};
 use skywave_lab::scenario::SCENARIOS;
-use skywave_lab::{Progress, Report, RunOptions, Scenario};
+use skywave_lab::{AgentKind, Progress, Report, RunOptions, Scenario};
 use skywave_sim::{LinkConfig, PROFILES, SimTime};
 
 #[derive(Debug, Args)]
@@ -28,6 +28,25 @@ pub enum LabCommand {
     Run(RunArgs),
     /// Run scenarios x seeds; write results.csv, goodput.svg and completion-cdf.svg.
     Matrix(MatrixArgs),
+}
+
+/// The node implementation the scenarios run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Agent {
+    /// The skywave protocol endpoint, each node over a real store in a temporary directory.
+    #[default]
+    Skywave,
+    /// The plain windowed sender: a yardstick, not the protocol.
+    Reference,
+}
+
+impl From<Agent> for AgentKind {
+    fn from(a: Agent) -> Self {
+        match a {
+            Agent::Skywave => AgentKind::Skywave,
+            Agent::Reference => AgentKind::Reference,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -50,6 +69,14 @@ pub struct RunArgs {
     /// Multiply bundle counts, sizes and stream duration (quick runs).
     #[arg(long, default_value = "1", value_name = "FACTOR")]
     pub scale: f64,
+    /// The node implementation to run.
+    #[arg(long, value_enum, default_value_t = Agent::Skywave, value_name = "AGENT")]
+    pub agent: Agent,
+    /// Where the skywave agent's stores live during the run (temporary directories,
+    /// removed at the end); default: the system's temporary directory. A RAM-backed
+    /// directory such as /dev/shm keeps fsyncs off the disk and runs much faster.
+    #[arg(long, value_name = "DIR")]
+    pub store_dir: Option<PathBuf>,
     /// Also run a baseline on the same link and seed (single-transfer scenarios) and print
     /// both side by side.
     #[arg(long, value_enum, value_name = "PROTOCOL")]
@@ -70,6 +97,14 @@ pub struct MatrixArgs {
     /// Multiply bundle counts, sizes and stream duration (quick runs).
     #[arg(long, default_value = "1", value_name = "FACTOR")]
     pub scale: f64,
+    /// The node implementation to run.
+    #[arg(long, value_enum, default_value_t = Agent::Skywave, value_name = "AGENT")]
+    pub agent: Agent,
+    /// Where the skywave agent's stores live during the run (temporary directories,
+    /// removed at the end); default: the system's temporary directory. A RAM-backed
+    /// directory such as /dev/shm keeps fsyncs off the disk and runs much faster.
+    #[arg(long, value_name = "DIR")]
+    pub store_dir: Option<PathBuf>,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
@@ -197,12 +232,14 @@ fn run_one(a: RunArgs, json: bool) -> anyhow::Result<ExitCode> {
     let mut line = ProgressLine::new();
     let name = scenario.name.clone();
     let mut cb = |p: &Progress| line.show(&name, p);
-    let report = skywave_lab::run(
+    let report = skywave_lab::run_agent(
         &scenario,
+        a.agent.into(),
         RunOptions {
             seed: a.seed,
             link_override: link.clone(),
             progress: Some(&mut cb),
+            scratch_dir: a.store_dir.as_deref(),
         },
     )?;
     line.finish();
@@ -410,7 +447,14 @@ fn matrix(a: MatrixArgs, json: bool) -> anyhow::Result<ExitCode> {
             eprintln!("{line}");
         }
     };
-    let reports = skywave_lab::matrix::matrix_with(&scenarios, &seeds, threads, &on_done)?;
+    let reports = skywave_lab::matrix::matrix_with(
+        &scenarios,
+        &seeds,
+        a.agent.into(),
+        a.store_dir.as_deref(),
+        threads,
+        &on_done,
+    )?;
     if tty {
         eprintln!();
     }

@@ -9,9 +9,13 @@
 //! that needs real bundles derives them deterministically from the key, so that a bundle
 //! "shared" by several nodes is the same bundle on each of them.
 
+use std::path::Path;
+
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
-use skywave_sim::{Endpoint, SimTime};
+use skywave_sim::{Endpoint, LinkConfig, PortId, SimTime};
+
+use crate::LabError;
 
 /// Identifies a workload bundle across the whole scenario (the same key on every node is
 /// the same bundle).
@@ -87,15 +91,26 @@ pub struct NodeContext<'a> {
     pub seed: u64,
     /// The node's own random stream (`Simulator::node_rng`), independent of the links'.
     pub rng: ChaCha8Rng,
+    /// Where an agent that keeps state on disk creates its temporary directories
+    /// (`None`: the system's temporary directory).
+    pub scratch_dir: Option<&'a Path>,
 }
 
 /// A node the lab can run: a sans-IO endpoint that takes a workload and reports what it
 /// accepted.
 ///
-/// Contract: the runner calls `handle_insert` for the initial workload before the first
-/// event (at `SimTime::ZERO`), and `handle_insert` / `handle_append` at their scheduled
-/// times later; after each simulator event it reads the new entries of `accepted`.
+/// Contract: once the topology is built the runner calls `attach_link` for each of the
+/// node's ports; then `handle_insert` for the initial workload before the first event (at
+/// `SimTime::ZERO`), and `handle_insert` / `handle_append` at their scheduled times later;
+/// after each simulator event it reads the new entries of `accepted`; at the end of the
+/// run it calls `finish`, then reads `stats` and `failure`.
 pub trait LabAgent: Endpoint {
+    /// The node is joined to a link (or shared medium) configured as `link` at `port`.
+    /// Called for every port before anything else happens.
+    fn attach_link(&mut self, port: PortId, link: &LinkConfig) {
+        let _ = (port, link);
+    }
+
     /// The node now holds `bundle`, as if written locally (its author, or a holder of a
     /// shared bundle at the start).
     fn handle_insert(&mut self, now: SimTime, bundle: &BundleSpec);
@@ -109,6 +124,17 @@ pub trait LabAgent: Endpoint {
 
     /// Counters for the report.
     fn stats(&self) -> AgentStats;
+
+    /// The run is over (at `now`): a last chance to check or record state.
+    fn finish(&mut self, now: SimTime) {
+        let _ = now;
+    }
+
+    /// Why the agent could not do what it was asked (a store that failed, say), if it
+    /// could not. The runner turns this into an error instead of a report.
+    fn failure(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Builds the agent of each node.
@@ -118,5 +144,5 @@ pub trait AgentFactory {
     /// Shown in reports (`"reference"`, `"skywave"`).
     fn name(&self) -> &str;
 
-    fn create(&self, ctx: NodeContext<'_>) -> Self::Agent;
+    fn create(&self, ctx: NodeContext<'_>) -> Result<Self::Agent, LabError>;
 }

@@ -4,6 +4,9 @@
 //!   deadline, what "complete" means).
 //! - [`agent`]: the interface a node implementation plugs into ([`LabAgent`],
 //!   [`AgentFactory`]); the protocol engine implements it through a small adapter.
+//! - [`skywave_agent`]: the `skywave` agent: the protocol endpoint (`skywave-proto`,
+//!   driven by `skywave-node`'s simulator node) over a real store per node in a
+//!   temporary directory.
 //! - [`reference`]: the `reference` agent, a plain windowed sender with full-inventory
 //!   exchange, so the machinery runs end to end before the protocol lands. It is a
 //!   yardstick, not the protocol.
@@ -20,6 +23,7 @@ pub mod plot;
 pub mod reference;
 pub mod runner;
 pub mod scenario;
+pub mod skywave_agent;
 
 pub use agent::{
     Accepted, AgentFactory, AgentStats, BundleKey, BundleKind, BundleSpec, LabAgent, NodeContext,
@@ -27,9 +31,11 @@ pub use agent::{
 pub use matrix::{matrix, parse_seeds, write_csv};
 pub use reference::{ReferenceAgent, ReferenceFactory};
 pub use runner::{
-    LatencyStats, LinkReport, PortReport, Progress, Report, RunOptions, run, run_with,
+    AgentKind, LatencyStats, LinkReport, PortReport, Progress, Report, RunOptions, run,
+    run_agent, run_with,
 };
 pub use scenario::{Completion, Scenario, ScenarioInfo, Topology, Workload};
+pub use skywave_agent::{NodeAudit, SkywaveAgent, SkywaveFactory};
 
 /// Why a lab command could not run. Every variant names the field and what it accepts.
 #[derive(Debug, thiserror::Error)]
@@ -45,6 +51,8 @@ pub enum LabError {
     },
     #[error("invalid link for field '--link': {0}")]
     Link(#[from] skywave_sim::ConfigError),
+    #[error("agent of node {node} failed: {message}")]
+    Agent { node: String, message: String },
     #[error("writing lab output: {0}")]
     Io(#[from] std::io::Error),
 }

@@ -1,11 +1,12 @@
 //! Scenarios x seeds, and the CSV of the results.
 
 use std::io::Write;
+use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::LabError;
-use crate::runner::{Report, RunOptions, run};
+use crate::runner::{AgentKind, Report, RunOptions, run_agent};
 use crate::scenario::Scenario;
 
 const SEEDS_EXPECTED: &str =
@@ -39,11 +40,15 @@ pub fn parse_seeds(text: &str) -> Result<Vec<u64>, LabError> {
     Ok(seeds)
 }
 
-/// Runs every scenario with every seed (reference agent), on all cores; reports in
+/// Runs every scenario with every seed with `agent`, on all cores; reports in
 /// scenario-major, seed-minor order.
-pub fn matrix(scenarios: &[Scenario], seeds: &[u64]) -> Result<Vec<Report>, LabError> {
+pub fn matrix(
+    scenarios: &[Scenario],
+    seeds: &[u64],
+    agent: AgentKind,
+) -> Result<Vec<Report>, LabError> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    matrix_with(scenarios, seeds, threads, &|_| {})
+    matrix_with(scenarios, seeds, agent, None, threads, &|_| {})
 }
 
 /// [`matrix`] with a thread count and a callback for each finished run (in completion
@@ -51,6 +56,8 @@ pub fn matrix(scenarios: &[Scenario], seeds: &[u64]) -> Result<Vec<Report>, LabE
 pub fn matrix_with(
     scenarios: &[Scenario],
     seeds: &[u64],
+    agent: AgentKind,
+    scratch_dir: Option<&Path>,
     threads: usize,
     on_done: &(dyn Fn(&Report) + Sync),
 ) -> Result<Vec<Report>, LabError> {
@@ -69,10 +76,12 @@ pub fn matrix_with(
                     let Some(&(sc, seed)) = jobs.get(i) else {
                         break;
                     };
-                    let r = run(
+                    let r = run_agent(
                         sc,
+                        agent,
                         RunOptions {
                             seed,
+                            scratch_dir,
                             ..RunOptions::default()
                         },
                     );

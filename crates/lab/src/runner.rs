@@ -15,6 +15,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
+use std::path::Path;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -26,6 +27,7 @@ use crate::LabError;
 use crate::agent::{AgentFactory, AgentStats, BundleKey, LabAgent, NodeContext};
 use crate::reference::ReferenceFactory;
 use crate::scenario::{Completion, Op, Scenario};
+use crate::skywave_agent::SkywaveFactory;
 
 /// How often (in simulator events) the progress callback is called.
 const PROGRESS_EVERY: u64 = 4096;
@@ -49,6 +51,11 @@ pub struct RunOptions<'a> {
     pub link_override: Option<LinkConfig>,
     /// Called every few thousand events and once at the end.
     pub progress: Option<&'a mut dyn FnMut(&Progress)>,
+    /// Where agents that keep state on disk (the `skywave` agent's stores) create their
+    /// temporary directories; `None`: the system's temporary directory. A RAM-backed
+    /// directory (`/dev/shm`) keeps fsyncs off the disk and makes runs much faster; the
+    /// report does not depend on it.
+    pub scratch_dir: Option<&'a Path>,
 }
 
 impl fmt::Debug for RunOptions<'_> {
@@ -60,6 +67,7 @@ impl fmt::Debug for RunOptions<'_> {
                 &self.link_override.as_ref().map(|c| c.to_spec()),
             )
             .field("progress", &self.progress.is_some())
+            .field("scratch_dir", &self.scratch_dir)
             .finish()
     }
 }
@@ -140,9 +148,57 @@ pub struct Report {
     pub links: Vec<LinkReport>,
 }
 
-/// Runs `scenario` with the `reference` agent.
+/// Runs `scenario` with the `reference` agent (the yardstick; see [`run_agent`]).
 pub fn run(scenario: &Scenario, opts: RunOptions<'_>) -> Result<Report, LabError> {
     run_with(scenario, &ReferenceFactory, opts)
+}
+
+/// The node implementations the lab can run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum AgentKind {
+    /// The skywave protocol endpoint over real stores ([`SkywaveFactory`]).
+    #[default]
+    Skywave,
+    /// The plain windowed sender ([`ReferenceFactory`]).
+    Reference,
+}
+
+impl AgentKind {
+    pub const ALL: [AgentKind; 2] = [AgentKind::Skywave, AgentKind::Reference];
+
+    /// The name shown in reports and accepted by `--agent`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AgentKind::Skywave => "skywave",
+            AgentKind::Reference => "reference",
+        }
+    }
+
+    /// Parses `--agent`.
+    pub fn parse(text: &str) -> Result<Self, LabError> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == text)
+            .ok_or_else(|| LabError::invalid("--agent", text, "one of: skywave, reference"))
+    }
+}
+
+impl fmt::Display for AgentKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Runs `scenario` with the agent `agent`.
+pub fn run_agent(
+    scenario: &Scenario,
+    agent: AgentKind,
+    opts: RunOptions<'_>,
+) -> Result<Report, LabError> {
+    match agent {
+        AgentKind::Skywave => run_with(scenario, &SkywaveFactory::new(), opts),
+        AgentKind::Reference => run_with(scenario, &ReferenceFactory, opts),
+    }
 }
 
 struct Tracker {
@@ -305,6 +361,22 @@ fn drop_name(r: DropReason) -> &'static str {
     }
 }
 
+/// The error for node `node` if its agent reports a failure.
+fn check_failure<A: LabAgent>(
+    sim: &Simulator,
+    ids: &[NodeId],
+    scenario: &Scenario,
+    node: usize,
+) -> Result<(), LabError> {
+    match sim.node::<A>(ids[node]).and_then(|a| a.failure()) {
+        Some(message) => Err(LabError::Agent {
+            node: scenario.topology.nodes[node].clone(),
+            message,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Runs `scenario` with agents from `factory`.
 pub fn run_with<F: AgentFactory>(
     scenario: &Scenario,
@@ -326,7 +398,8 @@ pub fn run_with<F: AgentFactory>(
             nodes: n,
             seed: opts.seed,
             rng: sim.node_rng(NodeId(i as u32)),
-        });
+            scratch_dir: opts.scratch_dir,
+        })?;
         ids.push(sim.add_node(agent));
     }
     let mut links: Vec<(LinkId, Vec<usize>)> = Vec::new();
@@ -339,6 +412,17 @@ pub fn run_with<F: AgentFactory>(
     } else {
         for &(a, b) in &scenario.topology.edges {
             links.push((sim.connect(ids[a], ids[b], &cfg)?, vec![a, b]));
+        }
+    }
+
+    // Tell each node what it is joined to before anything runs.
+    for (lid, nodes) in &links {
+        for &node in nodes {
+            if let Some(port) = sim.port(ids[node], *lid)
+                && let Some(agent) = sim.node_mut::<F::Agent>(ids[node])
+            {
+                agent.attach_link(port, &cfg);
+            }
         }
     }
 
@@ -390,6 +474,7 @@ pub fn run_with<F: AgentFactory>(
                     Op::Append { key, bytes } => agent.handle_append(now, key, bytes),
                 }
             }
+            check_failure::<F::Agent>(&sim, &ids, scenario, a.node)?;
             match a.op {
                 Op::Insert(spec) => {
                     tr.written(now, a.node, spec.key, spec.version_at(spec.payload_len))
@@ -444,6 +529,12 @@ pub fn run_with<F: AgentFactory>(
     }
     let end = sim.now();
     let secs = end.as_secs_f64();
+    for (i, id) in ids.iter().enumerate() {
+        if let Some(agent) = sim.node_mut::<F::Agent>(*id) {
+            agent.finish(end);
+        }
+        check_failure::<F::Agent>(&sim, &ids, scenario, i)?;
+    }
 
     let mut link_reports = Vec::new();
     let mut bytes_on_air = 0;

@@ -165,7 +165,7 @@ fn link_override_replaces_the_profile() {
         RunOptions {
             seed: 1,
             link_override: Some(link),
-            progress: None,
+            ..RunOptions::default()
         },
     )
     .unwrap();
@@ -180,7 +180,7 @@ fn link_override_replaces_the_profile() {
         RunOptions {
             seed: 3,
             link_override: Some(link),
-            progress: None,
+            ..RunOptions::default()
         },
     )
     .unwrap();
@@ -197,8 +197,8 @@ fn progress_is_reported() {
         &sc,
         RunOptions {
             seed: 1,
-            link_override: None,
             progress: Some(&mut cb),
+            ..RunOptions::default()
         },
     )
     .unwrap();
@@ -265,7 +265,8 @@ fn matrix_csv_and_svg_are_well_formed() {
         .iter()
         .map(|n| Scenario::lookup_scaled(n, 0.05).unwrap())
         .collect();
-    let reports = skywave_lab::matrix(&scenarios, &[1, 2]).unwrap();
+    let reports =
+        skywave_lab::matrix(&scenarios, &[1, 2], skywave_lab::AgentKind::Reference).unwrap();
     assert_eq!(reports.len(), 6);
     assert_eq!(
         (reports[0].scenario.as_str(), reports[0].seed),

@@ -25,6 +25,7 @@ use rand_core::RngCore;
 use skywave_sim::time::airtime_nanos;
 use skywave_sim::{Endpoint, LinkInfo, PortId, PortKind, SimTime, TransmitError};
 
+use crate::LabError;
 use crate::agent::{
     Accepted, AgentFactory, AgentStats, BundleKey, BundleSpec, LabAgent, NodeContext,
 };
@@ -55,8 +56,8 @@ impl AgentFactory for ReferenceFactory {
         "reference"
     }
 
-    fn create(&self, ctx: NodeContext<'_>) -> ReferenceAgent {
-        ReferenceAgent::new(ctx.index as u16, ctx.rng)
+    fn create(&self, ctx: NodeContext<'_>) -> Result<ReferenceAgent, LabError> {
+        Ok(ReferenceAgent::new(ctx.index as u16, ctx.rng))
     }
 }
 
