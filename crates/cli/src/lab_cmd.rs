@@ -475,6 +475,7 @@ fn matrix(a: MatrixArgs, json: bool) -> anyhow::Result<ExitCode> {
     }
     let mut o = String::new();
     let o = &mut o;
+    let _ = writeln!(o, "agent: {}", AgentKind::from(a.agent));
     let _ = writeln!(
         o,
         "{:<22} {:>5} {:>9} {:>12} {:>13} {:>13} {:>7} {:>12}",

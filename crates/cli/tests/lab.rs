@@ -83,11 +83,50 @@ fn run_json_has_the_required_keys() {
         assert!(v.get(key).is_some(), "missing {key} in {v}");
     }
     assert_eq!(v["scenario"], "uhf-chain");
+    assert_eq!(v["agent"], "skywave", "skywave is the default agent");
     assert_eq!(v["seed"], 1);
     assert_eq!(v["complete"], true);
     assert_eq!(v["bundles_delivered"]["A->C"], 20);
     // Progress went to stderr.
     assert!(String::from_utf8_lossy(&out.stderr).contains("uhf-chain"));
+}
+
+#[test]
+fn agent_choice() {
+    let v: serde_json::Value = serde_json::from_str(&ok(&[
+        "lab",
+        "run",
+        "uhf-chain",
+        "--agent",
+        "reference",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(v["agent"], "reference");
+    assert_eq!(v["bundles_delivered"]["A->C"], 20);
+    let tmp = tempfile::tempdir().unwrap();
+    let v: serde_json::Value = serde_json::from_str(&ok(&[
+        "lab",
+        "run",
+        "hf-live",
+        "--scale",
+        "0.1",
+        "--agent",
+        "skywave",
+        "--store-dir",
+        tmp.path().to_str().unwrap(),
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(v["agent"], "skywave");
+    assert_eq!(v["complete"], true);
+    // The stores' temporary directories are gone after the run.
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    let e = err(&["lab", "run", "uhf-chain", "--agent", "moon"]);
+    assert!(
+        e.contains("--agent") && e.contains("skywave") && e.contains("reference"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -187,6 +226,12 @@ fn matrix_writes_csv_and_svgs() {
     );
     let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 5);
+    assert!(
+        csv.lines()
+            .skip(1)
+            .all(|l| l.split(',').nth(1) == Some("skywave")),
+        "{csv}"
+    );
     for svg in ["goodput.svg", "completion-cdf.svg"] {
         let s = std::fs::read_to_string(out.join(svg)).unwrap();
         assert!(

@@ -40,7 +40,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for p in &l.ports {
             println!(
                 "link {} {}: sent {} frames {} B, air {:.1} s, dropped {:?}, turnarounds {}, call drops {}",
-                l.id, p.node, p.sent_frames, p.sent_bytes, p.air_seconds, p.dropped, p.turnarounds, p.call_drops
+                l.id,
+                p.node,
+                p.sent_frames,
+                p.sent_bytes,
+                p.air_seconds,
+                p.dropped,
+                p.turnarounds,
+                p.call_drops
             );
         }
     }

@@ -31,8 +31,8 @@ pub use agent::{
 pub use matrix::{matrix, parse_seeds, write_csv};
 pub use reference::{ReferenceAgent, ReferenceFactory};
 pub use runner::{
-    AgentKind, LatencyStats, LinkReport, PortReport, Progress, Report, RunOptions, run,
-    run_agent, run_with,
+    AgentKind, LatencyStats, LinkReport, PortReport, Progress, Report, RunOptions, run, run_agent,
+    run_with,
 };
 pub use scenario::{Completion, Scenario, ScenarioInfo, Topology, Workload};
 pub use skywave_agent::{NodeAudit, SkywaveAgent, SkywaveFactory};

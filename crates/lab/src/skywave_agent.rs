@@ -41,8 +41,7 @@ use skywave_store::{NewBundle, Query, Store, StoreConfig};
 
 use crate::LabError;
 use crate::agent::{
-    Accepted, AgentFactory, AgentStats, BundleKey, BundleKind, BundleSpec, LabAgent,
-    NodeContext,
+    Accepted, AgentFactory, AgentStats, BundleKey, BundleKind, BundleSpec, LabAgent, NodeContext,
 };
 use crate::scenario::MANIFEST_LEN;
 
@@ -157,7 +156,7 @@ impl AgentFactory for SkywaveFactory {
             Some(root) => builder.tempdir_in(root),
             None => builder.tempdir(),
         }
-            .map_err(|e| fail("creating the store's temporary directory", &e))?;
+        .map_err(|e| fail("creating the store's temporary directory", &e))?;
         let store = Store::open(dir.path(), StoreConfig::default())
             .map_err(|e| fail("opening the store", &e))?;
         let mut h = blake3::Hasher::new_derive_key("skywave-lab node key v1");

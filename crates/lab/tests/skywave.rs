@@ -1,0 +1,168 @@
+//! The lab end to end with the `skywave` agent: the protocol endpoint over real stores
+//! (SQLite + files in temporary directories), in virtual time.
+
+use std::path::Path;
+
+use skywave_lab::scenario::{Completion, SCENARIOS};
+use skywave_lab::{
+    AgentKind, BundleKey, Report, RunOptions, Scenario, SkywaveFactory, run_agent, run_with,
+    write_csv,
+};
+
+/// A RAM-backed directory for the stores when there is one: the report does not depend on
+/// where the stores live, and fsyncs on tmpfs cost nothing.
+fn scratch() -> Option<&'static Path> {
+    let p = Path::new("/dev/shm");
+    p.is_dir().then_some(p)
+}
+
+fn opts(seed: u64) -> RunOptions<'static> {
+    RunOptions {
+        seed,
+        scratch_dir: scratch(),
+        ..RunOptions::default()
+    }
+}
+
+fn run_seed(sc: &Scenario, seed: u64) -> Report {
+    let r = run_agent(sc, AgentKind::Skywave, opts(seed)).unwrap();
+    assert_eq!(r.agent, "skywave");
+    assert!(
+        r.complete,
+        "{} (seed {seed}, skywave) did not complete by {} s: {r:#?}",
+        sc.name, r.deadline_seconds
+    );
+    r
+}
+
+/// Small variants of every scenario (a debug build signs and verifies every manifest).
+fn small(name: &str) -> Scenario {
+    let (name, scale) = match name {
+        "hf-lbard-table" => (name, 0.02),
+        "uhf-chain" => (name, 1.0),
+        "hf-100x100" => (name, 0.01),
+        "uhf-100x100" => (name, 0.1),
+        "hf-live" => (name, 0.1),
+        "lfn-50mb" | "lfn-lossy-50mb" => (name, 0.01),
+        "cellular-20mb" => (name, 0.02),
+        "satellite-10mb" => (name, 0.05),
+        // Every record is a new signed version of the journal.
+        "formant-stream" => ("formant-stream-90-1", 0.005),
+        other => (other, 0.1),
+    };
+    Scenario::lookup_scaled(name, scale).unwrap()
+}
+
+#[test]
+fn every_scenario_runs_with_skywave() {
+    for info in SCENARIOS {
+        let sc = small(info.name);
+        let r = run_seed(&sc, 1);
+        eprintln!(
+            "{}: {:.2} s virtual, {:.2} s wall",
+            sc.name, r.virtual_seconds, r.wall_seconds
+        );
+        assert!(r.virtual_seconds <= r.deadline_seconds, "{}", sc.name);
+        assert!(r.useful_bytes > 0, "{}", sc.name);
+        assert!(r.bytes_on_air > 0 && r.recon_bytes > 0, "{}", sc.name);
+        assert!(r.recon_messages > 0, "{}", sc.name);
+        match sc.completion {
+            Completion::Deadline => assert_eq!(r.completion_seconds, Some(r.deadline_seconds)),
+            _ => assert_eq!(r.completion_seconds, Some(r.virtual_seconds)),
+        }
+    }
+}
+
+#[test]
+fn every_bundle_is_counted_once_per_receiver() {
+    let sc = Scenario::lookup_scaled("uhf-100x100", 0.1).unwrap();
+    let r = run_seed(&sc, 2);
+    assert_eq!(r.bundles_delivered["A->B"], 10);
+    assert_eq!(r.bundles_delivered["B->A"], 10);
+    // Real manifests: 100 B payloads plus an encoded manifest well under 200 B.
+    let per_bundle = r.bytes_delivered["A->B"] / 10;
+    assert!(
+        per_bundle > 100 + 100 && per_bundle < 100 + 200,
+        "{per_bundle}"
+    );
+    assert_eq!(r.useful_bytes, r.bytes_delivered.values().sum::<u64>());
+}
+
+fn json_without_wall(r: &Report) -> serde_json::Value {
+    let mut v = serde_json::to_value(r).unwrap();
+    v.as_object_mut().unwrap().remove("wall_seconds");
+    v
+}
+
+#[test]
+fn same_seed_same_report() {
+    for (name, scale) in [("uhf-100x100", 0.05), ("formant-stream-20-1", 0.003)] {
+        let sc = Scenario::lookup_scaled(name, scale).unwrap();
+        let a = json_without_wall(&run_seed(&sc, 7));
+        let b = json_without_wall(&run_seed(&sc, 7));
+        assert_eq!(a, b, "{name}");
+        let c = json_without_wall(&run_seed(&sc, 8));
+        assert_ne!(a, c, "{name}: another seed gives another run");
+    }
+}
+
+#[test]
+fn bundles_pass_through_real_stores() {
+    let sc = Scenario::lookup("uhf-chain").unwrap();
+    let factory = SkywaveFactory::new().auditing();
+    let r = run_with(&sc, &factory, opts(3)).unwrap();
+    assert!(r.complete, "{r:#?}");
+    assert_eq!(r.bundles_delivered["A->C"], 20);
+    let audits = factory.audits();
+    assert_eq!(audits.len(), 3);
+    let keys: Vec<(BundleKey, u64)> = audits[0].bundles.clone();
+    assert_eq!(keys.len(), 20);
+    for a in &audits {
+        assert!(a.fsck_clean, "node {}: {}", a.node, a.fsck);
+        assert_eq!(a.foreign, 0, "node {}", a.node);
+        assert_eq!(a.refused_frames, 0, "node {}", a.node);
+        assert!(
+            !a.dir.exists(),
+            "node {}: {} left behind",
+            a.node,
+            a.dir.display()
+        );
+    }
+    // C, out of A's range, holds every bundle A wrote (relayed by B), in its own store.
+    let c = audits.iter().find(|a| a.node == "C").unwrap();
+    assert_eq!(c.bundles, keys);
+    assert_eq!(c.partials, 0);
+
+    // A journal: the receiver's store holds the final version.
+    let sc = Scenario::lookup_scaled("formant-stream-20-0", 0.005).unwrap();
+    let total = sc.bundles()[0].2;
+    let factory = SkywaveFactory::new().auditing();
+    let r = run_with(&sc, &factory, opts(1)).unwrap();
+    assert!(r.complete, "{r:#?}");
+    let audits = factory.audits();
+    let b = audits.iter().find(|a| a.node == "B").unwrap();
+    assert!(b.fsck_clean, "{}", b.fsck);
+    assert_eq!(b.bundles.len(), 1);
+    assert_eq!(b.bundles[0].1, total, "journal version = length");
+    // Useful bytes count each accepted version's manifest plus its new tail only.
+    assert!(r.useful_bytes >= total && r.useful_bytes < total + 400 * 200);
+}
+
+#[test]
+fn csv_names_the_agent() {
+    let scenarios = vec![Scenario::lookup_scaled("hf-live", 0.1).unwrap()];
+    let reports = skywave_lab::matrix(&scenarios, &[1], AgentKind::Skywave).unwrap();
+    let mut csv = Vec::new();
+    write_csv(&reports, &mut csv).unwrap();
+    let csv = String::from_utf8(csv).unwrap();
+    assert!(
+        csv.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("hf-live,skywave,1,hf-modem,true,"),
+        "{csv}"
+    );
+    assert_eq!(AgentKind::parse("reference").unwrap(), AgentKind::Reference);
+    let e = AgentKind::parse("moon").unwrap_err().to_string();
+    assert!(e.contains("--agent") && e.contains("skywave"), "{e}");
+}
