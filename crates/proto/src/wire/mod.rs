@@ -311,7 +311,10 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
                 let gap = c.varint()?;
                 let len = c.varint()?;
                 // Next range ends `gap + 2` below this one's start (at least one missing).
-                high = low.checked_sub(gap + 2).ok_or(WireError::Malformed(name))?;
+                high = gap
+                    .checked_add(2)
+                    .and_then(|g| low.checked_sub(g))
+                    .ok_or(WireError::Malformed(name))?;
                 low = high.checked_sub(len).ok_or(WireError::Malformed(name))?;
                 ranges.push((low, high));
             }

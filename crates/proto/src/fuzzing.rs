@@ -1,0 +1,804 @@
+//! Bodies of the fuzz targets, and the small in-process harness they drive.
+//!
+//! `fuzz/` (cargo-fuzz, nightly) and the corpus replay test (stable, `tests/fuzz_corpus.rs`)
+//! call the same functions, so a crash the fuzzer finds is a failing test once its input
+//! is copied into `fuzz/corpus/<target>/`. Each target panics on a broken invariant and
+//! returns quietly otherwise. Not part of the API: hidden from the docs, no stability.
+//!
+//! The session target reads its operations from raw bytes with [`Op::decode_all`] (any
+//! bytes are a valid list, as with `arbitrary::Unstructured`), a format of its own, so
+//! that corpus files replay identically here, on stable and without `arbitrary`.
+
+#![doc(hidden)]
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::time::Duration;
+
+use skywave_bundle::{BundleId, Manifest, SecretKey, SignedManifest, hash_payload};
+
+use crate::endpoint::{Config, Endpoint, Event, LinkParams};
+use crate::store::MemStore;
+use crate::wire::{self, FrameWriter, Message};
+
+/// Manifest dates used by generated bundles (2026-11-22).
+pub const DATE: u64 = 1_795_305_600;
+
+// ---------------------------------------------------------------------------------------
+// frame
+
+/// Parses any bytes; a frame that parses is re-encoded with [`FrameWriter`] and must parse
+/// back to the same header and messages (unknown messages lose their bodies), and be the
+/// same bytes when it carried no unknown message (reserved flag bits aside).
+pub fn frame(data: &[u8]) {
+    let Ok((header, msgs)) = wire::parse(data) else {
+        return;
+    };
+    // Accounting walks a parsed frame to its end, message by message.
+    let sizes = wire::message_sizes(data);
+    assert_eq!(
+        sizes.len(),
+        msgs.len(),
+        "message_sizes disagrees with parse"
+    );
+    let limit = data.len() + wire::MIN_FRAME;
+    let mut w = FrameWriter::new(header, limit);
+    let header_len = w.len();
+    assert_eq!(
+        sizes.iter().map(|s| s.1).sum::<usize>(),
+        data.len() - header_len,
+        "message sizes do not cover the frame"
+    );
+    let mut expect = Vec::with_capacity(msgs.len());
+    let mut unknown = false;
+    for m in &msgs {
+        let written = match m {
+            Message::Hello {
+                node_key,
+                nonce,
+                set_size,
+                flags,
+                sketch,
+            } => {
+                let sketch: Vec<u64> = sketch
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().expect("8-byte chunk")))
+                    .collect();
+                w.hello(node_key, *nonce, *set_size, *flags, &sketch)
+            }
+            Message::Symbols { epoch, first, data } => {
+                let syms: Vec<_> = Message::symbols(data).collect();
+                let n = w.symbols(*epoch, *first, syms.len(), |i| syms[(i - first) as usize]);
+                n == syms.len()
+            }
+            Message::ReconDone { epoch, used } => w.recon_done(*epoch, *used),
+            Message::ReconMore { epoch, from, count } => w.recon_more(*epoch, *from, *count),
+            Message::Want { ids } => {
+                let ids: Vec<u64> = Message::want_ids(ids).collect();
+                w.want(&ids) == ids.len()
+            }
+            Message::Manifest(b) => w.manifest(b),
+            Message::Piece { r, offset, data } => w.piece(r, *offset, data),
+            Message::Have { r, ranges } => w.have(r, ranges),
+            Message::HaveAll { r } => w.have_all(r),
+            Message::Ack(ack) => w.ack(ack),
+            Message::Fec { r, esi, data, .. } => w.fec(r, *esi, data),
+            Message::Unknown { ty } => {
+                unknown = true;
+                w.raw(*ty, &[])
+            }
+        };
+        assert!(written, "re-encoding {m:?} did not fit");
+        expect.push(m.clone());
+    }
+    let out = w.finish();
+    let (h2, m2) = wire::parse(&out).expect("a re-encoded frame parses");
+    assert_eq!(h2, header);
+    assert_eq!(m2, expect);
+    assert!(out.len() <= data.len());
+    if !unknown {
+        assert_eq!(out[0], data[0]);
+        assert_eq!(out[1], data[1] & 1, "only the ADDRESSED flag is kept");
+        assert_eq!(out[2..], data[2..], "re-encoding changed the bytes");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// manifest
+
+/// Decodes any bytes as a signed manifest; one that decodes must be its own canonical
+/// encoding and decode again to the same value. The same holds without the signature
+/// check ([`SignedManifest::decode_stored`]), which lets the fuzzer reach the field rules.
+pub fn manifest(data: &[u8]) {
+    if let Ok(m) = SignedManifest::decode(data) {
+        assert_eq!(m.as_bytes(), data, "decode kept other bytes");
+        let again = SignedManifest::decode(m.as_bytes()).expect("its own bytes decode");
+        assert_eq!(again, m);
+    }
+    if let Ok(m) = SignedManifest::decode_stored(data) {
+        assert_eq!(m.as_bytes(), data);
+        m.manifest()
+            .validate()
+            .expect("a decoded manifest is valid");
+        let again = SignedManifest::decode_stored(m.as_bytes()).expect("its own bytes decode");
+        assert_eq!(again.manifest(), m.manifest());
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// bundles and keys for harnesses
+
+fn secret(n: u64, tweak: u8) -> SecretKey {
+    let mut seed = [0u8; 32];
+    seed[..8].copy_from_slice(&n.to_le_bytes());
+    seed[9] = tweak;
+    SecretKey::from_bytes(&seed)
+}
+
+/// The secret key of generated bundle number `n`.
+pub fn bundle_key(n: u64) -> SecretKey {
+    secret(n, 0x77)
+}
+
+/// A node key (public) numbered `n`.
+pub fn node_key(n: u64) -> [u8; 32] {
+    secret(n, 0x99).public()
+}
+
+/// Bundle number `n` at `version`, with `size` bytes of payload derived from both.
+pub fn bundle(n: u64, version: u64, size: usize) -> (SignedManifest, Vec<u8>) {
+    let k = bundle_key(n);
+    let payload: Vec<u8> = (0..size)
+        .map(|j| (n as usize * 7 + version as usize * 13 + j * 31 + (j >> 8)) as u8)
+        .collect();
+    let mut m = Manifest::new(
+        k.bundle_id(),
+        version,
+        size as u64,
+        hash_payload(&payload),
+        DATE,
+    );
+    m.service = Some("file".into());
+    m.name = Some(format!("b{n}"));
+    let m = m.sign(&k).expect("generated manifests are valid");
+    (m, payload)
+}
+
+/// `(id, version)` of every bundle a store holds.
+pub fn held(store: &MemStore) -> BTreeSet<(BundleId, u64)> {
+    store
+        .held
+        .values()
+        .map(|(m, _)| (m.id(), m.version()))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// the session harness
+
+/// A link profile for harnesses: parameters, one-way latency and rate.
+#[derive(Debug, Clone, Copy)]
+pub struct Profile {
+    pub params: LinkParams,
+    pub latency: Duration,
+    pub rate_bps: u64,
+}
+
+impl Profile {
+    /// 0: IP path (paced, 1472 B); 1: point-to-point radio with back-pressure (200 B);
+    /// 2: shared radio, addressed frames (255 B); 3: half-duplex modem (250 B, 9600 bit/s).
+    pub fn pick(i: u8) -> Self {
+        let (mtu, shared, paced, half, rate, latency_ms) = match i % 4 {
+            0 => (1472, false, true, false, 20_000_000, 10),
+            1 => (200, false, false, false, 64_000, 20),
+            2 => (255, true, false, false, 128_000, 5),
+            _ => (250, false, false, true, 9_600, 200),
+        };
+        let latency = Duration::from_millis(latency_ms);
+        Self {
+            params: LinkParams {
+                mtu,
+                shared,
+                paced,
+                half_duplex: half,
+                rate_bps: Some(rate),
+                rtt_hint: latency * 2 + Duration::from_secs_f64(16.0 * mtu as f64 / rate as f64),
+            },
+            latency,
+            rate_bps: rate,
+        }
+    }
+}
+
+/// One endpoint, its store, and what it reported.
+#[derive(Debug)]
+pub struct Node {
+    pub ep: Endpoint,
+    pub store: MemStore,
+    /// `Event::Received` per bundle version.
+    pub received: BTreeMap<(BundleId, u64), u32>,
+    /// The link is down on this side.
+    pub down: bool,
+    /// Serialisation: the link is busy sending until then.
+    busy_until: Duration,
+}
+
+impl Node {
+    pub fn new(n: u64, nonce: u64) -> Self {
+        Self {
+            ep: Endpoint::new(Config::default(), node_key(n), nonce),
+            store: MemStore::new(),
+            received: BTreeMap::new(),
+            down: false,
+            busy_until: Duration::ZERO,
+        }
+    }
+
+    /// Inserts a bundle as the application would (store, then tell the endpoint).
+    pub fn insert(&mut self, now: Duration, m: SignedManifest, payload: Vec<u8>) {
+        let id = m.id();
+        self.store.insert(m, payload);
+        self.ep.bundle_stored(now, id, &mut self.store);
+    }
+
+    /// Drains the endpoint's events; panics if a bundle version is received twice.
+    pub fn collect_events(&mut self) {
+        while let Some(e) = self.ep.poll_event() {
+            if let Event::Received { id, version, .. } = e {
+                let n = self.received.entry((id, version)).or_default();
+                *n += 1;
+                assert_eq!(*n, 1, "bundle {id} v{version} received {n} times");
+            }
+        }
+    }
+
+    /// Per-session queue lengths from [`Endpoint::describe_sessions`], by name.
+    pub fn queue_lengths(&self) -> Vec<BTreeMap<String, u64>> {
+        self.ep
+            .describe_sessions()
+            .iter()
+            .map(|line| {
+                let words: Vec<&str> = line.split_whitespace().collect();
+                words
+                    .windows(2)
+                    .filter_map(|w| Some((w[0].to_string(), w[1].parse().ok()?)))
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// A frame on its way.
+#[derive(Debug, Clone)]
+struct InFlight {
+    at: Duration,
+    bytes: Vec<u8>,
+}
+
+/// Frames kept in flight per direction; beyond that the pipe drops the oldest.
+const PIPE_CAP: usize = 64;
+/// Frames remembered per direction for replays.
+const HISTORY: usize = 32;
+
+/// Two endpoints joined by one lossy, reordering, duplicating link, in virtual time.
+#[derive(Debug)]
+pub struct Pair {
+    pub nodes: [Node; 2],
+    pub profile: Profile,
+    pub now: Duration,
+    /// Frames towards node 0 and node 1.
+    queues: [VecDeque<InFlight>; 2],
+    /// Frames delivered to node 0 and node 1, newest last.
+    history: [VecDeque<Vec<u8>>; 2],
+    /// A frame was altered into another well-formed frame (not only piece data): an
+    /// undetected corruption may legitimately stop convergence.
+    pub tainted: bool,
+    /// Bundle versions inserted anywhere: the union both stores should end with.
+    pub inserted: BTreeMap<BundleId, u64>,
+    /// Payload size of each `(bundle, version)` made so far: one version, one payload.
+    sizes: BTreeMap<(u64, u64), usize>,
+}
+
+impl Pair {
+    pub fn new(profile: Profile) -> Self {
+        let mut p = Self {
+            nodes: [Node::new(1, 0x1111), Node::new(2, 0x2222)],
+            profile,
+            now: Duration::ZERO,
+            queues: Default::default(),
+            history: Default::default(),
+            tainted: false,
+            inserted: BTreeMap::new(),
+            sizes: BTreeMap::new(),
+        };
+        for n in &mut p.nodes {
+            n.ep.link_up(Duration::ZERO, 0, profile.params);
+        }
+        p
+    }
+
+    /// Inserts bundle `n` at `version` on node `side` (ignored if it holds that or newer).
+    /// The first insertion of a version fixes its size.
+    pub fn insert(&mut self, side: usize, n: u64, version: u64, size: usize) {
+        let size = *self.sizes.entry((n, version)).or_insert(size);
+        let (m, payload) = bundle(n, version, size);
+        let id = m.id();
+        if self.nodes[side]
+            .store
+            .held
+            .get(&id)
+            .is_some_and(|(h, _)| h.version() >= version)
+        {
+            return;
+        }
+        let v = self.inserted.entry(id).or_default();
+        *v = (*v).max(version);
+        self.nodes[side].insert(self.now, m, payload);
+    }
+
+    /// Polls node `side` for one frame of at most `max_len` bytes and puts it on the
+    /// wire; returns its length.
+    pub fn send(&mut self, side: usize, max_len: usize) -> Option<usize> {
+        let now = self.now;
+        let n = &mut self.nodes[side];
+        if n.down {
+            return None;
+        }
+        let f = n.ep.poll_transmit(now, 0, max_len, &mut n.store)?;
+        assert!(
+            f.len() <= max_len.min(self.profile.params.mtu),
+            "frame of {} bytes for a budget of {max_len}",
+            f.len()
+        );
+        assert!(wire::parse(&f).is_ok(), "the endpoint built a bad frame");
+        let ser = Duration::from_secs_f64(f.len() as f64 * 8.0 / self.profile.rate_bps as f64);
+        n.busy_until = now.max(n.busy_until) + ser;
+        let len = f.len();
+        let q = &mut self.queues[1 - side];
+        if q.len() >= PIPE_CAP {
+            q.pop_front();
+        }
+        q.push_back(InFlight {
+            at: n.busy_until + self.profile.latency,
+            bytes: f,
+        });
+        Some(len)
+    }
+
+    /// Frames waiting towards `side`.
+    pub fn queued(&self, side: usize) -> usize {
+        self.queues[side].len()
+    }
+
+    fn take(&mut self, to: usize, index: usize) -> Option<Vec<u8>> {
+        let q = &mut self.queues[to];
+        if q.is_empty() {
+            return None;
+        }
+        let i = index % q.len();
+        q.remove(i).map(|f| f.bytes)
+    }
+
+    /// Hands raw bytes to node `to` as if they arrived on the link.
+    pub fn deliver_bytes(&mut self, to: usize, bytes: &[u8]) {
+        let n = &mut self.nodes[to];
+        n.ep.handle_frame(self.now, 0, bytes, &mut n.store);
+        n.collect_events();
+    }
+
+    fn deliver_frame(&mut self, to: usize, bytes: Vec<u8>) {
+        self.deliver_bytes(to, &bytes);
+        let h = &mut self.history[to];
+        if h.len() >= HISTORY {
+            h.pop_front();
+        }
+        h.push_back(bytes);
+    }
+
+    /// Advances virtual time and runs the timers that are due.
+    pub fn advance(&mut self, d: Duration) {
+        self.now += d;
+        for n in &mut self.nodes {
+            n.ep.handle_timeout(self.now);
+            n.collect_events();
+        }
+    }
+
+    /// Applies one operation.
+    pub fn apply(&mut self, op: &Op) {
+        match *op {
+            Op::Send { from, max_len } => {
+                let budget = wire::MIN_FRAME + usize::from(max_len) % 1500;
+                self.send(from.index(), budget);
+            }
+            Op::Deliver { to, index } => {
+                if let Some(f) = self.take(to.index(), index.into()) {
+                    self.deliver_frame(to.index(), f);
+                }
+            }
+            Op::Drop { to, index } => {
+                self.take(to.index(), index.into());
+            }
+            Op::Duplicate { to, index } => {
+                let q = &mut self.queues[to.index()];
+                if !q.is_empty() && q.len() < PIPE_CAP {
+                    let f = q[usize::from(index) % q.len()].clone();
+                    q.push_back(f);
+                }
+            }
+            Op::Corrupt {
+                to,
+                index,
+                pos,
+                xor,
+            } => {
+                let Some(orig) = self.take(to.index(), index.into()) else {
+                    return;
+                };
+                let mut f = orig.clone();
+                let i = usize::from(pos) % f.len();
+                f[i] ^= xor.max(1);
+                if !only_piece_data_differs(&orig, &f) {
+                    self.tainted = true;
+                }
+                self.deliver_bytes(to.index(), &f);
+            }
+            Op::Replay { to, index } => {
+                let h = &self.history[to.index()];
+                if !h.is_empty() {
+                    let f = h[usize::from(index) % h.len()].clone();
+                    self.deliver_bytes(to.index(), &f);
+                }
+            }
+            Op::Advance { ms } => self.advance(Duration::from_millis(u64::from(ms))),
+            Op::Insert {
+                side,
+                bundle,
+                version,
+                size,
+            } => self.insert(
+                side.index(),
+                u64::from(bundle % 24),
+                1 + u64::from(version % 3),
+                usize::from(size) % 4000,
+            ),
+            Op::LinkDown { side } => {
+                let n = &mut self.nodes[side.index()];
+                n.down = true;
+                n.ep.link_down(self.now, 0);
+            }
+            Op::LinkUp { side } => {
+                let n = &mut self.nodes[side.index()];
+                n.down = false;
+                n.ep.link_up(self.now, 0, self.profile.params);
+            }
+        }
+    }
+
+    /// Checks the invariants that hold after any operation: queues inside each endpoint
+    /// stay bounded by what exists to be sent.
+    pub fn check_bounded(&self) {
+        // Each bundle version can be in a queue once, and there are at most this many.
+        let versions = self.inserted.len() as u64 * 3 + 8;
+        for n in &self.nodes {
+            assert!(n.ep.pending_transfers() as u64 <= versions);
+            for q in n.queue_lengths() {
+                for name in ["out", "incoming", "wants", "asked", "have_all", "have"] {
+                    let v = q.get(name).copied().unwrap_or(0);
+                    assert!(v <= versions, "{name} holds {v} entries: {q:?}");
+                }
+            }
+        }
+    }
+
+    /// Whether both stores hold every inserted bundle at its newest version.
+    pub fn synced(&self) -> bool {
+        if self
+            .nodes
+            .iter()
+            .any(|n| n.store.held.len() != self.inserted.len())
+        {
+            return false;
+        }
+        let want: BTreeSet<(BundleId, u64)> = self.inserted.iter().map(|(k, v)| (*k, *v)).collect();
+        self.nodes.iter().all(|n| held(&n.store) == want)
+    }
+
+    /// Runs a clean link (in-order delivery at the profile's rate and latency, no loss)
+    /// until both stores are synced or `limit` of virtual time passes; returns whether
+    /// they synced.
+    pub fn run_clean(&mut self, limit: Duration) -> bool {
+        let end = self.now + limit;
+        for q in &mut self.queues {
+            // In-order from here on: what is queued arrives in send order.
+            let mut v: Vec<_> = q.drain(..).collect();
+            v.sort_by_key(|f| f.at);
+            q.extend(v);
+        }
+        let mut steps = 0u32;
+        while self.now < end && steps < 100_000 {
+            steps += 1;
+            if self.synced() {
+                return true;
+            }
+            // Deliver whatever has arrived.
+            for to in 0..2 {
+                while self.queues[to].front().is_some_and(|f| f.at <= self.now) {
+                    let f = self.queues[to].pop_front().expect("checked").bytes;
+                    self.deliver_frame(to, f);
+                }
+            }
+            // Send while the link is free (back-pressure: one frame at a time).
+            for side in 0..2 {
+                while self.nodes[side].busy_until <= self.now
+                    && self.send(side, self.profile.params.mtu).is_some()
+                {}
+            }
+            let mut next = end;
+            for to in 0..2 {
+                if let Some(f) = self.queues[to].front() {
+                    next = next.min(f.at);
+                }
+            }
+            for n in &self.nodes {
+                if n.busy_until > self.now {
+                    next = next.min(n.busy_until);
+                }
+                if let Some(t) = n.ep.poll_timeout() {
+                    next = next.min(t);
+                }
+            }
+            // Deadlines already passed wait for the next poll: step at least 1 ms.
+            let next = next.max(self.now + Duration::from_millis(1));
+            self.advance(next - self.now);
+        }
+        self.synced()
+    }
+}
+
+/// Whether `b` differs from `a` only inside PIECE data (a corruption the payload hash
+/// catches) or does not parse at all (a corruption the parser catches).
+fn only_piece_data_differs(a: &[u8], b: &[u8]) -> bool {
+    let (Ok((ha, ma)), Ok((hb, mb))) = (wire::parse(a), wire::parse(b)) else {
+        return true;
+    };
+    ha == hb
+        && ma.len() == mb.len()
+        && ma.iter().zip(&mb).all(|(x, y)| match (x, y) {
+            (
+                Message::Piece {
+                    r: r1,
+                    offset: o1,
+                    data: d1,
+                },
+                Message::Piece {
+                    r: r2,
+                    offset: o2,
+                    data: d2,
+                },
+            ) => r1 == r2 && o1 == o2 && d1.len() == d2.len(),
+            _ => x == y,
+        })
+}
+
+/// One of the two endpoints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    A,
+    B,
+}
+
+impl Side {
+    fn index(self) -> usize {
+        match self {
+            Side::A => 0,
+            Side::B => 1,
+        }
+    }
+}
+
+/// One step of a session fuzz run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    /// `from` is asked for a frame of at most `64 + max_len % 1500` bytes.
+    Send {
+        from: Side,
+        max_len: u16,
+    },
+    /// The frame at `index` (modulo the queue) towards `to` arrives: any order.
+    Deliver {
+        to: Side,
+        index: u8,
+    },
+    Drop {
+        to: Side,
+        index: u8,
+    },
+    Duplicate {
+        to: Side,
+        index: u8,
+    },
+    /// The frame arrives with byte `pos` XORed with `xor`.
+    Corrupt {
+        to: Side,
+        index: u8,
+        pos: u16,
+        xor: u8,
+    },
+    /// A frame delivered to `to` before arrives again.
+    Replay {
+        to: Side,
+        index: u8,
+    },
+    Advance {
+        ms: u16,
+    },
+    /// Bundle `bundle % 24` at version `1 + version % 3`, `size % 4000` bytes.
+    Insert {
+        side: Side,
+        bundle: u8,
+        version: u8,
+        size: u16,
+    },
+    LinkDown {
+        side: Side,
+    },
+    LinkUp {
+        side: Side,
+    },
+}
+
+/// Reads bytes front to back; past the end everything reads as zero.
+struct Bytes<'a>(&'a [u8]);
+
+impl Bytes<'_> {
+    fn u8(&mut self) -> u8 {
+        match self.0.split_first() {
+            Some((&b, rest)) => {
+                self.0 = rest;
+                b
+            }
+            None => 0,
+        }
+    }
+
+    fn u16(&mut self) -> u16 {
+        u16::from_le_bytes([self.u8(), self.u8()])
+    }
+
+    fn side(&mut self) -> Side {
+        if self.u8() & 1 == 0 { Side::A } else { Side::B }
+    }
+}
+
+impl Op {
+    /// Decodes a list of operations: a tag byte, then the fields (bytes, u16 little
+    /// endian). Any bytes decode.
+    pub fn decode_all(data: &[u8]) -> Vec<Op> {
+        let mut b = Bytes(data);
+        let mut ops = Vec::new();
+        while !b.0.is_empty() {
+            let op = match b.u8() % 10 {
+                0 => Op::Send {
+                    from: b.side(),
+                    max_len: b.u16(),
+                },
+                1 => Op::Deliver {
+                    to: b.side(),
+                    index: b.u8(),
+                },
+                2 => Op::Drop {
+                    to: b.side(),
+                    index: b.u8(),
+                },
+                3 => Op::Duplicate {
+                    to: b.side(),
+                    index: b.u8(),
+                },
+                4 => Op::Corrupt {
+                    to: b.side(),
+                    index: b.u8(),
+                    pos: b.u16(),
+                    xor: b.u8(),
+                },
+                5 => Op::Replay {
+                    to: b.side(),
+                    index: b.u8(),
+                },
+                6 => Op::Advance { ms: b.u16() },
+                7 => Op::Insert {
+                    side: b.side(),
+                    bundle: b.u8(),
+                    version: b.u8(),
+                    size: b.u16(),
+                },
+                8 => Op::LinkDown { side: b.side() },
+                _ => Op::LinkUp { side: b.side() },
+            };
+            ops.push(op);
+        }
+        ops
+    }
+
+    /// The inverse of [`Op::decode_all`] for one operation (to write corpus files).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let side = |s: Side| s.index() as u8;
+        match *self {
+            Op::Send { from, max_len } => {
+                out.extend([0, side(from)]);
+                out.extend(max_len.to_le_bytes());
+            }
+            Op::Deliver { to, index } => out.extend([1, side(to), index]),
+            Op::Drop { to, index } => out.extend([2, side(to), index]),
+            Op::Duplicate { to, index } => out.extend([3, side(to), index]),
+            Op::Corrupt {
+                to,
+                index,
+                pos,
+                xor,
+            } => {
+                out.extend([4, side(to), index]);
+                out.extend(pos.to_le_bytes());
+                out.push(xor);
+            }
+            Op::Replay { to, index } => out.extend([5, side(to), index]),
+            Op::Advance { ms } => {
+                out.push(6);
+                out.extend(ms.to_le_bytes());
+            }
+            Op::Insert {
+                side: s,
+                bundle,
+                version,
+                size,
+            } => {
+                out.extend([7, side(s), bundle, version]);
+                out.extend(size.to_le_bytes());
+            }
+            Op::LinkDown { side: s } => out.extend([8, side(s)]),
+            Op::LinkUp { side: s } => out.extend([9, side(s)]),
+        }
+    }
+}
+
+/// Most operations taken from one input (longer inputs are cut, to keep runs short).
+pub const MAX_OPS: usize = 2_000;
+
+/// Drives two endpoints through `ops` over the link `profile` (see [`Profile::pick`]),
+/// checking after each that nothing panicked and every queue is bounded; then runs a
+/// clean link and checks that both stores hold the union of what was inserted (unless
+/// a corruption produced another well-formed frame) and that no bundle version was
+/// received twice.
+pub fn session(profile: u8, ops: &[Op]) {
+    let mut p = Pair::new(Profile::pick(profile));
+    for op in ops.iter().take(MAX_OPS) {
+        p.apply(op);
+        p.check_bounded();
+    }
+    for side in [Side::A, Side::B] {
+        p.apply(&Op::LinkUp { side });
+    }
+    // After an undetected corruption only the bounds are checked: a short run will do.
+    let limit = if p.tainted { 60 } else { 900 };
+    let synced = p.run_clean(Duration::from_secs(limit));
+    p.check_bounded();
+    if !p.tainted {
+        assert!(
+            synced,
+            "not synced after 15 clean minutes: inserted {:?}\nA {:?}\nB {:?}\nA {:?}\nB {:?}",
+            p.inserted,
+            held(&p.nodes[0].store),
+            held(&p.nodes[1].store),
+            p.nodes[0].ep.describe_sessions(),
+            p.nodes[1].ep.describe_sessions(),
+        );
+    }
+}
+
+/// [`session`] over raw bytes: the first byte picks the link profile, the rest are
+/// operations ([`Op::decode_all`]).
+pub fn session_bytes(data: &[u8]) {
+    let Some((&profile, rest)) = data.split_first() else {
+        return;
+    };
+    session(profile, &Op::decode_all(rest));
+}
