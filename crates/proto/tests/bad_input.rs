@@ -411,3 +411,17 @@ fn a_piece_at_an_absurd_offset_is_refused() {
     }
     assert!(net.run_until(30 * SEC, |n| n.peers[1].holds(&id)));
 }
+
+#[test]
+#[ignore = "bug: HELLO set_size near u64::MAX overflows `2 * (local + set_size) + 64` in start_session"]
+fn a_hello_claiming_u64_max_bundles_does_not_panic() {
+    for profile in [0u8, 1, 3] {
+        let mut net = Net::new(1, profile);
+        net.peers[0].insert(net.now, 1, 1, 100);
+        net.peers[0]
+            .ep
+            .link_up(net.now, 0, fuzzing::Profile::pick(profile).params);
+        net.inject(0, 0, &hello(&[0xfe; 32], 10, u64::MAX));
+        net.inject(0, 0, &hello(&[0x01; 32], 11, u64::MAX / 2));
+    }
+}
