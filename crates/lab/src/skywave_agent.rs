@@ -261,16 +261,17 @@ impl SkywaveAgent {
 
     /// Stores bundle `spec`; returns its id and version.
     fn insert(&mut self, spec: &BundleSpec) -> Result<(BundleId, u64), String> {
-        let store = &mut self.node.store.store;
         let stored = match spec.kind {
             BundleKind::Plain => {
                 let m = self.plain_manifest(spec)?;
-                let store = &mut self.node.store.store;
-                store
+                self.node
+                    .store
+                    .store
                     .insert(&m, content(spec.key, 0, spec.payload_len))
                     .map_err(|e| e.to_string())?
             }
             BundleKind::Journal => {
+                let store = &mut self.node.store.store;
                 let sk = author_key(spec.key);
                 // The author keeps the key: appends are signed with it.
                 store.keyring().insert(&sk).map_err(|e| e.to_string())?;
