@@ -154,7 +154,9 @@ fn hf_100x100() {
     {
         let extra = store_with(20_000, 100, 100);
         let b = p.sim.node_mut::<SimNode<MemStore>>(p.b).unwrap();
-        b.store.held.extend(extra.held);
+        for (m, payload) in extra.held.into_values() {
+            b.store.insert(m, payload);
+        }
     }
     let t = run_until_synced(&mut p, 10_200, Duration::from_secs(3600));
     let a = p.sim.node::<SimNode<MemStore>>(p.a).unwrap();
@@ -187,4 +189,71 @@ fn uhf_trace() {
     );
     let t = run_until_synced(&mut p, 10, Duration::from_secs(30));
     eprintln!("{t:?}");
+}
+
+/// One bundle of `mb` megabytes from A to B over `profile`: (seconds, goodput bit/s,
+/// piece bytes resent / payload).
+fn one_way(profile: &str, mb: u64, seed: u64) -> (f64, f64, f64) {
+    let size = (mb * 1_000_000) as usize;
+    let a = store_with(0, 1, size);
+    let mut p = pair(profile, seed, a, MemStore::new());
+    let t = run_until_synced(&mut p, 1, Duration::from_secs(600))
+        .unwrap_or_else(|| panic!("seed {seed}: {profile} not done"));
+    let a = p.sim.node::<SimNode<MemStore>>(p.a).unwrap();
+    let secs = t.as_secs_f64();
+    let resent = a.ep.stats().piece_bytes_resent as f64 / size as f64;
+    eprintln!(
+        "{profile} seed {seed}: {secs:.2} s, {:.2} Mbit/s, resent {:.2}%",
+        8.0 * size as f64 / secs / 1e6,
+        resent * 100.0
+    );
+    (secs, 8.0 * size as f64 / secs, resent)
+}
+
+#[test]
+fn ip_paths_near_capacity() {
+    // Goodput from t = 0 (session set-up included), seed 1.
+    let (_, lfn, _) = one_way("lfn", 50, 1);
+    assert!(lfn >= 28e6, "lfn: {lfn}");
+    let (_, lossy, _) = one_way("lfn-lossy", 50, 1);
+    assert!(lossy >= 26e6, "lfn-lossy: {lossy}");
+    let (_, cell, resent) = one_way("cellular", 20, 1);
+    assert!(cell >= 17e6, "cellular: {cell}");
+    assert!(resent <= 0.03 + 0.02, "cellular resent {resent}");
+    // The 2 Mbit/s uplink: completion within 1.2 x (size / rate + RTT).
+    let (secs, _, _) = one_way("satellite", 10, 1);
+    assert!(secs <= 1.2 * (80e6 / 2e6 + 0.6), "satellite: {secs} s");
+}
+
+#[test]
+fn hf_lbard_table() {
+    let mut p = pair(
+        "hf-modem",
+        1,
+        store_with(0, 500, 0),
+        store_with(10_000, 500, 0),
+    );
+    p.sim.run_until(SimTime::from_secs(1000));
+    let a = p.sim.node::<SimNode<MemStore>>(p.a).unwrap();
+    let b = p.sim.node::<SimNode<MemStore>>(p.b).unwrap();
+    let first = |n: &SimNode<MemStore>| {
+        n.events
+            .iter()
+            .find(|(_, e)| matches!(e, skywave_proto::Event::Received { .. }))
+            .map(|(t, _)| t.as_secs_f64())
+    };
+    eprintln!(
+        "A got {} (first {:?}), B got {} (first {:?}); by type A {:?} B {:?}; recon {:?} {:?}",
+        a.store.held.len() - 500,
+        first(a),
+        b.store.held.len() - 500,
+        first(b),
+        a.ep.stats().sent_by_type,
+        b.ep.stats().sent_by_type,
+        a.ep.recon_totals(),
+        b.ep.recon_totals()
+    );
+    let link = p.sim.link_stats(skywave_sim::sim::LinkId(0), p.a).unwrap();
+    assert_eq!(link.call_drops, 0, "the modem buffer was overrun");
+    assert!(a.store.held.len() - 500 >= 300 && b.store.held.len() - 500 >= 300);
 }

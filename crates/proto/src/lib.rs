@@ -6,6 +6,8 @@
 #![deny(clippy::disallowed_methods)]
 
 pub mod endpoint;
+pub mod fec;
+pub mod fuzzing;
 pub mod recon;
 pub mod store;
 pub mod wire;

@@ -47,10 +47,17 @@ pub trait BundleStore {
     fn write(&mut self, id: &BundleId, version: u64, offset: u64, data: &[u8]) -> Written;
 }
 
+/// Largest payload [`MemStore`] accepts.
+const MEM_MAX: u64 = 1 << 30;
+
 /// A store in memory, for tests and fuzzing.
 #[derive(Debug, Default, Clone)]
 pub struct MemStore {
     pub held: HashMap<BundleId, (SignedManifest, Vec<u8>)>,
+    /// Insertion order, oldest first: `inventory` lists in this order, as a real store
+    /// lists by insertion token.
+    pub order: HashMap<BundleId, u64>,
+    next: u64,
     pub partial: HashMap<BundleId, (SignedManifest, Vec<u8>, RangeSet)>,
 }
 
@@ -60,7 +67,13 @@ impl MemStore {
     }
 
     pub fn insert(&mut self, m: SignedManifest, payload: Vec<u8>) {
+        self.note(m.id());
         self.held.insert(m.id(), (m, payload));
+    }
+
+    fn note(&mut self, id: BundleId) {
+        self.next += 1;
+        self.order.insert(id, self.next);
     }
 }
 
@@ -100,7 +113,13 @@ impl BundleStore for MemStore {
             return Offer::Held;
         }
         let len = m.manifest().length;
+        if len > MEM_MAX {
+            return Offer::Refused(format!(
+                "{len} bytes is more than this in-memory store holds"
+            ));
+        }
         if len == 0 {
+            self.note(m.id());
             self.held.insert(m.id(), (m.clone(), Vec::new()));
             return Offer::Accepted;
         }
@@ -129,7 +148,7 @@ impl BundleStore for MemStore {
         if m.version() != version {
             return Written::Unknown;
         }
-        let end = offset + data.len() as u64;
+        let end = offset.saturating_add(data.len() as u64);
         if end > buf.len() as u64 {
             return Written::Failed("piece past the end".into());
         }
@@ -145,6 +164,7 @@ impl BundleStore for MemStore {
         if hash_payload(&buf) != m.manifest().hash {
             return Written::Failed("payload hash mismatch".into());
         }
+        self.note(*id);
         self.held.insert(*id, (m, buf));
         Written::Complete
     }

@@ -23,6 +23,7 @@ impl Endpoint {
         // Only a decoder that has finished asks: the stream can stop even if its
         // RECON_DONE was lost.
         p.recon.stopped = true;
+        p.recon.apply_deferred();
         for sid in Message::want_ids(ids) {
             let Some(&(id, version)) = p.recon.shorts.get(&sid) else {
                 continue;
@@ -59,10 +60,6 @@ impl Endpoint {
             for t in p.asked.values_mut() {
                 *t = now;
             }
-        }
-        if p.streamer && p.recon.next_symbol > 0 {
-            // A decoder pushes bundles only once it has decoded.
-            p.recon.stopped = true;
         }
         p.peer_has.insert((id, version));
         match store.offer(&m) {
@@ -122,6 +119,10 @@ impl Endpoint {
             return;
         };
         let end = offset.saturating_add(data.len() as u64);
+        if end > inc.manifest.manifest().length {
+            self.stats.dropped_malformed += 1;
+            return;
+        }
         match store.write(&inc.id, inc.version, offset, data) {
             Written::Stored => {
                 let before = inc.held.covered();

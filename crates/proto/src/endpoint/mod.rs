@@ -9,7 +9,7 @@ mod handle;
 mod peer;
 mod transmit;
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -179,6 +179,8 @@ pub struct Endpoint {
     /// Bundles held, by id prefix: what "already held" answers are based on.
     held: HashMap<[u8; 8], (BundleId, u64)>,
     held_loaded: bool,
+    /// Bottom-k sketch of the set held, sent in HELLO for difference estimates.
+    sketch: BTreeSet<u64>,
     events: VecDeque<Event>,
     stats: Stats,
     buf: Vec<u8>,
@@ -193,6 +195,37 @@ fn short_id(salt: &[u8; 32], id: &BundleId, version: u64) -> u64 {
     h.update(id.as_bytes());
     h.update(&version.to_le_bytes());
     u64::from_le_bytes(h.finalize().as_bytes()[..8].try_into().expect("8 bytes"))
+}
+
+/// Bundles pushed on a guess while reconciliation runs, and the largest such bundle.
+const SPECULATIVE_COUNT: usize = 32;
+const SPECULATIVE_MAX_LEN: u64 = 1024;
+
+/// Hashes kept in the set sketch.
+const SKETCH_K: usize = 16;
+
+fn sketch_hash(id: &BundleId, version: u64) -> u64 {
+    let mut h = blake3::Hasher::new_derive_key("skywave set sketch v1");
+    h.update(id.as_bytes());
+    h.update(&version.to_le_bytes());
+    u64::from_le_bytes(h.finalize().as_bytes()[..8].try_into().expect("8 bytes"))
+}
+
+/// Estimated size of the symmetric difference from two bottom-k sketches.
+fn estimate_difference(a: &BTreeSet<u64>, na: u64, b: &[u64], nb: u64) -> u64 {
+    if a.is_empty() || b.is_empty() {
+        return na.max(nb);
+    }
+    // A claimed size is only a hint; an absurd one must not size anything.
+    let nb = nb.min(na.saturating_add(1 << 24));
+    let bset: BTreeSet<u64> = b.iter().copied().collect();
+    let union: Vec<u64> = a.union(&bset).copied().take(SKETCH_K).collect();
+    let both = union
+        .iter()
+        .filter(|h| a.contains(h) && bset.contains(h))
+        .count();
+    let j = both as f64 / union.len() as f64;
+    (na.saturating_add(nb) as f64 * (1.0 - j) / (1.0 + j)).round() as u64
 }
 
 fn session_salt(a: ([u8; 32], u64), b: ([u8; 32], u64)) -> [u8; 32] {
@@ -219,6 +252,7 @@ impl Endpoint {
             by_tag: HashMap::new(),
             held: HashMap::new(),
             held_loaded: false,
+            sketch: BTreeSet::new(),
             events: VecDeque::new(),
             stats: Stats::default(),
             buf: vec![0; 2048],
@@ -306,6 +340,13 @@ impl Endpoint {
     }
 
     fn note_held(&mut self, id: BundleId, version: u64) {
+        let h = sketch_hash(&id, version);
+        if self.sketch.len() < SKETCH_K || self.sketch.last().is_some_and(|&m| h < m) {
+            self.sketch.insert(h);
+            while self.sketch.len() > SKETCH_K {
+                self.sketch.pop_last();
+            }
+        }
         let r = BundleRef::new(&id, version);
         let e = self.held.entry(r.prefix).or_insert((id, version));
         if e.0 == id && e.1 < version {
@@ -334,8 +375,14 @@ impl Endpoint {
             // Keep the reconciliation state current.
             let sid = short_id(&p.salt, &id, version);
             if p.established {
-                p.recon.enc.insert(sid);
                 p.recon.shorts.insert(sid, (id, version));
+                if p.recon.active(p.streamer) {
+                    // Symbols already exchanged describe the set as it was: the set is
+                    // frozen until this round ends (the bundle is pushed meanwhile).
+                    p.recon.deferred.push(sid);
+                } else {
+                    p.recon.enc.insert(sid);
+                }
             }
             if Some(p.key) == except || !p.established || p.peer_has.contains(&(id, version)) {
                 continue;
@@ -378,15 +425,46 @@ impl Endpoint {
             p.recon.shorts.insert(sid, (*id, *version));
         }
         let local = inv.len() as u64;
-        let size_diff = local.abs_diff(set_size);
+        let d_est = estimate_difference(&self.sketch, local, &p.peer_sketch, set_size)
+            .max(local.abs_diff(set_size));
         p.recon.burst_end = if half {
-            (size_diff * 2 + self.cfg.initial_burst).min(4096)
+            // Each extra burst costs two turnarounds: size the first from the estimate.
+            (d_est.min(1 << 20) * 8 / 5 + self.cfg.initial_burst).min(8192)
         } else {
-            // Full duplex: stream until the decoder says it is done (bounded).
-            2 * (local + set_size) + 64
+            // Full duplex: stream until the decoder says it is done. Bounded by what our
+            // own set can justify, not by the peer's claim: an honest decoder that needs
+            // more asks for it (RECON_MORE).
+            d_est
+                .saturating_mul(2)
+                .saturating_add(64)
+                .min(local.saturating_mul(2).saturating_add(4096))
         };
         if !streamer {
             p.recon.dec = Some(Decoder::new());
+        }
+        // While reconciliation runs, push a few of the newest small bundles on a guess:
+        // on slow links it takes minutes, and these are the likeliest to be missing. A
+        // wrong guess costs a manifest and an "I have it".
+        // Only when a guess is likely right: the estimate says the peer lacks at least
+        // half of what we hold.
+        let likely_missing = d_est as f64 / 2.0 >= 0.5 * local as f64;
+        let recent: Vec<(BundleId, u64)> = inv
+            .iter()
+            .rev()
+            .filter(|_| half && likely_missing)
+            .filter(|(_, _, len)| *len <= SPECULATIVE_MAX_LEN)
+            .take(SPECULATIVE_COUNT)
+            .map(|(id, v, _)| (*id, *v))
+            .collect();
+        for (id, version) in recent {
+            if let Some(m) = store.manifest(&id).filter(|m| m.version() == version)
+                && !p.out.iter().any(|o| o.id == id)
+            {
+                enqueue(p, &m, now);
+                if let Some(o) = p.out.last_mut() {
+                    o.speculative = true;
+                }
+            }
         }
         // Transfers in progress resume: the peer answers the manifest with what it holds.
         for o in &mut p.out {
@@ -444,9 +522,16 @@ impl Endpoint {
                 nonce,
                 set_size,
                 flags,
+                sketch,
             } = m
             {
-                self.handle_hello(now, link, *node_key, *nonce, *set_size, *flags, store);
+                let sketch: Vec<u64> = sketch
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                    .collect();
+                self.handle_hello(
+                    now, link, *node_key, *nonce, *set_size, *flags, sketch, store,
+                );
             }
         }
         let key = if shared {
@@ -484,6 +569,7 @@ impl Endpoint {
                 Message::ReconDone { used, .. } => {
                     let p = self.peers.get_mut(&key).expect("checked");
                     p.recon.stopped = true;
+                    p.recon.apply_deferred();
                     p.recon.symbols_used = used;
                 }
                 Message::ReconMore { from, count, .. } => {
@@ -541,6 +627,7 @@ impl Endpoint {
         nonce: u64,
         set_size: u64,
         flags: u8,
+        sketch: Vec<u64>,
         store: &mut dyn BundleStore,
     ) {
         if key == self.key {
@@ -573,6 +660,9 @@ impl Endpoint {
             p.hello_due = true;
         }
         if new_session {
+            if let Some(p) = self.peers.get_mut(&key) {
+                p.peer_sketch = sketch;
+            }
             self.start_session(now, key, nonce, set_size, store);
         }
     }
@@ -622,12 +712,21 @@ impl Endpoint {
             let used = dec.received() as u64;
             let diff = dec.difference();
             p.recon.decoded = true;
+            p.recon.apply_deferred();
             p.recon.done_to_send = true;
             p.recon.more_to_send = None;
             p.recon.early.clear();
             p.recon.symbols_used = used;
             for sid in &diff.remote_only {
-                p.wants_out.push_back(*sid);
+                // Not what arrived meanwhile (pushed on a guess, or relayed).
+                let got = p.recon.shorts.get(sid).is_some_and(|(id, v)| {
+                    self.held
+                        .get(&BundleRef::new(id, *v).prefix)
+                        .is_some_and(|h| h.1 >= *v)
+                });
+                if !got {
+                    p.wants_out.push_back(*sid);
+                }
             }
             let push: Vec<(BundleId, u64)> = diff
                 .local_only
@@ -640,6 +739,12 @@ impl Endpoint {
                 symbols: used,
                 they_lack: push.len(),
                 we_lack: diff.remote_only.len(),
+            });
+            // Guesses the peer turned out to hold are dropped, unless already underway.
+            let lacking: std::collections::HashSet<(BundleId, u64)> =
+                push.iter().copied().collect();
+            p.out.retain(|o| {
+                !o.speculative || o.manifest_acked || lacking.contains(&(o.id, o.r.version))
             });
             for (id, version) in push {
                 if let Some(m) = store.manifest(&id).filter(|m| m.version() == version) {
@@ -693,7 +798,9 @@ fn hex8(k: &[u8; 32]) -> String {
 
 fn enqueue(p: &mut Peer, m: &SignedManifest, now: Duration) {
     let (id, version) = (m.id(), m.version());
-    if p.out.iter().any(|o| o.id == id && o.r.version >= version) {
+    if p.peer_has.contains(&(id, version))
+        || p.out.iter().any(|o| o.id == id && o.r.version >= version)
+    {
         return;
     }
     p.out.retain(|o| o.id != id);
@@ -712,6 +819,7 @@ fn enqueue(p: &mut Peer, m: &SignedManifest, now: Duration) {
         progress_at: now,
         last_sent_at: now,
         resent: false,
+        speculative: false,
         addressed_to_peer: addressed,
         queued_at: now,
         seq: p.out_seq,

@@ -34,6 +34,8 @@ pub(crate) struct Outgoing {
     pub last_sent_at: Duration,
     /// Something of this bundle was sent twice: its reports give no RTT samples.
     pub resent: bool,
+    /// Pushed before reconciliation said the peer lacks it (a guess, cancelled if wrong).
+    pub speculative: bool,
     pub addressed_to_peer: bool,
     pub queued_at: Duration,
     pub seq: u64,
@@ -92,9 +94,28 @@ pub(crate) struct Recon {
     /// timeout means our request for more was lost, so it is repeated.
     pub last_symbol_at: Duration,
     pub symbols_used: u64,
+    /// Short ids added to the set during a round, applied when it ends.
+    pub deferred: Vec<u64>,
     /// Bytes of reconciliation messages sent and received (for the metrics).
     pub bytes: u64,
     pub messages: u64,
+}
+
+impl Recon {
+    /// Whether a round is under way (symbols streaming or being decoded).
+    pub fn active(&self, streamer: bool) -> bool {
+        if streamer {
+            !self.stopped
+        } else {
+            self.dec.is_some() && !self.decoded
+        }
+    }
+
+    pub fn apply_deferred(&mut self) {
+        for sid in std::mem::take(&mut self.deferred) {
+            self.enc.insert(sid);
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -103,6 +124,8 @@ pub(crate) struct Peer {
     pub tag: u32,
     pub link: LinkId,
     pub peer_nonce: u64,
+    /// The peer's set sketch from its HELLO.
+    pub peer_sketch: Vec<u64>,
     pub salt: [u8; 32],
     /// We stream symbols (our key is the smaller).
     pub streamer: bool,
@@ -139,6 +162,8 @@ pub(crate) struct Peer {
     pub backoff: u32,
     /// Bytes sent since the peer last spoke (half duplex: an over's length).
     pub over_bytes: u64,
+    /// Frames built for this peer (to interleave pushes with reconciliation).
+    pub frames: u64,
 }
 
 impl Peer {
@@ -148,6 +173,7 @@ impl Peer {
             tag: u32::from_le_bytes(key[..4].try_into().expect("4 bytes")),
             link,
             peer_nonce: 0,
+            peer_sketch: Vec::new(),
             salt: [0; 32],
             streamer: false,
             established: false,
@@ -173,6 +199,7 @@ impl Peer {
             last_heard: now,
             backoff: 0,
             over_bytes: 0,
+            frames: 0,
         }
     }
 

@@ -83,7 +83,8 @@ impl Endpoint {
             let pn = l.pn;
             l.pn += 1;
             let mut w = FrameWriter::new(Header { addr, pn }, budget);
-            w.hello(&self.key, self.nonce, self.held.len() as u64, 0);
+            let sketch: Vec<u64> = self.sketch.iter().copied().collect();
+            w.hello(&self.key, self.nonce, self.held.len() as u64, 0, &sketch);
             let f = w.finish();
             self.stats.count_frame(&f);
             return Some(f);
@@ -104,6 +105,7 @@ impl Endpoint {
         let over_limit = self.over_limit(&params);
         let report_now = self.cfg.report_interval;
         let set_size = self.held.len() as u64;
+        let sketch: Vec<u64> = self.sketch.iter().copied().collect();
         let (my_key, my_tag, nonce) = (self.key, self.tag, self.nonce);
         let pn = self.links.get(&link)?.pn;
         let p = self.peers.get_mut(&key)?;
@@ -117,7 +119,7 @@ impl Endpoint {
         let mut pieces: Vec<PieceRef> = Vec::new();
 
         // 1. HELLO, when the peer has not confirmed hearing us.
-        if p.hello_due && w.hello(&my_key, nonce, set_size, HELLO_HEARD) {
+        if p.hello_due && w.hello(&my_key, nonce, set_size, HELLO_HEARD, &sketch) {
             p.hello_due = false;
             p.hello_at = now;
             substantive = true;
@@ -218,89 +220,98 @@ impl Endpoint {
                 .send_time(w.remaining() as u64)
                 .is_some_and(|t| t <= now);
         if may_send_data {
-            while p.streamer && p.heard_us && !p.recon.stopped {
-                // Lost symbols first, then new ones.
-                let (first, end, again) = match p.recon.resend.front() {
-                    Some(&(a, b)) => (a, b.min(p.recon.next_symbol), true),
-                    None if p.recon.next_symbol < p.recon.burst_end => {
-                        (p.recon.next_symbol, p.recon.burst_end, false)
+            p.frames += 1;
+            // While reconciliation runs, every third frame (the first one included) puts
+            // pushes (guesses and store-and-forward) ahead of symbols.
+            let pushes_first = p.streamer && !p.recon.stopped && p.frames % 3 == 1;
+            for phase in 0..2 {
+                if (phase == 0) == pushes_first {
+                    sort_outgoing(p, now);
+                    for o in p.out.iter_mut() {
+                        if w.remaining() < wire::MIN_FRAME / 2 {
+                            break;
+                        }
+                        if !o.manifest_acked && o.manifest_sent_at.is_none_or(|t| now >= t + rto) {
+                            if !w.manifest(&o.manifest) {
+                                break;
+                            }
+                            if o.manifest_sent_at.is_some() {
+                                self.stats.manifests_resent += 1;
+                                o.resent = true;
+                            }
+                            self.stats.manifests_sent += 1;
+                            o.manifest_sent_at = Some(now);
+                            o.last_sent_at = now;
+                            substantive = true;
+                            eliciting = true;
+                            if o.length == 0 {
+                                continue;
+                            }
+                        }
+                        if o.manifest_sent_at.is_none() && !o.manifest_acked {
+                            continue;
+                        }
+                        while let Some((start, end)) = o.next_range(u64::MAX) {
+                            let room = w.piece_room(&o.r, start);
+                            let want = (end - start) as usize;
+                            if room == 0 || (room < MIN_PIECE && want > room) {
+                                break;
+                            }
+                            let n = room.min(want).min(self.buf.len());
+                            let got = store.read(&o.id, o.r.version, start, &mut self.buf[..n]);
+                            if got == 0 || !w.piece(&o.r, start, &self.buf[..got]) {
+                                break;
+                            }
+                            let stop = start + got as u64;
+                            if o.in_flight.is_empty() {
+                                // The resend timer runs from the first byte in flight.
+                                o.progress_at = now;
+                            }
+                            o.last_sent_at = now;
+                            o.in_flight.insert(start, stop);
+                            let fresh = o.sent_ever.insert(start, stop);
+                            if fresh < got as u64 {
+                                o.resent = true;
+                            }
+                            self.stats.piece_bytes_sent += got as u64;
+                            self.stats.piece_bytes_resent += got as u64 - fresh;
+                            pieces.push((o.id, o.r.version, start, got as u64));
+                            substantive = true;
+                            eliciting = true;
+                        }
                     }
-                    None => break,
-                };
-                if first >= end {
-                    p.recon.resend.pop_front();
-                    continue;
-                }
-                let enc = &mut p.recon.enc;
-                let n = w.symbols(p.recon.epoch, first, (end - first) as usize, |i| {
-                    enc.symbol(i as usize)
-                });
-                if n == 0 {
-                    break;
-                }
-                if again {
-                    let front = p.recon.resend.front_mut().expect("matched above");
-                    front.0 += n as u64;
                 } else {
-                    p.recon.next_symbol += n as u64;
-                }
-                p.recon.bytes += 13 * n as u64;
-                p.recon.messages += 1;
-                substantive = true;
-                eliciting = true;
-            }
-            sort_outgoing(p, now);
-            for o in p.out.iter_mut() {
-                if w.remaining() < wire::MIN_FRAME / 2 {
-                    break;
-                }
-                if !o.manifest_acked && o.manifest_sent_at.is_none_or(|t| now >= t + rto) {
-                    if !w.manifest(&o.manifest) {
-                        break;
+                    while p.streamer && p.heard_us && !p.recon.stopped {
+                        // Lost symbols first, then new ones.
+                        let (first, end, again) = match p.recon.resend.front() {
+                            Some(&(a, b)) => (a, b.min(p.recon.next_symbol), true),
+                            None if p.recon.next_symbol < p.recon.burst_end => {
+                                (p.recon.next_symbol, p.recon.burst_end, false)
+                            }
+                            None => break,
+                        };
+                        if first >= end {
+                            p.recon.resend.pop_front();
+                            continue;
+                        }
+                        let enc = &mut p.recon.enc;
+                        let n = w.symbols(p.recon.epoch, first, (end - first) as usize, |i| {
+                            enc.symbol(i as usize)
+                        });
+                        if n == 0 {
+                            break;
+                        }
+                        if again {
+                            let front = p.recon.resend.front_mut().expect("matched above");
+                            front.0 += n as u64;
+                        } else {
+                            p.recon.next_symbol += n as u64;
+                        }
+                        p.recon.bytes += 13 * n as u64;
+                        p.recon.messages += 1;
+                        substantive = true;
+                        eliciting = true;
                     }
-                    if o.manifest_sent_at.is_some() {
-                        self.stats.manifests_resent += 1;
-                        o.resent = true;
-                    }
-                    self.stats.manifests_sent += 1;
-                    o.manifest_sent_at = Some(now);
-                    o.last_sent_at = now;
-                    substantive = true;
-                    eliciting = true;
-                    if o.length == 0 {
-                        continue;
-                    }
-                }
-                if o.manifest_sent_at.is_none() && !o.manifest_acked {
-                    continue;
-                }
-                while let Some((start, end)) = o.next_range(u64::MAX) {
-                    let room = w.piece_room(&o.r, start);
-                    let want = (end - start) as usize;
-                    if room == 0 || (room < MIN_PIECE && want > room) {
-                        break;
-                    }
-                    let n = room.min(want).min(self.buf.len());
-                    let got = store.read(&o.id, o.r.version, start, &mut self.buf[..n]);
-                    if got == 0 || !w.piece(&o.r, start, &self.buf[..got]) {
-                        break;
-                    }
-                    let stop = start + got as u64;
-                    if o.in_flight.is_empty() {
-                        // The resend timer runs from the first byte in flight.
-                        o.progress_at = now;
-                    }
-                    o.last_sent_at = now;
-                    o.in_flight.insert(start, stop);
-                    let fresh = o.sent_ever.insert(start, stop);
-                    if fresh < got as u64 {
-                        o.resent = true;
-                    }
-                    self.stats.piece_bytes_sent += got as u64;
-                    self.stats.piece_bytes_resent += got as u64 - fresh;
-                    pieces.push((o.id, o.r.version, start, got as u64));
-                    substantive = true;
-                    eliciting = true;
                 }
             }
         }

@@ -12,6 +12,8 @@ pub const VERSION: u8 = 0x51;
 const F_ADDRESSED: u8 = 1;
 /// Destination tag meaning every neighbour.
 pub const BROADCAST: u32 = u32::MAX;
+/// Most hashes a HELLO's set sketch carries.
+pub const MAX_SKETCH: usize = 32;
 /// Smallest frame budget the protocol works with.
 pub const MIN_FRAME: usize = 64;
 
@@ -80,6 +82,8 @@ pub struct Header {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message<'a> {
     Hello {
+        /// Little-endian u64 hashes: the smallest of the sender's set (see docs).
+        sketch: &'a [u8],
         node_key: [u8; 32],
         nonce: u64,
         set_size: u64,
@@ -224,8 +228,13 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
             let nonce = c.u64()?;
             let set_size = c.varint()?;
             let flags = c.take(1)?[0];
-            c.end()?;
+            // Optional: a bottom-k sketch of the sender's set (k <= 32 hashes).
+            if !c.b.len().is_multiple_of(8) || c.b.len() > 8 * MAX_SKETCH {
+                return Err(WireError::Malformed(name));
+            }
+            let sketch = c.b;
             Message::Hello {
+                sketch,
                 node_key,
                 nonce,
                 set_size,
@@ -471,8 +480,16 @@ impl FrameWriter {
         true
     }
 
-    pub fn hello(&mut self, node_key: &[u8; 32], nonce: u64, set_size: u64, flags: u8) -> bool {
-        let body = 32 + 8 + varint::len(set_size) + 1;
+    pub fn hello(
+        &mut self,
+        node_key: &[u8; 32],
+        nonce: u64,
+        set_size: u64,
+        flags: u8,
+        sketch: &[u64],
+    ) -> bool {
+        let sketch = &sketch[..sketch.len().min(MAX_SKETCH)];
+        let body = 32 + 8 + varint::len(set_size) + 1 + 8 * sketch.len();
         if !self.begin(ty::HELLO, body) {
             return false;
         }
@@ -480,6 +497,9 @@ impl FrameWriter {
         self.buf.extend_from_slice(&nonce.to_le_bytes());
         varint::put(&mut self.buf, set_size);
         self.buf.push(flags);
+        for h in sketch {
+            self.buf.extend_from_slice(&h.to_le_bytes());
+        }
         true
     }
 

@@ -43,7 +43,7 @@ fn addressed_frame_with_several_messages() {
         },
         1472,
     );
-    assert!(w.hello(&[9; 32], 77, 10_000, 1));
+    assert!(w.hello(&[9; 32], 77, 10_000, 1, &[5, 6]));
     assert!(w.have_all(&r()));
     let mut ranges = RangeSet::new();
     ranges.insert(0, 100);
@@ -71,7 +71,8 @@ fn addressed_frame_with_several_messages() {
             node_key: [9; 32],
             nonce: 77,
             set_size: 10_000,
-            flags: 1
+            flags: 1,
+            sketch: &[5, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0],
         }
     );
     assert_eq!(msgs[1], Message::HaveAll { r: r() });
