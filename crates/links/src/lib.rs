@@ -7,12 +7,24 @@
 //! when one fits ([`skywave_proto::Endpoint::poll_transmit`] with `max_len = room`), so
 //! back-pressure reaches the protocol instead of a modem buffer.
 
+mod device;
+mod fd;
+mod link;
+mod pacer;
+pub mod pty;
+pub mod serial;
+mod stream;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
+use serde::Deserialize;
 pub use skywave_proto::LinkParams;
 use tokio::sync::{mpsc, watch};
+
+pub use pty::NullModem;
+pub use serial::SerialConfig;
 
 /// What a link driver reports.
 #[derive(Debug, Clone)]
@@ -49,6 +61,8 @@ pub struct LinkCounters {
     pub dropped_frames: AtomicU64,
     /// Times the link went down.
     pub downs: AtomicU64,
+    /// Frames the daemon sent larger than the room it was given (queued, not lost).
+    pub over_room: AtomicU64,
 }
 
 impl LinkCounters {
@@ -68,9 +82,64 @@ pub struct LinkHandle {
     pub name: String,
     pub events: mpsc::Receiver<LinkEvent>,
     /// Frames to send. Send one only when it fits in `room`; a driver given more
-    /// than fits queues it rather than overrun the device, and counts it.
+    /// than fits queues it rather than overrun the device, and counts it (`over_room`).
+    /// The driver takes a frame only when none waits inside it, and the channel is
+    /// small, so a sender that ignores `room` is held back rather than queueing seconds
+    /// of data.
     pub frames: mpsc::Sender<Bytes>,
-    /// Frame bytes the driver can take now without overrunning the device.
+    /// Frame bytes the driver can take now without overrunning the device. The driver
+    /// updates it after taking each frame (and as the device drains), so right after a
+    /// send it may still show the room before that frame: use
+    /// [`LinkHandle::send_frame`] to send and wait for the new value.
     pub room: watch::Receiver<usize>,
     pub counters: Arc<LinkCounters>,
+}
+
+/// The driver has stopped (its task ended).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the link driver has stopped")]
+pub struct DriverStopped;
+
+impl LinkHandle {
+    /// Sends `frame` and waits until the driver has taken it, so that `room` then
+    /// counts it.
+    pub async fn send_frame(&mut self, frame: Bytes) -> Result<(), DriverStopped> {
+        self.room.mark_unchanged();
+        self.frames.send(frame).await.map_err(|_| DriverStopped)?;
+        self.room.changed().await.map_err(|_| DriverStopped)
+    }
+}
+
+/// Why a link could not be started. Every variant names the setting and what it accepts.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    #[error("invalid value '{value}' for link setting '{field}': expected {expected}")]
+    Invalid {
+        field: String,
+        value: String,
+        expected: String,
+    },
+    #[error("{what} failed: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// One `[[link]]` table of the daemon's configuration, by its `type`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum DriverConfig {
+    Serial(SerialConfig),
+}
+
+impl DriverConfig {
+    /// Starts the driver as a task on the current tokio runtime.
+    pub fn spawn(self) -> Result<LinkHandle, Error> {
+        match self {
+            DriverConfig::Serial(c) => serial::spawn(c),
+        }
+    }
 }

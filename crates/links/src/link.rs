@@ -1,0 +1,251 @@
+//! The plumbing every driver shares: the channels behind a [`LinkHandle`], reopen
+//! backoff, and the stream transmit queue with its pacer.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use skywave_node::framing;
+use tokio::sync::{mpsc, watch};
+
+use crate::pacer::Pacer;
+use crate::{LinkCounters, LinkEvent, LinkHandle};
+
+/// Frames queued inside a driver beyond what the device can take (the daemon should
+/// never need them; they absorb a frame sent on a stale `room`).
+const MAX_QUEUED_FRAMES: usize = 32;
+
+/// Frames narrower than this are not offered: a runt's header would cost more than it
+/// carries. The protocol is asked again when the room has grown.
+pub(crate) const MIN_ROOM: usize = 64;
+
+/// The driver's side of a [`LinkHandle`].
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub name: String,
+    events: mpsc::Sender<LinkEvent>,
+    room: watch::Sender<usize>,
+    pub counters: Arc<LinkCounters>,
+}
+
+/// Why a driver task stops.
+#[derive(Debug)]
+pub(crate) struct Closed;
+
+impl Shared {
+    /// The channels of a new link: the driver keeps `Shared` and the frame receiver.
+    pub(crate) fn new(name: String) -> (Shared, LinkHandle, mpsc::Receiver<Bytes>) {
+        let (ev_tx, ev_rx) = mpsc::channel(256);
+        // Small: frames sent past the room wait here, and the sender waits with them.
+        let (fr_tx, fr_rx) = mpsc::channel(4);
+        let (room_tx, room_rx) = watch::channel(0);
+        let counters = Arc::new(LinkCounters::default());
+        let handle = LinkHandle {
+            name: name.clone(),
+            events: ev_rx,
+            frames: fr_tx,
+            room: room_rx,
+            counters: counters.clone(),
+        };
+        (
+            Shared {
+                name,
+                events: ev_tx,
+                room: room_tx,
+                counters,
+            },
+            handle,
+            fr_rx,
+        )
+    }
+
+    /// Sends an event; `Err` when the daemon dropped the handle.
+    pub(crate) async fn emit(&self, ev: LinkEvent) -> Result<(), Closed> {
+        self.events.send(ev).await.map_err(|_| Closed)
+    }
+
+    pub(crate) async fn down(&self, reason: String) -> Result<(), Closed> {
+        tracing::warn!(link = %self.name, %reason, "link down");
+        LinkCounters::add(&self.counters.downs, 1);
+        self.set_room(0);
+        self.emit(LinkEvent::Down { reason }).await
+    }
+
+    /// Publishes the room after taking a frame: always notifies, so a sender waiting
+    /// in [`LinkHandle::send_frame`] sees the room that frame left.
+    pub(crate) fn took_frame(&self, room: usize) {
+        self.room.send_modify(|r| *r = room);
+    }
+
+    /// Publishes the room, if it changed.
+    pub(crate) fn set_room(&self, room: usize) {
+        self.room.send_if_modified(|r| {
+            let changed = *r != room;
+            *r = room;
+            changed
+        });
+    }
+
+    /// Whether the daemon still holds the handle's event receiver.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.events.is_closed()
+    }
+}
+
+/// Doubling delays between attempts, reset after a success.
+#[derive(Debug, Clone)]
+pub(crate) struct Backoff {
+    min: Duration,
+    max: Duration,
+    next: Duration,
+}
+
+impl Backoff {
+    pub(crate) fn new(min: Duration, max: Duration) -> Backoff {
+        Backoff {
+            min,
+            max: max.max(min),
+            next: min,
+        }
+    }
+
+    pub(crate) fn next_delay(&mut self) -> Duration {
+        let d = self.next;
+        self.next = (self.next * 2).min(self.max);
+        d
+    }
+
+    pub(crate) fn reset(&mut self) {
+        self.next = self.min;
+    }
+}
+
+/// Outgoing frames of a byte-stream link: framed (COBS + CRC-16), paced, and written
+/// only as fast as the device drains.
+#[derive(Debug)]
+pub(crate) struct StreamTx {
+    pub pacer: Pacer,
+    mtu: usize,
+    queue: VecDeque<Bytes>,
+    /// Framed bytes handed to the device but not yet taken by it.
+    pub out: Vec<u8>,
+}
+
+impl StreamTx {
+    pub(crate) fn new(pacer: Pacer, mtu: usize) -> StreamTx {
+        StreamTx {
+            pacer,
+            mtu,
+            queue: VecDeque::new(),
+            out: Vec::new(),
+        }
+    }
+
+    /// Takes a frame from the daemon.
+    pub(crate) fn offer(&mut self, name: &str, frame: Bytes, counters: &LinkCounters) {
+        if frame.is_empty() || frame.len() > self.mtu.min(framing::MAX_FRAME) {
+            tracing::warn!(
+                link = name,
+                len = frame.len(),
+                mtu = self.mtu,
+                "frame refused: empty or larger than the link MTU"
+            );
+            LinkCounters::add(&counters.dropped_frames, 1);
+            return;
+        }
+        if frame.len() > self.room() {
+            LinkCounters::add(&counters.over_room, 1);
+        }
+        if self.queue.len() >= MAX_QUEUED_FRAMES {
+            tracing::warn!(
+                link = name,
+                "frame dropped: the driver queue is full (frames sent past the room)"
+            );
+            LinkCounters::add(&counters.dropped_frames, 1);
+            return;
+        }
+        self.queue.push_back(frame);
+    }
+
+    /// Frames the queue while the device has room for them.
+    pub(crate) fn pump(&mut self, now: Instant, counters: &LinkCounters) {
+        self.pacer.advance(now);
+        while let Some(f) = self.queue.front() {
+            let wire = f.len() + framing::overhead(f.len());
+            if wire > self.pacer.room() {
+                break;
+            }
+            let f = self.queue.pop_front().expect("front");
+            framing::encode(&f, &mut self.out);
+            self.pacer.wrote(now, wire);
+            LinkCounters::add(&counters.frames_out, 1);
+            LinkCounters::add(&counters.bytes_out, f.len() as u64);
+        }
+    }
+
+    /// Frame bytes the link takes now (0 while frames wait, or below a runt's worth).
+    pub(crate) fn room(&self) -> usize {
+        if !self.queue.is_empty() {
+            return 0;
+        }
+        let r = self
+            .pacer
+            .room()
+            .saturating_sub(framing::overhead(self.mtu))
+            .min(self.mtu);
+        if r < MIN_ROOM.min(self.mtu) { 0 } else { r }
+    }
+
+    /// The device lost what it held: forget the estimate and unsent bytes (queued frames
+    /// go out when the link is back).
+    pub(crate) fn reset(&mut self, now: Instant) {
+        self.pacer.reset(now);
+        self.out.clear();
+    }
+
+    /// Whether frames wait for the device (the driver takes no more until they are out).
+    pub(crate) fn backlogged(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    /// Whether time alone will change the room or the queue.
+    pub(crate) fn busy(&self) -> bool {
+        self.pacer.busy() || !self.queue.is_empty()
+    }
+}
+
+/// Incoming bytes of a byte-stream link: reassembled, checked frames.
+#[derive(Debug, Default)]
+pub(crate) struct StreamRx {
+    deframer: framing::Deframer,
+    skipped: u64,
+    bad: u64,
+}
+
+impl StreamRx {
+    /// Adds received bytes; returns the whole, checked frames and updates the counters.
+    pub(crate) fn push(&mut self, data: &[u8], counters: &LinkCounters) -> Vec<Bytes> {
+        let frames = self.deframer.push(data);
+        self.account(counters);
+        for f in &frames {
+            LinkCounters::add(&counters.frames_in, 1);
+            LinkCounters::add(&counters.bytes_in, f.len() as u64);
+        }
+        frames.into_iter().map(Bytes::from).collect()
+    }
+
+    /// Forgets a partial frame (the stream broke).
+    pub(crate) fn reset(&mut self, counters: &LinkCounters) {
+        self.deframer.reset();
+        self.account(counters);
+    }
+
+    fn account(&mut self, counters: &LinkCounters) {
+        let d = &self.deframer;
+        LinkCounters::add(&counters.garbage_bytes, d.skipped - self.skipped);
+        LinkCounters::add(&counters.dropped_frames, d.bad_frames - self.bad);
+        self.skipped = d.skipped;
+        self.bad = d.bad_frames;
+    }
+}
