@@ -32,6 +32,30 @@ impl RangeSet {
         self.covered() - before
     }
 
+    /// Removes `[start, end)`, splitting a range that straddles it. Returns the bytes
+    /// no longer covered.
+    pub fn remove(&mut self, start: u64, end: u64) -> u64 {
+        if start >= end {
+            return 0;
+        }
+        let before = self.covered();
+        let i = self.ranges.partition_point(|&(_, e)| e <= start);
+        let mut j = i;
+        let mut rest = Vec::with_capacity(2);
+        while j < self.ranges.len() && self.ranges[j].0 < end {
+            let (s, e) = self.ranges[j];
+            if s < start {
+                rest.push((s, start));
+            }
+            if e > end {
+                rest.push((end, e));
+            }
+            j += 1;
+        }
+        self.ranges.splice(i..j, rest);
+        before - self.covered()
+    }
+
     /// Total bytes covered.
     pub fn covered(&self) -> u64 {
         self.ranges.iter().map(|(s, e)| e - s).sum()
@@ -140,16 +164,25 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn matches_a_bitmap(ops in proptest::collection::vec((0u64..200, 0u64..50), 0..40)) {
+        fn matches_a_bitmap(ops in proptest::collection::vec((0u64..200, 0u64..50, proptest::bool::weighted(0.3)), 0..40)) {
             let mut r = RangeSet::new();
             let mut bits = vec![false; 260];
-            for (s, l) in ops {
-                let added = r.insert(s, s + l);
-                let mut fresh = 0;
+            for (s, l, remove) in ops {
+                let (changed, want) = if remove {
+                    (r.remove(s, s + l), false)
+                } else {
+                    (r.insert(s, s + l), true)
+                };
+                let mut flipped = 0;
                 for b in &mut bits[s as usize..(s + l) as usize] {
-                    if !*b { fresh += 1; *b = true; }
+                    if *b != want { flipped += 1; *b = want; }
                 }
-                proptest::prop_assert_eq!(added, fresh);
+                proptest::prop_assert_eq!(changed, flipped);
+                // Still disjoint, sorted and non-adjacent.
+                for w in r.ranges.windows(2) {
+                    proptest::prop_assert!(w[0].1 < w[1].0);
+                }
+                proptest::prop_assert!(r.ranges.iter().all(|(a, b)| a < b));
             }
             proptest::prop_assert_eq!(r.covered(), bits.iter().filter(|b| **b).count() as u64);
             let gaps: u64 = r.missing(260).iter().map(|(s, e)| e - s).sum();

@@ -418,10 +418,16 @@ pub fn run_with<F: AgentFactory>(
     // Tell each node what it is joined to before anything runs.
     for (lid, nodes) in &links {
         for &node in nodes {
+            // Each side is told the link as seen from it: its `up` is its sending
+            // direction (the second end of a point-to-point link sends on `down`).
+            let mut seen = cfg.clone();
+            if cfg.kind != LinkKind::Csma && nodes.len() == 2 && node == nodes[1] {
+                std::mem::swap(&mut seen.up, &mut seen.down);
+            }
             if let Some(port) = sim.port(ids[node], *lid)
                 && let Some(agent) = sim.node_mut::<F::Agent>(ids[node])
             {
-                agent.attach_link(port, &cfg);
+                agent.attach_link(port, &seen);
             }
         }
     }

@@ -20,9 +20,12 @@ pub const STREAM_MTU: usize = 250;
 /// report or an "I have it" does not wait behind seconds of data.
 pub const QUEUED_FRAMES: usize = 2;
 
-/// Protocol link parameters for a simulated link of configuration `cfg`.
+/// Protocol link parameters for a simulated link of configuration `cfg`, as seen from
+/// the node whose sending direction is `cfg.up`.
 pub fn params_for(cfg: &LinkConfig) -> LinkParams {
-    let rate = cfg.up.rate_bps.min(cfg.down.rate_bps);
+    // The sending direction's rate: pacing starts from it (a download over an
+    // asymmetric satellite path must not start at the uplink's rate).
+    let rate = cfg.up.rate_bps;
     let mtu = match cfg.kind {
         LinkKind::Stream => STREAM_MTU,
         _ => cfg.up.mtu.min(cfg.down.mtu),

@@ -54,12 +54,14 @@ fn pair(profile: &str, seed: u64, a: MemStore, b: MemStore) -> Pair {
     } else {
         sim.connect(na, nb, &cfg).unwrap()
     };
-    let params = params_for(&cfg);
-    for n in [na, nb] {
+    // Each side sees the link from its end: b sends on the `down` direction.
+    let mut seen_b = cfg.clone();
+    std::mem::swap(&mut seen_b.up, &mut seen_b.down);
+    for (n, seen) in [(na, &cfg), (nb, &seen_b)] {
         let port = sim.port(n, link).unwrap();
         sim.node_mut::<SimNode<MemStore>>(n)
             .unwrap()
-            .attach(port, params);
+            .attach(port, params_for(seen));
     }
     Pair { sim, a: na, b: nb }
 }
@@ -194,12 +196,19 @@ fn uhf_trace() {
 /// One bundle of `mb` megabytes from A to B over `profile`: (seconds, goodput bit/s,
 /// piece bytes resent / payload).
 fn one_way(profile: &str, mb: u64, seed: u64) -> (f64, f64, f64) {
+    transfer(profile, mb, seed, false)
+}
+
+/// As [`one_way`]; with `down`, from b to a (the `down` direction of the profile).
+fn transfer(profile: &str, mb: u64, seed: u64, down: bool) -> (f64, f64, f64) {
     let size = (mb * 1_000_000) as usize;
-    let a = store_with(0, 1, size);
-    let mut p = pair(profile, seed, a, MemStore::new());
+    let (a, b) = (store_with(0, 1, size), MemStore::new());
+    let (a, b) = if down { (b, a) } else { (a, b) };
+    let mut p = pair(profile, seed, a, b);
     let t = run_until_synced(&mut p, 1, Duration::from_secs(600))
         .unwrap_or_else(|| panic!("seed {seed}: {profile} not done"));
-    let a = p.sim.node::<SimNode<MemStore>>(p.a).unwrap();
+    let sender = if down { p.b } else { p.a };
+    let a = p.sim.node::<SimNode<MemStore>>(sender).unwrap();
     let secs = t.as_secs_f64();
     let resent = a.ep.stats().piece_bytes_resent as f64 / size as f64;
     eprintln!(
@@ -223,6 +232,12 @@ fn ip_paths_near_capacity() {
     // The 2 Mbit/s uplink: completion within 1.2 x (size / rate + RTT).
     let (secs, _, _) = one_way("satellite", 10, 1);
     assert!(secs <= 1.2 * (80e6 / 2e6 + 0.6), "satellite: {secs} s");
+    // And the 20 Mbit/s downlink.
+    let (secs, _, _) = transfer("satellite", 10, 1, true);
+    assert!(
+        secs <= 1.2 * (80e6 / 20e6 + 0.6),
+        "satellite down: {secs} s"
+    );
 }
 
 #[test]

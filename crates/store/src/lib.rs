@@ -170,10 +170,20 @@ impl Store {
             .write(true)
             .open(&lock_path)
             .map_err(|e| io_err("open lock file", &lock_path, e))?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(fs::TryLockError::WouldBlock) => return Err(StoreError::Locked { dir }),
-            Err(fs::TryLockError::Error(e)) => return Err(io_err("lock", &lock_path, e)),
+        // A holder that is exiting (or a child process between fork and exec, which
+        // briefly shares the lock) lets go within moments: wait a little before
+        // reporting the store as in use.
+        let mut tries = 0;
+        loop {
+            match lock.try_lock() {
+                Ok(()) => break,
+                Err(fs::TryLockError::WouldBlock) if tries < 20 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(25));
+                }
+                Err(fs::TryLockError::WouldBlock) => return Err(StoreError::Locked { dir }),
+                Err(fs::TryLockError::Error(e)) => return Err(io_err("lock", &lock_path, e)),
+            }
         }
         let db_path = dir.join("store.db");
         let conn = Connection::open(&db_path).map_err(|e| db_err(&db_path, e))?;

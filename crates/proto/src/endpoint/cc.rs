@@ -34,6 +34,9 @@ const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
 pub(crate) struct Cc {
     pub enabled: bool,
     mtu: u64,
+    /// The link's expected round trip, until one is measured: a probe timeout shorter
+    /// than the path's RTT would declare the whole first flight lost.
+    initial_rtt: Duration,
     pub srtt: Option<Duration>,
     rttvar: Duration,
     min_rtt: Option<(Duration, Duration)>,
@@ -59,13 +62,18 @@ pub(crate) struct Cc {
 }
 
 impl Cc {
-    pub fn new(enabled: bool, mtu: usize, initial_rate_bps: Option<u64>) -> Self {
-        // Without a hint, start as TCP would: 10 frames per 100 ms.
-        let initial_rate =
-            initial_rate_bps.map_or(10.0 * mtu as f64 / 0.1, |r| r as f64 / 8.0 / 4.0);
+    pub fn new(params: &super::LinkParams) -> Self {
+        let mtu = params.mtu;
+        // Without a hint, start as TCP would: 10 frames per 100 ms. With one, at half the
+        // nominal rate: startup's gain then overshoots it by less than the 1 BDP of
+        // queue a path is expected to have.
+        let initial_rate = params
+            .rate_bps
+            .map_or(10.0 * mtu as f64 / 0.1, |r| r as f64 / 8.0 / 2.0);
         Self {
-            enabled,
+            enabled: params.paced,
             mtu: mtu as u64,
+            initial_rtt: params.rtt_hint.max(Duration::from_millis(1)),
             srtt: None,
             rttvar: Duration::ZERO,
             min_rtt: None,
@@ -98,7 +106,7 @@ impl Cc {
     }
 
     fn min_rtt(&self) -> Duration {
-        self.min_rtt.map_or(Duration::from_millis(100), |m| m.0)
+        self.min_rtt.map_or(self.initial_rtt, |m| m.0)
     }
 
     fn gain(&self) -> f64 {
@@ -247,7 +255,7 @@ impl Cc {
         let Some(largest) = self.largest_acked else {
             return Vec::new();
         };
-        let srtt = self.srtt.unwrap_or(Duration::from_millis(100));
+        let srtt = self.srtt.unwrap_or(self.initial_rtt);
         let threshold = now.saturating_sub(srtt * 9 / 8);
         let lost: Vec<u64> = self
             .sent
@@ -276,7 +284,7 @@ impl Cc {
         if !self.enabled || self.sent.is_empty() {
             return None;
         }
-        let srtt = self.srtt.unwrap_or(Duration::from_millis(300));
+        let srtt = self.srtt.unwrap_or(self.initial_rtt);
         let base =
             srtt + (self.rttvar * 4).max(Duration::from_millis(5)) + Duration::from_millis(25);
         let oldest = self.sent.values().map(|s| s.time).min()?;

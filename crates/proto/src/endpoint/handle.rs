@@ -187,15 +187,38 @@ impl Endpoint {
         r: BundleRef,
         ranges: Option<RangeSet>,
     ) {
+        let rtt_hint = self
+            .links
+            .values()
+            .map(|l| l.params.rtt_hint)
+            .next()
+            .unwrap_or(Duration::from_secs(1));
         let p = self.peers.get_mut(&key).expect("checked");
+        let rtt_hint = self
+            .links
+            .get(&p.link)
+            .map_or(rtt_hint, |l| l.params.rtt_hint);
         let Some(i) = p.out.iter().position(|o| o.r == r) else {
             return;
         };
+        // How long after a send a report must be to have seen its data: the resend
+        // timeout without its backoff (reports can sit behind a busy channel).
+        let covered_after = p.cc.srtt.map_or(rtt_hint * 2, |s| {
+            s + (p.cc.rttvar() * 4).max(s / 2) + self.cfg.report_interval
+        });
         if !p.cc.enabled && !p.out[i].resent {
             // No acks on this link: a report answering our last send is the RTT sample.
             // Not after a resend: which copy it answers is unknown (Karn).
             let sample = now.saturating_sub(p.out[i].last_sent_at);
             p.cc.rtt_sample(sample);
+            p.backoff = 0;
+        }
+        // Progress proves the path works: the resend timeout stops backing off (Karn's
+        // rule withholds the RTT sample after a resend, not this).
+        let progress = ranges
+            .as_ref()
+            .is_none_or(|h| h.covered() > p.out[i].held.covered());
+        if progress {
             p.backoff = 0;
         }
         match ranges {
@@ -225,6 +248,41 @@ impl Endpoint {
                         }
                     }
                 }
+                // A range that left long enough ago to be in this report, and is not,
+                // was lost: send it again now rather than after a timeout.
+                if !o.sends.is_empty() {
+                    let cutoff = now.checked_sub(covered_after).unwrap_or_default();
+                    // Frames leave and arrive in order: a range sent before one the
+                    // report holds, and not held itself, was lost.
+                    let newest_held = o
+                        .sends
+                        .iter()
+                        .filter(|(s, e, _)| held.contains(*s, *e))
+                        .map(|x| x.2)
+                        .max();
+                    let mut keep = std::collections::VecDeque::new();
+                    for (s, e, at) in o.sends.drain(..) {
+                        let missing: Vec<(u64, u64)> = held
+                            .missing(e)
+                            .into_iter()
+                            .filter_map(|(ms, me)| {
+                                let (a, b) = (ms.max(s), me.min(e));
+                                (a < b).then_some((a, b))
+                            })
+                            .collect();
+                        if missing.is_empty() {
+                            continue;
+                        }
+                        if at <= cutoff || newest_held.is_some_and(|n| at < n) {
+                            for (a, b) in missing {
+                                still.remove(a, b);
+                            }
+                        } else {
+                            keep.push_back((s, e, at));
+                        }
+                    }
+                    o.sends = keep;
+                }
                 o.in_flight = still;
                 o.held = held;
             }
@@ -236,6 +294,13 @@ impl Endpoint {
         let delay = Duration::from_micros(ack.delay_us);
         p.backoff = 0;
         let (_, lost) = p.cc.on_ack(now, &ack.ranges, delay);
+        if !lost.is_empty() {
+            tracing::trace!(
+                t = now.as_secs_f64(),
+                pieces = lost.len(),
+                "frames declared lost"
+            );
+        }
         requeue_lost(p, &lost);
     }
 }
@@ -248,21 +313,7 @@ pub(super) fn requeue_lost(p: &mut super::peer::Peer, lost: &[PieceRef]) {
             .iter_mut()
             .find(|o| o.id == id && o.r.version == version)
         {
-            let mut rest = RangeSet::new();
-            for (s, e) in o.in_flight.iter() {
-                // Remove [off, off+len) from the in-flight set.
-                if e <= off || s >= off + len {
-                    rest.insert(s, e);
-                } else {
-                    if s < off {
-                        rest.insert(s, off);
-                    }
-                    if e > off + len {
-                        rest.insert(off + len, e);
-                    }
-                }
-            }
-            o.in_flight = rest;
+            o.in_flight.remove(off, off + len);
         }
     }
 }

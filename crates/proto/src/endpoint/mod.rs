@@ -228,6 +228,25 @@ fn estimate_difference(a: &BTreeSet<u64>, na: u64, b: &[u64], nb: u64) -> u64 {
     (na.saturating_add(nb) as f64 * (1.0 - j) / (1.0 + j)).round() as u64
 }
 
+/// Symbols in the streamer's first burst, from the estimated difference `d_est`.
+/// Rateless IBLT decodes a difference of d from about 1.35 d symbols.
+fn first_burst(half: bool, d_est: u64, streamer_set: u64, initial_burst: u64) -> u64 {
+    if half {
+        // Each extra burst costs two turnarounds: size the first generously.
+        (d_est.min(1 << 20) * 8 / 5 + initial_burst).min(8192)
+    } else {
+        // Full duplex: asking for more costs a round trip, and symbols sent past the
+        // point of decoding are wasted airtime. Bounded by what the streamer's own set
+        // can justify, not by a peer's claim: an honest decoder that needs more asks.
+        d_est
+            .min(1 << 24)
+            .saturating_mul(3)
+            .div_ceil(2)
+            .saturating_add(32)
+            .min(streamer_set.saturating_mul(2).saturating_add(4096))
+    }
+}
+
 fn session_salt(a: ([u8; 32], u64), b: ([u8; 32], u64)) -> [u8; 32] {
     let (lo, hi) = if a.0 <= b.0 { (a, b) } else { (b, a) };
     let mut h = blake3::Hasher::new_derive_key("skywave session salt v1");
@@ -311,6 +330,7 @@ impl Endpoint {
         for p in self.peers.values_mut().filter(|p| p.link == link) {
             p.hello_due = true;
             p.heard_us = false;
+            p.hello_sent = false;
         }
     }
 
@@ -322,6 +342,7 @@ impl Endpoint {
             // What was in flight is presumed lost; held ranges are re-learnt on return.
             for o in &mut p.out {
                 o.in_flight = RangeSet::new();
+                o.sends.clear();
                 o.manifest_acked = o.manifest_acked && o.length == 0;
                 o.manifest_sent_at = None;
             }
@@ -412,6 +433,7 @@ impl Endpoint {
         p.salt = salt;
         p.streamer = streamer;
         p.established = true;
+        p.hello_sent = false;
         let epoch = p.recon.epoch + 1;
         p.recon = peer::Recon {
             epoch,
@@ -427,18 +449,11 @@ impl Endpoint {
         let local = inv.len() as u64;
         let d_est = estimate_difference(&self.sketch, local, &p.peer_sketch, set_size)
             .max(local.abs_diff(set_size));
-        p.recon.burst_end = if half {
-            // Each extra burst costs two turnarounds: size the first from the estimate.
-            (d_est.min(1 << 20) * 8 / 5 + self.cfg.initial_burst).min(8192)
-        } else {
-            // Full duplex: stream until the decoder says it is done. Bounded by what our
-            // own set can justify, not by the peer's claim: an honest decoder that needs
-            // more asks for it (RECON_MORE).
-            d_est
-                .saturating_mul(2)
-                .saturating_add(64)
-                .min(local.saturating_mul(2).saturating_add(4096))
-        };
+        // Both ends compute the same estimate from the same two HELLOs, so the decoder
+        // knows where the streamer's first burst ends and asks for more the moment it
+        // has all of it undecoded, instead of waiting out a silence.
+        let streamer_set = if streamer { local } else { set_size };
+        p.recon.burst_end = first_burst(half, d_est, streamer_set, self.cfg.initial_burst);
         if !streamer {
             p.recon.dec = Some(Decoder::new());
         }
@@ -448,6 +463,14 @@ impl Endpoint {
         // Only when a guess is likely right: the estimate says the peer lacks at least
         // half of what we hold.
         let likely_missing = d_est as f64 / 2.0 >= 0.5 * local as f64;
+        if set_size == 0 {
+            // The peer holds nothing: everything is missing, no need to reconcile first.
+            for (id, version, _) in &inv {
+                if let Some(m) = store.manifest(id).filter(|m| m.version() == *version) {
+                    enqueue(p, &m, now);
+                }
+            }
+        }
         let recent: Vec<(BundleId, u64)> = inv
             .iter()
             .rev()
@@ -471,6 +494,7 @@ impl Endpoint {
             o.manifest_acked = false;
             o.manifest_sent_at = None;
             o.in_flight = RangeSet::new();
+            o.sends.clear();
         }
         p.wants_out.clear();
         p.asked.clear();
@@ -640,17 +664,13 @@ impl Endpoint {
         if !params.shared {
             l.peer = Some(key);
         }
-        let p = self.peers.entry(key).or_insert_with(|| {
-            Peer::new(
-                key,
-                link,
-                now,
-                Cc::new(params.paced, params.mtu, params.rate_bps),
-            )
-        });
+        let p = self
+            .peers
+            .entry(key)
+            .or_insert_with(|| Peer::new(key, link, now, Cc::new(&params)));
         if p.link != link {
             p.link = link;
-            p.cc = Cc::new(params.paced, params.mtu, params.rate_bps);
+            p.cc = Cc::new(&params);
         }
         self.by_tag.insert((link, p.tag), key);
         let new_session = !p.established || p.peer_nonce != nonce;
@@ -762,6 +782,11 @@ impl Endpoint {
             } else if half {
                 // Bursts on half-duplex links: the burst is over when we get the turn.
                 p.recon.more_to_send = Some((have, 0));
+            } else if have >= p.recon.burst_end {
+                // The whole first burst is here and did not decode: ask for more now.
+                // The streamer extends as below on RECON_MORE with count 0.
+                p.recon.more_to_send = Some((have, 0));
+                p.recon.burst_end = have + have.max(self.cfg.initial_burst);
             }
         }
     }
@@ -815,6 +840,7 @@ fn enqueue(p: &mut Peer, m: &SignedManifest, now: Duration) {
         manifest_sent_at: None,
         held: RangeSet::new(),
         in_flight: RangeSet::new(),
+        sends: VecDeque::new(),
         sent_ever: RangeSet::new(),
         progress_at: now,
         last_sent_at: now,

@@ -27,6 +27,9 @@ pub(crate) struct Outgoing {
     pub in_flight: RangeSet,
     /// Every range ever sent (to count resent bytes).
     pub sent_ever: RangeSet,
+    /// Links without acks: when each in-flight range left, so that a report which
+    /// should have covered a range, and does not, marks it lost without a timeout.
+    pub sends: VecDeque<(u64, u64, Duration)>,
     /// Last time the peer reported progress (or the transfer started).
     pub progress_at: Duration,
     /// When anything of this bundle was last sent: reports answering it give RTT samples
@@ -134,6 +137,8 @@ pub(crate) struct Peer {
     pub heard_us: bool,
     pub hello_due: bool,
     pub hello_at: Duration,
+    /// A HELLO addressed to this peer went out in this session.
+    pub hello_sent: bool,
     pub recon: Recon,
     /// Short ids the peer wants, and ids we have asked for (with the time asked).
     pub wants_out: VecDeque<u64>,
@@ -180,6 +185,7 @@ impl Peer {
             heard_us: false,
             hello_due: true,
             hello_at: now,
+            hello_sent: false,
             recon: Recon::default(),
             wants_out: VecDeque::new(),
             asked: BTreeMap::new(),

@@ -13,6 +13,9 @@ use crate::wire::{self, Ack, FrameWriter, Header};
 /// manifest that answers it restarts the wait for the rest).
 const WANT_PATIENCE: u32 = 2;
 
+/// Sends remembered per bundle on links without acks (older ones fall to the timeout).
+const MAX_TRACKED_SENDS: usize = 256;
+
 /// Pieces smaller than this are not worth a header when more data would follow.
 const MIN_PIECE: usize = 24;
 
@@ -122,6 +125,7 @@ impl Endpoint {
         if p.hello_due && w.hello(&my_key, nonce, set_size, HELLO_HEARD, &sketch) {
             p.hello_due = false;
             p.hello_at = now;
+            p.hello_sent = true;
             substantive = true;
         }
         // 2. Acknowledgements (paced links), piggybacked whenever anything is owed.
@@ -220,6 +224,7 @@ impl Endpoint {
                 .send_time(w.remaining() as u64)
                 .is_some_and(|t| t <= now);
         if may_send_data {
+            let track_sends = !p.cc.enabled;
             p.frames += 1;
             // While reconciliation runs, every third frame (the first one included) puts
             // pushes (guesses and store-and-forward) ahead of symbols.
@@ -269,6 +274,12 @@ impl Endpoint {
                             }
                             o.last_sent_at = now;
                             o.in_flight.insert(start, stop);
+                            if track_sends {
+                                if o.sends.len() >= MAX_TRACKED_SENDS {
+                                    o.sends.pop_front();
+                                }
+                                o.sends.push_back((start, stop, now));
+                            }
                             let fresh = o.sent_ever.insert(start, stop);
                             if fresh < got as u64 {
                                 o.resent = true;
@@ -281,7 +292,10 @@ impl Endpoint {
                         }
                     }
                 } else {
-                    while p.streamer && p.heard_us && !p.recon.stopped {
+                    // Symbols need not wait for the peer to confirm our HELLO: one went
+                    // out ahead of them (HELLOs are handled first on receipt), which
+                    // saves a round trip; if it was lost, the peer asks for the gap.
+                    while p.streamer && (p.heard_us || p.hello_sent) && !p.recon.stopped {
                         // Lost symbols first, then new ones.
                         let (first, end, again) = match p.recon.resend.front() {
                             Some(&(a, b)) => (a, b.min(p.recon.next_symbol), true),
@@ -430,6 +444,7 @@ impl Endpoint {
                     // the timeout doubles until a clean round trip (the path is slower
                     // than measured, or loaded).
                     o.in_flight = skywave_bundle::RangeSet::new();
+                    o.sends.clear();
                     self.stats.resend_timeouts += 1;
                     backoff = true;
                     o.progress_at = now;
