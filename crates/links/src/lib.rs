@@ -7,11 +7,13 @@
 //! when one fits ([`skywave_proto::Endpoint::poll_transmit`] with `max_len = room`), so
 //! back-pressure reaches the protocol instead of a modem buffer.
 
+mod de;
 mod device;
 mod fd;
 mod link;
 mod pacer;
 pub mod pty;
+pub mod rfd900;
 pub mod serial;
 mod stream;
 
@@ -24,6 +26,7 @@ pub use skywave_proto::LinkParams;
 use tokio::sync::{mpsc, watch};
 
 pub use pty::NullModem;
+pub use rfd900::Rfd900Config;
 pub use serial::SerialConfig;
 
 /// What a link driver reports.
@@ -133,6 +136,7 @@ pub enum Error {
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum DriverConfig {
     Serial(SerialConfig),
+    Rfd900(Rfd900Config),
 }
 
 impl DriverConfig {
@@ -140,6 +144,7 @@ impl DriverConfig {
     pub fn spawn(self) -> Result<LinkHandle, Error> {
         match self {
             DriverConfig::Serial(c) => serial::spawn(c),
+            DriverConfig::Rfd900(c) => rfd900::spawn(c),
         }
     }
 }

@@ -179,6 +179,15 @@ impl Pacer {
         self.credit_from = self.credit_from.max(now.max(hi));
     }
 
+    /// The shared channel carried someone else's `n` bytes (airtime included): our
+    /// device, if it had anything queued, waited that long.
+    pub(crate) fn channel_busy(&mut self, now: Instant, n: usize) {
+        self.advance(now);
+        if self.queued > 0.0 {
+            self.queued += n as f64;
+        }
+    }
+
     /// A radio reported `used` bytes in its buffer.
     pub(crate) fn observe_used(&mut self, now: Instant, used: usize) {
         self.advance(now);
@@ -250,6 +259,17 @@ mod tests {
         assert_eq!(p.queued(), 216);
         // Room leaves space for the next write's preamble too.
         assert_eq!(p.room(), 600 - 216 - 8);
+    }
+
+    #[test]
+    fn another_senders_airtime_delays_ours() {
+        let t0 = Instant::now();
+        let mut p = Pacer::full(t0, 1000.0, 0, 500);
+        p.channel_busy(t0, 300);
+        assert_eq!(p.queued(), 0);
+        p.wrote(t0, 100);
+        p.channel_busy(t0, 300);
+        assert_eq!(p.queued(), 400);
     }
 
     #[test]

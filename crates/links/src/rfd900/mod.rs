@@ -1,0 +1,365 @@
+//! `rfd900`: a Serval RFD900 packet radio running the CSMA firmware of the Mesh
+//! Extenders (and LBARD's radio simulator).
+//!
+//! Like LBARD, the host protects each frame with Reed-Solomon parity before handing it
+//! to the radio, which sends the bytes as they are; a receiving host checks and corrects
+//! them. Writes are paced by the airtime they need (frame, parity and preamble at the air
+//! rate), and the buffer space the radio reports with each received frame caps the
+//! estimate.
+
+pub mod emulator;
+pub mod rs;
+pub mod wire;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use serde::Deserialize;
+use skywave_node::sim::QUEUED_FRAMES;
+use skywave_proto::LinkParams;
+use skywave_sim::LinkConfig;
+use tokio::sync::mpsc;
+
+use crate::device::Device;
+use crate::link::{Backoff, Closed, MIN_ROOM, Shared};
+use crate::pacer::Pacer;
+use crate::serial::check_baud;
+use crate::stream::TICK;
+use crate::{Error, LinkCounters, LinkEvent, LinkHandle, RadioStatus};
+use rs::{MAX_DATA, PARITY, Rs};
+use wire::{Rx, RxParser};
+
+pub use emulator::{MediumConfig, RadioStats, Rfd900Medium};
+
+/// Airtime of the preamble and sync word the radio sends before each frame, in bytes.
+pub const PREAMBLE: usize = 8;
+
+/// `[[link]] type = "rfd900"`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rfd900Config {
+    pub device: PathBuf,
+    /// Serial rate between host and radio (the firmware's default is 230400).
+    #[serde(default = "default_baud")]
+    pub baud: u32,
+    /// On-air bit rate the radio is configured for.
+    #[serde(default = "default_air_rate")]
+    pub air_rate: u64,
+    /// Take the link down (and reset the radio) when it sends nothing, not even a status
+    /// frame, for this long (e.g. `"10s"`). Unset: silence is normal.
+    #[serde(default, deserialize_with = "crate::de::opt_duration")]
+    pub silence_timeout: Option<Duration>,
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+fn default_baud() -> u32 {
+    230_400
+}
+
+fn default_air_rate() -> u64 {
+    128_000
+}
+
+impl Rfd900Config {
+    pub fn new(device: impl Into<PathBuf>) -> Rfd900Config {
+        Rfd900Config {
+            device: device.into(),
+            baud: default_baud(),
+            air_rate: default_air_rate(),
+            silence_timeout: None,
+            name: None,
+        }
+    }
+}
+
+/// What the protocol is told about an RFD900 link at `air_rate`: the simulator's
+/// `uhf-csma` parameters at that rate.
+pub fn params(air_rate: u64) -> LinkParams {
+    let mut cfg = LinkConfig::profile("uhf-csma").expect("built-in profile");
+    cfg.up.rate_bps = air_rate;
+    cfg.down.rate_bps = air_rate;
+    skywave_node::params_for(&cfg)
+}
+
+pub fn spawn(cfg: Rfd900Config) -> Result<LinkHandle, Error> {
+    check_baud(cfg.baud)?;
+    if cfg.air_rate < 1000 {
+        return Err(Error::Invalid {
+            field: "air_rate".into(),
+            value: cfg.air_rate.to_string(),
+            expected: "the radio's air rate in bit/s, at least 1000 (e.g. 128000)".into(),
+        });
+    }
+    let name = cfg
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("rfd900:{}", cfg.device.display()));
+    let (shared, handle, frames) = Shared::new(name);
+    tokio::spawn(async move {
+        let _ = run(shared, frames, cfg).await;
+    });
+    Ok(handle)
+}
+
+/// Outgoing frames: protected, escaped, paced by airtime.
+#[derive(Debug)]
+struct RadioTx {
+    pacer: Pacer,
+    rs: Rs,
+    queue: Option<Bytes>,
+    out: Vec<u8>,
+    /// Largest buffer space the radio has reported (its capacity, when idle).
+    max_space: usize,
+    /// The last reported free space, when, and what we wrote since: while another radio
+    /// keeps the channel busy, our radio may drain nothing, so we write no more than that.
+    report: Option<(Instant, usize, usize)>,
+    /// How long a report stays in force (two longest frames on the air).
+    report_life: Duration,
+}
+
+impl RadioTx {
+    fn new(air_rate: u64) -> RadioTx {
+        let limit = QUEUED_FRAMES * (wire::MAX_AIR + PREAMBLE);
+        RadioTx {
+            pacer: Pacer::full(Instant::now(), air_rate as f64 / 8.0, PREAMBLE, limit),
+            rs: Rs::new(),
+            queue: None,
+            out: Vec::new(),
+            max_space: 0,
+            report: None,
+            report_life: Duration::from_secs_f64(
+                2.0 * ((wire::MAX_AIR + PREAMBLE) * 8) as f64 / air_rate as f64,
+            ),
+        }
+    }
+
+    /// Bytes the radio takes now: the airtime estimate, and the last report's free space.
+    fn device_room(&self, now: Instant) -> usize {
+        let mut room = self.pacer.room();
+        if let Some((at, free, written)) = self.report
+            && now.duration_since(at) < self.report_life
+        {
+            room = room.min(free.saturating_sub(written));
+        }
+        room
+    }
+
+    fn offer(&mut self, name: &str, f: Bytes, counters: &LinkCounters) {
+        if f.is_empty() || f.len() > MAX_DATA {
+            tracing::warn!(
+                link = name,
+                len = f.len(),
+                "frame refused: empty or over the radio's 223 bytes"
+            );
+            LinkCounters::add(&counters.dropped_frames, 1);
+            return;
+        }
+        if f.len() > self.room() {
+            LinkCounters::add(&counters.over_room, 1);
+        }
+        self.queue = Some(f);
+    }
+
+    fn pump(&mut self, now: Instant, counters: &LinkCounters) {
+        self.pacer.advance(now);
+        let Some(f) = &self.queue else {
+            return;
+        };
+        if f.len() + PARITY > self.device_room(now) {
+            return;
+        }
+        let f = self.queue.take().expect("checked");
+        let mut air = Vec::with_capacity(f.len() + PARITY);
+        self.rs.encode(&f, &mut air);
+        // As LBARD does: a lone `C` completes an escape the radio may be left in, then
+        // `!C` clears whatever stray bytes sit in its buffer, so they cannot prefix the frame.
+        self.out.extend_from_slice(b"C!C");
+        wire::encode_tx(&air, &mut self.out);
+        self.pacer.wrote(now, air.len());
+        if let Some(r) = &mut self.report {
+            r.2 += air.len();
+        }
+        LinkCounters::add(&counters.frames_out, 1);
+        LinkCounters::add(&counters.bytes_out, f.len() as u64);
+    }
+
+    fn room(&self) -> usize {
+        if self.queue.is_some() {
+            return 0;
+        }
+        let r = self
+            .device_room(Instant::now())
+            .saturating_sub(PARITY)
+            .min(MAX_DATA);
+        if r < MIN_ROOM { 0 } else { r }
+    }
+
+    fn report(&mut self, now: Instant, space: u16) {
+        let space = usize::from(space);
+        self.max_space = self.max_space.max(space);
+        self.pacer.observe_used(now, self.max_space - space);
+        self.report = Some((now, space, 0));
+    }
+}
+
+async fn run(
+    shared: Shared,
+    mut frames: mpsc::Receiver<Bytes>,
+    cfg: Rfd900Config,
+) -> Result<(), Closed> {
+    let params = params(cfg.air_rate);
+    let mut backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(5));
+    let mut failures = 0u32;
+    loop {
+        let dev = match Device::open(&cfg.device, cfg.baud) {
+            Ok(d) => d,
+            Err(e) => {
+                if failures == 0 {
+                    tracing::warn!(link = %shared.name, device = %cfg.device.display(), error = %e, "cannot open the radio; retrying until it appears");
+                }
+                failures += 1;
+                wait(&shared, &mut frames, backoff.next_delay()).await?;
+                continue;
+            }
+        };
+        failures = 0;
+        backoff.reset();
+        // A lone `C` first: if the radio was left after a `!`, it completes that escape
+        // harmlessly instead of turning our `!C` into `!!` (transmit).
+        if let Err(e) = dev.write_all(b"C!C").await {
+            shared
+                .down(format!("cannot write to the radio: {e}"))
+                .await?;
+            wait(&shared, &mut frames, backoff.next_delay()).await?;
+            continue;
+        }
+        tracing::info!(link = %shared.name, device = %cfg.device.display(), baud = cfg.baud, air_rate = cfg.air_rate, "radio link up");
+        shared.emit(LinkEvent::Up(params)).await?;
+        let reason = session(&shared, &dev, &mut frames, &cfg).await?;
+        if reason.contains("silent") {
+            // LBARD resets a radio that stopped hearing anything; so do we.
+            let _ = dev.write_all(b"!Z").await;
+        }
+        drop(dev);
+        shared.down(reason).await?;
+        wait(&shared, &mut frames, backoff.next_delay()).await?;
+    }
+}
+
+/// Carries frames until the radio fails; `Err` when the daemon drops the handle.
+async fn session(
+    shared: &Shared,
+    dev: &Device,
+    frames: &mut mpsc::Receiver<Bytes>,
+    cfg: &Rfd900Config,
+) -> Result<String, Closed> {
+    let counters = &shared.counters;
+    let mut tx = RadioTx::new(cfg.air_rate);
+    let mut parser = RxParser::new();
+    let mut rs = Rs::new();
+    let mut garbage = 0u64;
+    let mut buf = vec![0u8; 4096];
+    let mut last_heard = Instant::now();
+    let mut last_status: Option<(RadioStatus, Instant)> = None;
+    loop {
+        let now = Instant::now();
+        tx.pump(now, counters);
+        shared.set_room(tx.room());
+        if let Some(limit) = cfg.silence_timeout
+            && now.duration_since(last_heard) > limit
+        {
+            return Ok(format!(
+                "radio silent for {} s (no frame or status)",
+                limit.as_secs_f64()
+            ));
+        }
+        let busy = tx.pacer.busy() || tx.queue.is_some() || cfg.silence_timeout.is_some();
+        tokio::select! {
+            r = dev.read(&mut buf) => match r {
+                Ok(0) => return Ok("end of file on the radio's port".into()),
+                Ok(n) => {
+                    last_heard = Instant::now();
+                    for rx in parser.push(&buf[..n]) {
+                        let status = match rx {
+                            Rx::Heartbeat => continue,
+                            Rx::Truncated(s) => {
+                                LinkCounters::add(&counters.dropped_frames, 1);
+                                s
+                            }
+                            Rx::Frame(air, s) => {
+                                // Carrier sense held our radio back while this was on the air.
+                                tx.pacer.channel_busy(last_heard, air.len() + PREAMBLE);
+                                match rs.decode(&air) {
+                                    Ok((data, fixed)) => {
+                                        if fixed > 0 {
+                                            tracing::debug!(link = %shared.name, fixed, "Reed-Solomon corrected bytes");
+                                        }
+                                        LinkCounters::add(&counters.frames_in, 1);
+                                        LinkCounters::add(&counters.bytes_in, data.len() as u64);
+                                        shared.emit(LinkEvent::Frame(Bytes::from(data))).await?;
+                                    }
+                                    Err(e) => {
+                                        tracing::debug!(link = %shared.name, len = air.len(), error = ?e, "frame dropped: Reed-Solomon check failed");
+                                        LinkCounters::add(&counters.dropped_frames, 1);
+                                    }
+                                }
+                                s
+                            }
+                        };
+                        tx.report(last_heard, status.buffer_space);
+                        // Signal figures change slowly: say them when they change, or each second.
+                        let due = last_status.is_none_or(|(prev, at)| {
+                            prev != status || last_heard.duration_since(at) >= Duration::from_secs(1)
+                        });
+                        if due {
+                            last_status = Some((status, last_heard));
+                            shared.emit(LinkEvent::Status(status)).await?;
+                        }
+                    }
+                    LinkCounters::add(&counters.garbage_bytes, parser.garbage - garbage);
+                    garbage = parser.garbage;
+                }
+                Err(e) => return Ok(format!("read from the radio failed: {e}")),
+            },
+            r = dev.write_some(&tx.out), if !tx.out.is_empty() => match r {
+                Ok(n) => {
+                    tx.out.drain(..n);
+                }
+                Err(e) => return Ok(format!("write to the radio failed: {e}")),
+            },
+            f = frames.recv(), if tx.queue.is_none() => match f {
+                Some(f) => {
+                    tx.offer(&shared.name, f, counters);
+                    tx.pump(Instant::now(), counters);
+                    shared.took_frame(tx.room());
+                }
+                None => return Err(Closed),
+            },
+            _ = tokio::time::sleep(TICK), if busy => {}
+        }
+    }
+}
+
+/// Waits while the radio is away; frames sent meanwhile are dropped and counted (the
+/// room said 0).
+async fn wait(
+    shared: &Shared,
+    frames: &mut mpsc::Receiver<Bytes>,
+    delay: Duration,
+) -> Result<(), Closed> {
+    let until = tokio::time::Instant::now() + delay;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep_until(until) => return Ok(()),
+            f = frames.recv() => match f {
+                Some(_) => {
+                    LinkCounters::add(&shared.counters.dropped_frames, 1);
+                    shared.took_frame(0);
+                }
+                None => return Err(Closed),
+            },
+        }
+    }
+}
