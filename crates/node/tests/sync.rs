@@ -271,4 +271,58 @@ fn hf_lbard_table() {
     let link = p.sim.link_stats(skywave_sim::sim::LinkId(0), p.a).unwrap();
     assert_eq!(link.call_drops, 0, "the modem buffer was overrun");
     assert!(a.store.held.len() - 500 >= 300 && b.store.held.len() - 500 >= 300);
+    for (name, n) in [("A", a), ("B", b)] {
+        let t = first(n).unwrap_or(f64::MAX);
+        assert!(t <= 30.0, "{name}'s first bundle at {t} s");
+    }
+}
+
+#[test]
+fn uhf_chain_relays_within_30s() {
+    // A - B - C, A and C out of range of each other (hidden terminals at B): C gets
+    // A's 20 bundles only through B's store-and-forward.
+    let cfg = LinkConfig::profile("uhf-csma").unwrap();
+    for seed in 1..=5 {
+        let mut sim = Simulator::new(seed);
+        let stores = [store_with(0, 20, 100), MemStore::new(), MemStore::new()];
+        let ids: Vec<NodeId> = stores
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let k = node_key(10 + i as u8);
+                sim.add_node(SimNode::new(Config::default(), k, seed ^ (i as u64 + 7), s))
+            })
+            .collect();
+        let mut adj = Adjacency::new(3);
+        adj.connect(0, 1);
+        adj.connect(1, 2);
+        let link = sim.add_medium(&ids, adj, &cfg).unwrap();
+        for &n in &ids {
+            let port = sim.port(n, link).unwrap();
+            sim.node_mut::<SimNode<MemStore>>(n)
+                .unwrap()
+                .attach(port, params_for(&cfg));
+        }
+        let end = SimTime::from_secs(30);
+        while sim.now() < end
+            && sim
+                .node::<SimNode<MemStore>>(ids[2])
+                .unwrap()
+                .store
+                .held
+                .len()
+                < 20
+        {
+            if !sim.step() {
+                break;
+            }
+        }
+        let c = sim.node::<SimNode<MemStore>>(ids[2]).unwrap();
+        eprintln!(
+            "seed {seed}: C holds {} at {:?}",
+            c.store.held.len(),
+            sim.now()
+        );
+        assert_eq!(c.store.held.len(), 20, "seed {seed}: C incomplete at 30 s");
+    }
 }

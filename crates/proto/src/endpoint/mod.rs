@@ -186,6 +186,10 @@ pub struct Endpoint {
     buf: Vec<u8>,
     /// Latest time seen in any call.
     now: Duration,
+    /// Jitter for HELLO timing (xorshift, seeded from the nonce): radios that start
+    /// together, or hear the same HELLO, must not answer in lockstep, or hidden
+    /// terminals collide at their common neighbour on every retry.
+    rng: u64,
 }
 
 const HELLO_HEARD: u8 = 1;
@@ -276,7 +280,28 @@ impl Endpoint {
             stats: Stats::default(),
             buf: vec![0; 2048],
             now: Duration::ZERO,
+            rng: (nonce ^ u64::from_le_bytes(key[8..16].try_into().expect("8 bytes"))) | 1,
         }
+    }
+
+    /// A uniform draw in [0, 1).
+    fn unit(&mut self) -> f64 {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        (self.rng >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// A random delay before a HELLO on `params`' link: on a shared medium, up to a few
+    /// frame times, so that neighbours hearing the same thing do not answer together.
+    fn hello_spread(&mut self, params: &LinkParams) -> Duration {
+        if !params.shared {
+            return Duration::ZERO;
+        }
+        let frame = Duration::from_secs_f64(
+            8.0 * params.mtu as f64 / params.rate_bps.unwrap_or(9600).max(1) as f64,
+        );
+        frame.mul_f64(6.0 * self.unit())
     }
 
     pub fn stats(&self) -> &Stats {
@@ -324,11 +349,15 @@ impl Endpoint {
         });
         l.params = params;
         l.up = true;
-        l.hello_next = now;
         l.hello_interval = self.cfg.hello_interval;
+        let spread = self.hello_spread(&params);
+        if let Some(l) = self.links.get_mut(&link) {
+            l.hello_next = now + spread;
+        }
         // Sessions survive link drops: say hello again so the peer knows we are back.
         for p in self.peers.values_mut().filter(|p| p.link == link) {
             p.hello_due = true;
+            p.hello_after = now + spread;
             p.heard_us = false;
             p.hello_sent = false;
         }
@@ -657,10 +686,11 @@ impl Endpoint {
         if key == self.key {
             return;
         }
-        let Some(l) = self.links.get_mut(&link) else {
+        let Some(params) = self.links.get(&link).map(|l| l.params) else {
             return;
         };
-        let params = l.params;
+        let spread = self.hello_spread(&params);
+        let l = self.links.get_mut(&link).expect("checked");
         if !params.shared {
             l.peer = Some(key);
         }
@@ -676,8 +706,9 @@ impl Endpoint {
         let new_session = !p.established || p.peer_nonce != nonce;
         if flags & HELLO_HEARD != 0 {
             p.heard_us = true;
-        } else {
+        } else if !p.hello_due {
             p.hello_due = true;
+            p.hello_after = now + spread;
         }
         if new_session {
             if let Some(p) = self.peers.get_mut(&key) {

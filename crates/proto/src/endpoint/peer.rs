@@ -137,6 +137,8 @@ pub(crate) struct Peer {
     pub heard_us: bool,
     pub hello_due: bool,
     pub hello_at: Duration,
+    /// A due HELLO waits until then (random spread on shared media).
+    pub hello_after: Duration,
     /// A HELLO addressed to this peer went out in this session.
     pub hello_sent: bool,
     pub recon: Recon,
@@ -186,6 +188,7 @@ impl Peer {
             hello_due: true,
             hello_at: now,
             hello_sent: false,
+            hello_after: now,
             recon: Recon::default(),
             wants_out: VecDeque::new(),
             asked: BTreeMap::new(),

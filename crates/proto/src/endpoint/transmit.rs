@@ -80,8 +80,14 @@ impl Endpoint {
             || l.peer
                 .is_none_or(|k| !self.peers.get(&k).is_some_and(|p| p.established));
         if needs && now >= l.hello_next {
-            l.hello_next = now + l.hello_interval;
+            // Not sooner than a round trip: on a modem that has to wait for its turn,
+            // earlier retries would only pile up in its buffer behind the first.
+            let interval = l.hello_interval.max(l.params.rtt_hint);
             l.hello_interval = (l.hello_interval * 2).min(self.cfg.hello_max);
+            // +-25%: discovery beacons of radios started together drift apart.
+            let jitter = 0.75 + 0.5 * self.unit();
+            let l = self.links.get_mut(&link)?;
+            l.hello_next = now + interval.mul_f64(jitter);
             let addr = l.params.shared.then_some((self.tag, wire::BROADCAST));
             let pn = l.pn;
             l.pn += 1;
@@ -122,7 +128,10 @@ impl Endpoint {
         let mut pieces: Vec<PieceRef> = Vec::new();
 
         // 1. HELLO, when the peer has not confirmed hearing us.
-        if p.hello_due && w.hello(&my_key, nonce, set_size, HELLO_HEARD, &sketch) {
+        if p.hello_due
+            && now >= p.hello_after
+            && w.hello(&my_key, nonce, set_size, HELLO_HEARD, &sketch)
+        {
             p.hello_due = false;
             p.hello_at = now;
             p.hello_sent = true;
@@ -162,7 +171,12 @@ impl Endpoint {
             sent_now.extend(p.have_all.pop_front());
             substantive = true;
         }
-        again_rest.extend(sent_now);
+        // Half duplex: a whole over separates a loss from its repair anyway, and the
+        // sender's manifest retry is answered by another; the copy would cost airtime
+        // on every over.
+        if !params.half_duplex {
+            again_rest.extend(sent_now);
+        }
         p.have_all_again = again_rest;
         // 4. Reconciliation control.
         if p.recon.done_to_send && w.recon_done(p.recon.epoch, p.recon.symbols_used) {
@@ -226,9 +240,11 @@ impl Endpoint {
         if may_send_data {
             let track_sends = !p.cc.enabled;
             p.frames += 1;
-            // While reconciliation runs, every third frame (the first one included) puts
-            // pushes (guesses and store-and-forward) ahead of symbols.
-            let pushes_first = p.streamer && !p.recon.stopped && p.frames % 3 == 1;
+            // While reconciliation runs, the first two frames and every third after
+            // them put pushes (guesses and store-and-forward) ahead of symbols: the
+            // first bundle arrives while the sets are still being compared.
+            let pushes_first =
+                p.streamer && !p.recon.stopped && (p.frames <= 2 || p.frames % 3 == 1);
             for phase in 0..2 {
                 if (phase == 0) == pushes_first {
                     sort_outgoing(p, now);
@@ -378,6 +394,9 @@ impl Endpoint {
             if !p.heard_us && !p.hello_due {
                 at(p.hello_at + l.hello_interval.max(rto));
             }
+            if p.hello_due {
+                send_at(p.hello_after, &mut at);
+            }
             if let Some(d) = p.have_due {
                 send_at(d, &mut at);
             }
@@ -424,12 +443,14 @@ impl Endpoint {
             };
             let (params, hello_interval) = (l.params, l.hello_interval);
             let rto = self.rto(p, &params);
+            let spread = self.hello_spread(&params);
             let p = self.peers.get_mut(&key).expect("listed");
             if !p.established {
                 continue;
             }
-            if !p.heard_us && now >= p.hello_at + hello_interval.max(rto) {
+            if !p.heard_us && !p.hello_due && now >= p.hello_at + hello_interval.max(rto) {
                 p.hello_due = true;
+                p.hello_after = now + spread;
             }
             if p.cc.pto().is_some_and(|t| now >= t) {
                 let lost = p.cc.on_pto(now);
