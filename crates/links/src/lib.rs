@@ -10,6 +10,7 @@
 mod de;
 mod device;
 mod fd;
+pub mod hf;
 mod link;
 mod pacer;
 pub mod pty;
@@ -25,6 +26,7 @@ use serde::Deserialize;
 pub use skywave_proto::LinkParams;
 use tokio::sync::{mpsc, watch};
 
+pub use hf::HfModemConfig;
 pub use pty::NullModem;
 pub use rfd900::Rfd900Config;
 pub use serial::SerialConfig;
@@ -137,6 +139,7 @@ pub enum Error {
 pub enum DriverConfig {
     Serial(SerialConfig),
     Rfd900(Rfd900Config),
+    HfModem(HfModemConfig),
 }
 
 impl DriverConfig {
@@ -145,6 +148,7 @@ impl DriverConfig {
         match self {
             DriverConfig::Serial(c) => serial::spawn(c),
             DriverConfig::Rfd900(c) => rfd900::spawn(c),
+            DriverConfig::HfModem(c) => hf::spawn(c),
         }
     }
 }

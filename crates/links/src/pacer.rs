@@ -217,6 +217,7 @@ impl Pacer {
     }
 
     /// Bytes estimated in the device now, pessimistically.
+    #[cfg(test)]
     pub(crate) fn queued(&self) -> usize {
         self.queued.ceil() as usize
     }

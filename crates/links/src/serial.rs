@@ -193,7 +193,10 @@ pub(crate) async fn run(
         tx.reset(Instant::now());
         tracing::info!(link = %shared.name, device = %device.display(), baud, "link up");
         shared.emit(LinkEvent::Up(spec.params)).await?;
-        let ended = stream::run(&shared, &dev, &mut frames, &mut tx, &mut rx, |_| None).await?;
+        let ended = stream::run(&shared, &dev, &mut frames, &mut tx, &mut rx, |_| {
+            stream::Hook::default()
+        })
+        .await?;
         drop(dev);
         rx.reset(&shared.counters);
         let (Ended::Device(reason) | Ended::Hook(reason)) = ended;

@@ -12,6 +12,15 @@ use crate::link::{Closed, Shared, StreamRx, StreamTx};
 /// How often the pacer is looked at while its estimate is changing.
 pub(crate) const TICK: Duration = Duration::from_millis(20);
 
+/// What a session's hook makes of a received chunk.
+#[derive(Debug, Default)]
+pub(crate) struct Hook {
+    /// Leading bytes that are not data.
+    pub skip: usize,
+    /// Where a message that ends the session starts, and the reason.
+    pub stop: Option<(usize, String)>,
+}
+
 /// What ends a session that the daemon did not end.
 #[derive(Debug)]
 pub(crate) enum Ended {
@@ -22,15 +31,14 @@ pub(crate) enum Ended {
 }
 
 /// Carries frames until the device fails, `on_rx` asks to stop, or the daemon drops the
-/// handle (`Err(Closed)`). `on_rx` sees every received chunk before it is deframed; it
-/// returns where a message that ends the session starts, and the reason.
+/// handle (`Err(Closed)`). `on_rx` sees every received chunk before it is deframed.
 pub(crate) async fn run(
     shared: &Shared,
     dev: &Device,
     frames: &mut mpsc::Receiver<Bytes>,
     tx: &mut StreamTx,
     rx: &mut StreamRx,
-    mut on_rx: impl FnMut(&[u8]) -> Option<(usize, String)>,
+    mut on_rx: impl FnMut(&[u8]) -> Hook,
 ) -> Result<Ended, Closed> {
     let mut buf = vec![0u8; 4096];
     loop {
@@ -43,16 +51,14 @@ pub(crate) async fn run(
                 Ok(0) => return Ok(Ended::Device("end of file on the device".into())),
                 Ok(n) => {
                     tx.pacer.received(Instant::now());
-                    let stop = on_rx(&buf[..n]);
-                    let data = match &stop {
-                        // What came before the modem's message still belongs to the stream.
-                        Some((at, _)) => &buf[..(*at).min(n)],
-                        None => &buf[..n],
-                    };
+                    let hook = on_rx(&buf[..n]);
+                    // What came before the modem's message still belongs to the stream.
+                    let end = hook.stop.as_ref().map_or(n, |s| s.0.min(n));
+                    let data = &buf[hook.skip.min(end)..end];
                     for f in rx.push(data, &shared.counters) {
                         shared.emit(LinkEvent::Frame(f)).await?;
                     }
-                    if let Some((_, reason)) = stop {
+                    if let Some((_, reason)) = hook.stop {
                         return Ok(Ended::Hook(reason));
                     }
                 }
