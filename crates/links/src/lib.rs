@@ -9,6 +9,7 @@
 
 mod de;
 mod device;
+pub mod emulated;
 mod fd;
 pub mod hf;
 mod link;
@@ -26,6 +27,7 @@ use serde::Deserialize;
 pub use skywave_proto::LinkParams;
 use tokio::sync::{mpsc, watch};
 
+pub use emulated::EmulatedConfig;
 pub use hf::HfModemConfig;
 pub use pty::NullModem;
 pub use rfd900::Rfd900Config;
@@ -140,6 +142,7 @@ pub enum DriverConfig {
     Serial(SerialConfig),
     Rfd900(Rfd900Config),
     HfModem(HfModemConfig),
+    Emulated(EmulatedConfig),
 }
 
 impl DriverConfig {
@@ -149,6 +152,7 @@ impl DriverConfig {
             DriverConfig::Serial(c) => serial::spawn(c),
             DriverConfig::Rfd900(c) => rfd900::spawn(c),
             DriverConfig::HfModem(c) => hf::spawn(c),
+            DriverConfig::Emulated(c) => emulated::spawn(c),
         }
     }
 }

@@ -142,6 +142,14 @@ fn check_word(field: &str, v: &str) -> Result<(), Error> {
 }
 
 pub fn spawn(cfg: HfModemConfig) -> Result<LinkHandle, Error> {
+    spawn_with(cfg, Box::new(()))
+}
+
+/// Starts the driver; its task holds `keep` (an emulator it talks to) until it ends.
+pub(crate) fn spawn_with(
+    cfg: HfModemConfig,
+    keep: Box<dyn std::any::Any + Send>,
+) -> Result<LinkHandle, Error> {
     check_baud(cfg.baud)?;
     if let Some(s) = &cfg.station {
         check_word("station", s)?;
@@ -175,6 +183,7 @@ pub fn spawn(cfg: HfModemConfig) -> Result<LinkHandle, Error> {
     let (shared, handle, frames) = Shared::new(name);
     tokio::spawn(async move {
         let _ = run(shared, frames, cfg, spec).await;
+        drop(keep);
     });
     Ok(handle)
 }

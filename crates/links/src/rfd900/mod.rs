@@ -84,6 +84,14 @@ pub fn params(air_rate: u64) -> LinkParams {
 }
 
 pub fn spawn(cfg: Rfd900Config) -> Result<LinkHandle, Error> {
+    spawn_with(cfg, Box::new(()))
+}
+
+/// Starts the driver; its task holds `keep` (an emulator it talks to) until it ends.
+pub(crate) fn spawn_with(
+    cfg: Rfd900Config,
+    keep: Box<dyn std::any::Any + Send>,
+) -> Result<LinkHandle, Error> {
     check_baud(cfg.baud)?;
     if cfg.air_rate < 1000 {
         return Err(Error::Invalid {
@@ -99,6 +107,7 @@ pub fn spawn(cfg: Rfd900Config) -> Result<LinkHandle, Error> {
     let (shared, handle, frames) = Shared::new(name);
     tokio::spawn(async move {
         let _ = run(shared, frames, cfg).await;
+        drop(keep);
     });
     Ok(handle)
 }
