@@ -156,3 +156,103 @@ impl DriverConfig {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    struct Daemon {
+        link: Vec<DriverConfig>,
+    }
+
+    #[test]
+    fn every_driver_reads_from_toml() {
+        let text = r#"
+            [[link]]
+            type = "serial"
+            device = "/dev/ttyUSB0"
+            baud = 57600
+
+            [[link]]
+            type = "rfd900"
+            device = "/dev/ttyUSB1"
+            silence_timeout = "10s"
+
+            [[link]]
+            type = "hf-modem"
+            device = "/dev/ttyS0"
+            station = "2045"
+            self_id = "1021"
+            channels = ["1", "4", "9"]
+            redial = "60s"
+
+            [[link]]
+            type = "emulated"
+            profile = "hf-modem"
+            peer_device = "/tmp/skywave-peer"
+        "#;
+        let d: Daemon = toml::from_str(text).unwrap();
+        assert_eq!(d.link.len(), 4);
+        match &d.link[0] {
+            DriverConfig::Serial(s) => {
+                assert_eq!((s.baud, s.profile.as_deref()), (57600, None));
+            }
+            other => panic!("{other:?}"),
+        }
+        match &d.link[1] {
+            DriverConfig::Rfd900(r) => {
+                assert_eq!((r.baud, r.air_rate), (230_400, 128_000));
+                assert_eq!(r.silence_timeout, Some(Duration::from_secs(10)));
+            }
+            other => panic!("{other:?}"),
+        }
+        match &d.link[2] {
+            DriverConfig::HfModem(h) => {
+                assert_eq!(h.station.as_deref(), Some("2045"));
+                assert_eq!(h.redial, Duration::from_secs(60));
+                assert_eq!(
+                    h.setup_commands(),
+                    ["ATE0", "ATH", "AT&I=1021", "AT%C0", "AT&C=1,4,9"]
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        match &d.link[3] {
+            DriverConfig::Emulated(e) => {
+                assert_eq!((e.profile.as_str(), e.framing, e.seed), ("hf-modem", None, 1));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let e = toml::from_str::<Daemon>("[[link]]\ntype = \"serial\"\ndevise = \"/dev/x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("devise"), "{e}");
+        let e = toml::from_str::<Daemon>("[[link]]\ntype = \"carrier-pigeon\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("carrier-pigeon") && e.contains("hf-modem"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn bad_settings_are_refused_at_spawn() {
+        let e = serial::spawn(SerialConfig::new("/dev/null", 12345))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("baud") && e.contains("115200"), "{e}");
+        let mut h = HfModemConfig::new("/dev/null");
+        h.station = Some("bad station".into());
+        let e = hf::spawn(h).unwrap_err().to_string();
+        assert!(e.contains("station") && e.contains("letters and digits"), "{e}");
+        let mut s = SerialConfig::new("/dev/null", 9600);
+        s.profile = Some("uhf-csma".into());
+        let e = serial::spawn(s).unwrap_err().to_string();
+        assert!(e.contains("byte-stream"), "{e}");
+    }
+}

@@ -95,9 +95,9 @@ mod tests {
         let mut index_of = [0usize; 256];
         let mut sr = 1u32;
         index_of[0] = A0;
-        for i in 0..NN {
+        for (i, a) in alpha_to.iter_mut().enumerate().take(NN) {
             index_of[sr as usize] = i;
-            alpha_to[i] = sr as u8;
+            *a = sr as u8;
             sr <<= 1;
             if sr & 256 != 0 {
                 sr ^= gfpoly;
