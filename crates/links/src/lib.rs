@@ -222,7 +222,10 @@ mod tests {
         }
         match &d.link[3] {
             DriverConfig::Emulated(e) => {
-                assert_eq!((e.profile.as_str(), e.framing, e.seed), ("hf-modem", None, 1));
+                assert_eq!(
+                    (e.profile.as_str(), e.framing, e.seed),
+                    ("hf-modem", None, 1)
+                );
             }
             other => panic!("{other:?}"),
         }
@@ -237,7 +240,10 @@ mod tests {
         let e = toml::from_str::<Daemon>("[[link]]\ntype = \"carrier-pigeon\"\n")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("carrier-pigeon") && e.contains("hf-modem"), "{e}");
+        assert!(
+            e.contains("carrier-pigeon") && e.contains("hf-modem"),
+            "{e}"
+        );
     }
 
     #[tokio::test]
@@ -249,7 +255,10 @@ mod tests {
         let mut h = HfModemConfig::new("/dev/null");
         h.station = Some("bad station".into());
         let e = hf::spawn(h).unwrap_err().to_string();
-        assert!(e.contains("station") && e.contains("letters and digits"), "{e}");
+        assert!(
+            e.contains("station") && e.contains("letters and digits"),
+            "{e}"
+        );
         let mut s = SerialConfig::new("/dev/null", 9600);
         s.profile = Some("uhf-csma".into());
         let e = serial::spawn(s).unwrap_err().to_string();

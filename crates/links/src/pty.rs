@@ -12,7 +12,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::device::Pty;
 
 enum Cmd {
-    Inject(usize, Vec<u8>),
+    Inject(usize, Vec<u8>, oneshot::Sender<()>),
     Unplug(oneshot::Sender<()>),
     Plug(oneshot::Sender<io::Result<()>>),
 }
@@ -53,9 +53,18 @@ impl NullModem {
         self.carried.load(Ordering::Relaxed)
     }
 
-    /// Writes `bytes` to end `end`'s reader, as line noise would.
+    /// Writes `bytes` to end `end`'s reader, as line noise would; returns once they are
+    /// written, so that whatever the cable carries next arrives after them.
     pub async fn inject(&self, end: usize, bytes: Vec<u8>) {
-        let _ = self.cmd.send(Cmd::Inject(end.min(1), bytes)).await;
+        let (tx, rx) = oneshot::channel();
+        if self
+            .cmd
+            .send(Cmd::Inject(end.min(1), bytes, tx))
+            .await
+            .is_ok()
+        {
+            let _ = rx.await;
+        }
     }
 
     /// Closes both ptys and removes the symlinks: the ends read end-of-file and cannot
@@ -107,7 +116,9 @@ async fn run(
                 Some(Cmd::Unplug(done)) => {
                     let _ = done.send(());
                 }
-                Some(Cmd::Inject(..)) => {}
+                Some(Cmd::Inject(_, _, done)) => {
+                    let _ = done.send(());
+                }
                 None => return,
             }
             continue;
@@ -117,8 +128,9 @@ async fn run(
             r = p[1].read(&mut bb) => (1, r),
             c = cmd.recv() => {
                 match c {
-                    Some(Cmd::Inject(end, bytes)) => {
+                    Some(Cmd::Inject(end, bytes, done)) => {
                         let _ = p[end].write_all(&bytes).await;
+                        let _ = done.send(());
                     }
                     Some(Cmd::Unplug(done)) => {
                         ptys = None;

@@ -12,5 +12,8 @@ pub mod recon;
 pub mod store;
 pub mod wire;
 
-pub use endpoint::{Config, Endpoint, Event, LinkId, LinkParams, Stats};
+pub use endpoint::{
+    Config, Direction, Endpoint, Event, LinkId, LinkParams, PeerInfo, ReconState, Stats,
+    TransferInfo, TransferState,
+};
 pub use store::{BundleStore, MemStore, Offer, Written};

@@ -14,6 +14,9 @@ use std::time::Duration;
 use skywave_bundle::BundleId;
 
 /// One piece of a bundle carried by a frame: (bundle, version, offset, length).
+/// How far behind `now` the pacing schedule may fall (see [`Cc::on_sent`]).
+const PACING_SLACK: Duration = Duration::from_millis(2);
+
 pub(crate) type PieceRef = (BundleId, u64, u64, u64);
 
 #[derive(Debug, Clone)]
@@ -147,7 +150,10 @@ impl Cc {
         }
         self.in_flight += bytes;
         let interval = Duration::from_secs_f64(bytes as f64 / self.pacing_rate().max(1.0));
-        self.next_send = self.next_send.max(now) + interval;
+        // A driver woken late (a timer's granularity, a busy host) may catch up a little:
+        // the schedule lags `now` by at most PACING_SLACK, so a late wake sends a short
+        // burst instead of losing the time it slept.
+        self.next_send = self.next_send.max(now.saturating_sub(PACING_SLACK)) + interval;
         self.sent.insert(
             pn,
             Sent {

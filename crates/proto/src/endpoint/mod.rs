@@ -6,6 +6,7 @@
 
 pub(crate) mod cc;
 mod handle;
+mod info;
 mod peer;
 mod transmit;
 
@@ -20,6 +21,8 @@ use crate::store::BundleStore;
 use crate::wire::{self, BundleRef, Message};
 use cc::Cc;
 use peer::{Outgoing, Peer};
+
+pub use info::{Direction, PeerInfo, ReconState, TransferInfo, TransferState};
 
 /// A link as the driver numbers it.
 pub type LinkId = usize;
