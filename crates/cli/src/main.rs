@@ -1,5 +1,6 @@
 //! The `skywave` command.
 
+mod demo;
 mod emulate_cmd;
 mod example;
 mod lab_cmd;
@@ -35,6 +36,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Start here: two nodes sync sample bundles over a simulated HF modem in virtual time.
+    Demo(demo::DemoArgs),
     /// A short scripted tour on sample data: two nodes, bundles carried between them.
     Example(example::ExampleArgs),
     /// Run a link model on the real clock between real programs (UDP, TCP, pty, TUN).
@@ -73,6 +76,9 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Command::Demo(a) = cli.command {
+        return demo::run(a, cli.json);
+    }
     if let Command::Example(a) = cli.command {
         return example::run(a);
     }
@@ -84,6 +90,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     let dir = util::node_dir(cli.dir.as_deref())?;
     match cli.command {
+        Command::Demo(_) => unreachable!("handled above"),
         Command::Example(_) => unreachable!("handled above"),
         Command::Emulate(_) => unreachable!("handled above"),
         Command::Lab(_) => unreachable!("handled above"),
