@@ -625,7 +625,11 @@ fn closing(d: &DemoReport) -> String {
             "capacity",
             format!(
                 "{} ({})",
-                rate_label(r.capacity_bps as f64),
+                if r.capacity_bps < 10_000 {
+                    format!("{} bit/s", r.capacity_bps)
+                } else {
+                    rate_label(r.capacity_bps as f64)
+                },
                 if r.link_spec.contains("kind=csma") {
                     "one radio channel shared by both"
                 } else if r.link_spec.contains("duplex=half") {

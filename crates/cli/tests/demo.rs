@@ -100,7 +100,7 @@ fn text_output_has_live_progress_and_the_closing_table() {
         "synced         yes: both hold all 241 bundles",
         "A->B: 20 bundles",
         "B->A: 21 bundles",
-        "capacity         1.5 kbit/s",
+        "capacity         1475 bit/s (half duplex",
         "bytes on air",
         "reconciliation",
         "against LBARD's published figures",
