@@ -167,4 +167,20 @@ fn emulate_bad_input_names_the_problem() {
     assert!(e.contains("'rate'"), "{e}");
     let e = run(&["--profile", "lfn", "--stream", "pty"]);
     assert!(e.contains("needs a stream link"), "{e}");
+    // A profile file (--links) with a bad field: the error names it and what it accepts.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("links.toml");
+    std::fs::write(&file, "[links.mine]\nrate = \"fast\"\n").unwrap();
+    let f = file.to_str().unwrap();
+    let e = run(&[&["--links", f, "--profile", "mine"][..], &l].concat());
+    assert!(
+        e.contains("'links.mine.rate'") && e.contains("'fast'") && e.contains("kbps"),
+        "{e}"
+    );
+    std::fs::write(&file, "[links.mine]\nrate = \"1Mbps\"\nspeed = 3\n").unwrap();
+    let e = run(&[&["--links", f, "--profile", "mine"][..], &l].concat());
+    assert!(
+        e.contains("'links.mine.speed'") && e.contains("accepted fields"),
+        "{e}"
+    );
 }
