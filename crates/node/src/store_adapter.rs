@@ -1,15 +1,33 @@
 //! The protocol's view of a real `skywave_store::Store`.
 
+use std::io::Read;
+
 use skywave_bundle::{BundleId, SignedManifest};
 use skywave_proto::{BundleStore, Offer, Written};
-use skywave_store::{PieceOutcome, Query, Store, StoreError};
+use skywave_store::{PayloadReader, PieceOutcome, Query, Store, StoreError};
 
-/// Adapts a [`Store`] for the protocol core. Payloads are read through a cache of
-/// the last bundle opened, so sending a large bundle piece by piece does not reopen it.
+/// Adapts a [`Store`] for the protocol core. Payloads are read through a cache of the
+/// last bundle opened, so sending a bundle piece by piece neither reopens nor rescans
+/// it: small payloads are held in memory, large ones through an open reader that seeks.
+/// A journal's cache is extended by its new tail when a newer version is read.
 #[derive(Debug)]
 pub struct StoreAdapter {
     pub store: Store,
-    cache: Option<(BundleId, u64, Vec<u8>)>,
+    cache: Option<Cached>,
+}
+
+#[derive(Debug)]
+struct Cached {
+    id: BundleId,
+    version: u64,
+    journal: bool,
+    body: Body,
+}
+
+#[derive(Debug)]
+enum Body {
+    Mem(Vec<u8>),
+    Reader { r: PayloadReader, pos: u64 },
 }
 
 /// Payloads up to this size are cached whole while being sent.
@@ -18,6 +36,70 @@ const CACHE_MAX: u64 = 64 << 20;
 impl StoreAdapter {
     pub fn new(store: Store) -> Self {
         Self { store, cache: None }
+    }
+
+    /// Makes the cache serve `id` at `version`; false if that version is not held.
+    fn load(&mut self, id: &BundleId, version: u64) -> bool {
+        if let Some(c) = &self.cache
+            && c.id == *id
+            && c.version == version
+        {
+            return true;
+        }
+        let Some(b) = self.store.get(id).ok().flatten() else {
+            return false;
+        };
+        let m = b.manifest.manifest();
+        let held = b.manifest.version();
+        // An older version can still be served from a journal: it is a prefix.
+        if held != version && !(m.journal && held > version) {
+            return false;
+        }
+        let (journal, length) = (m.journal, m.length);
+        // A journal that grew: read only the new tail.
+        if let Some(c) = &mut self.cache
+            && c.id == *id
+            && c.journal
+            && journal
+            && let Body::Mem(data) = &mut c.body
+            && length <= CACHE_MAX
+            && data.len() as u64 <= length
+        {
+            let from = data.len() as u64;
+            let ok = match self.store.open_payload(id) {
+                Ok(mut r) => r.skip(from).and_then(|_| r.read_to_end(data)).is_ok(),
+                Err(_) => false,
+            };
+            if ok && data.len() as u64 == length {
+                c.version = held;
+                return true;
+            }
+            data.truncate(from as usize);
+        }
+        let body = if length <= CACHE_MAX {
+            match self.store.read_payload(id) {
+                Ok(data) => Body::Mem(data),
+                Err(e) => {
+                    tracing::error!(%id, "reading payload: {e}");
+                    return false;
+                }
+            }
+        } else {
+            match self.store.open_payload(id) {
+                Ok(r) => Body::Reader { r, pos: 0 },
+                Err(e) => {
+                    tracing::error!(%id, "opening payload: {e}");
+                    return false;
+                }
+            }
+        };
+        self.cache = Some(Cached {
+            id: *id,
+            version: held,
+            journal,
+            body,
+        });
+        true
     }
 }
 
@@ -46,29 +128,52 @@ impl BundleStore for StoreAdapter {
     }
 
     fn read(&mut self, id: &BundleId, version: u64, offset: u64, buf: &mut [u8]) -> usize {
-        let fresh = !matches!(&self.cache, Some((i, v, _)) if i == id && *v == version);
-        if fresh {
-            let Some(b) = self.store.get(id).ok().flatten() else {
-                return 0;
-            };
-            if b.manifest.version() != version || b.manifest.manifest().length > CACHE_MAX {
-                return read_direct(&self.store, id, offset, buf);
-            }
-            match self.store.read_payload(id) {
-                Ok(data) => self.cache = Some((*id, version, data)),
-                Err(e) => {
-                    tracing::error!(%id, "reading payload: {e}");
-                    return 0;
-                }
-            }
+        // A cached journal newer than asked serves the older version's bytes (a prefix).
+        let served = match &self.cache {
+            Some(c) => c.id == *id && (c.version == version || (c.journal && c.version > version)),
+            None => false,
+        };
+        if !served && !self.load(id, version) {
+            return 0;
         }
-        let Some((_, _, data)) = &self.cache else {
+        let Some(c) = &mut self.cache else {
             return 0;
         };
-        let start = (offset as usize).min(data.len());
-        let n = (data.len() - start).min(buf.len());
-        buf[..n].copy_from_slice(&data[start..start + n]);
-        n
+        match &mut c.body {
+            Body::Mem(data) => {
+                let start = (offset as usize).min(data.len());
+                let n = (data.len() - start).min(buf.len());
+                buf[..n].copy_from_slice(&data[start..start + n]);
+                n
+            }
+            Body::Reader { r, pos } => {
+                if offset < *pos {
+                    // Backwards (a resend): reopen, then seek forward.
+                    match self.store.open_payload(id) {
+                        Ok(fresh) => {
+                            *r = fresh;
+                            *pos = 0;
+                        }
+                        Err(_) => return 0,
+                    }
+                }
+                if offset > *pos {
+                    if r.skip(offset - *pos).is_err() {
+                        return 0;
+                    }
+                    *pos = offset;
+                }
+                let mut n = 0;
+                while n < buf.len() {
+                    match r.read(&mut buf[n..]) {
+                        Ok(0) | Err(_) => break,
+                        Ok(k) => n += k,
+                    }
+                }
+                *pos += n as u64;
+                n
+            }
+        }
     }
 
     fn offer(&mut self, m: &SignedManifest) -> Offer {
@@ -98,6 +203,15 @@ impl BundleStore for StoreAdapter {
         }
     }
 
+    fn commit_prefix(&mut self, m: &SignedManifest) -> Written {
+        match self.store.commit_journal_prefix(m) {
+            Ok(_) => Written::Complete,
+            Err(StoreError::Stale { .. }) => Written::Duplicate,
+            Err(StoreError::NoPartial { .. }) => Written::Unknown,
+            Err(e) => Written::Failed(e.to_string()),
+        }
+    }
+
     fn write(&mut self, id: &BundleId, version: u64, offset: u64, data: &[u8]) -> Written {
         match self.store.write_piece(id, version, offset, data) {
             Ok(PieceOutcome::Stored { .. }) => Written::Stored,
@@ -119,23 +233,4 @@ impl BundleStore for StoreAdapter {
             Err(e) => Written::Failed(e.to_string()),
         }
     }
-}
-
-fn read_direct(store: &Store, id: &BundleId, offset: u64, buf: &mut [u8]) -> usize {
-    use std::io::Read;
-    let Ok(mut r) = store.open_payload(id) else {
-        return 0;
-    };
-    // Skip to the offset; large payloads are file-backed and rarely read this way.
-    if std::io::copy(&mut (&mut r).take(offset), &mut std::io::sink()).is_err() {
-        return 0;
-    }
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) | Err(_) => break,
-            Ok(k) => n += k,
-        }
-    }
-    n
 }

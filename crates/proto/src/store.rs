@@ -45,6 +45,14 @@ pub trait BundleStore {
     fn offer(&mut self, m: &SignedManifest) -> Offer;
     /// A piece of an offered bundle arrived.
     fn write(&mut self, id: &BundleId, version: u64, offset: u64, data: &[u8]) -> Written;
+    /// `m` is an older version of a journal whose newer version is being received, and
+    /// every byte of `m`'s payload is held: publish `m` (verified) and carry on with the
+    /// transfer. `Complete` when published; `Unknown` when the store cannot do this (the
+    /// default) or holds no such transfer; `Failed` when the prefix does not verify.
+    fn commit_prefix(&mut self, m: &SignedManifest) -> Written {
+        let _ = m;
+        Written::Unknown
+    }
 }
 
 /// Largest payload [`MemStore`] accepts.
@@ -94,8 +102,17 @@ impl BundleStore for MemStore {
 
     fn read(&mut self, id: &BundleId, version: u64, offset: u64, buf: &mut [u8]) -> usize {
         match self.held.get(id) {
-            Some((m, p)) if m.version() == version && offset < p.len() as u64 => {
-                let src = &p[offset as usize..];
+            // An older version of a journal is a prefix of the one held.
+            Some((m, p))
+                if (m.version() == version || (m.manifest().journal && m.version() > version))
+                    && offset < p.len() as u64 =>
+            {
+                let end = if m.manifest().journal {
+                    (version as usize).min(p.len())
+                } else {
+                    p.len()
+                };
+                let src = &p[(offset as usize).min(end)..end];
                 let n = src.len().min(buf.len());
                 buf[..n].copy_from_slice(&src[..n]);
                 n
@@ -123,13 +140,30 @@ impl BundleStore for MemStore {
             self.held.insert(m.id(), (m.clone(), Vec::new()));
             return Offer::Accepted;
         }
-        match self.partial.get(&m.id()) {
+        let journal = m.manifest().journal;
+        match self.partial.get_mut(&m.id()) {
             Some((p, _, r)) if p.version() == m.version() => Offer::Partial(r.clone()),
             Some((p, _, _)) if p.version() > m.version() => Offer::Refused("older".into()),
+            // A journal's newer version continues the transfer of an older one.
+            Some((p, buf, r)) if journal && p.manifest().journal => {
+                *p = m.clone();
+                buf.resize(len as usize, 0);
+                Offer::Partial(r.clone())
+            }
             _ => {
-                self.partial
-                    .insert(m.id(), (m.clone(), vec![0; len as usize], RangeSet::new()));
-                Offer::Partial(RangeSet::new())
+                let mut buf = vec![0; len as usize];
+                let mut held = RangeSet::new();
+                // A journal's held version is a prefix of every newer one.
+                if let Some((h, data)) = self.held.get(&m.id())
+                    && journal
+                    && h.manifest().journal
+                    && data.len() <= buf.len()
+                {
+                    buf[..data.len()].copy_from_slice(data);
+                    held.insert(0, data.len() as u64);
+                }
+                self.partial.insert(m.id(), (m.clone(), buf, held.clone()));
+                Offer::Partial(held)
             }
         }
     }
@@ -166,6 +200,36 @@ impl BundleStore for MemStore {
         }
         self.note(*id);
         self.held.insert(*id, (m, buf));
+        Written::Complete
+    }
+
+    fn commit_prefix(&mut self, m: &SignedManifest) -> Written {
+        let id = m.id();
+        let len = m.manifest().length;
+        if self
+            .held
+            .get(&id)
+            .is_some_and(|(h, _)| h.version() >= m.version())
+        {
+            return Written::Duplicate;
+        }
+        let Some((p, buf, ranges)) = self.partial.get(&id) else {
+            return Written::Unknown;
+        };
+        if !m.manifest().journal
+            || !p.manifest().journal
+            || p.version() <= m.version()
+            || !ranges.contains(0, len)
+        {
+            return Written::Unknown;
+        }
+        let prefix = buf[..len as usize].to_vec();
+        if hash_payload(&prefix) != m.manifest().hash {
+            self.partial.remove(&id);
+            return Written::Failed("journal prefix hash mismatch".into());
+        }
+        self.note(id);
+        self.held.insert(id, (m.clone(), prefix));
         Written::Complete
     }
 }

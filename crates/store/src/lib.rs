@@ -130,6 +130,24 @@ pub enum PayloadReader {
     File(std::io::Take<File>),
 }
 
+impl PayloadReader {
+    /// Moves forward by `n` bytes without reading them (a seek for files).
+    pub fn skip(&mut self, n: u64) -> std::io::Result<()> {
+        use std::io::{Seek, SeekFrom};
+        match self {
+            PayloadReader::Inline(c) => {
+                c.set_position(c.position().saturating_add(n));
+            }
+            PayloadReader::File(t) => {
+                let n = n.min(t.limit());
+                t.get_mut().seek(SeekFrom::Current(n as i64))?;
+                t.set_limit(t.limit() - n);
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Read for PayloadReader {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         match self {

@@ -299,6 +299,56 @@ impl Store {
         Ok(PieceOutcome::Stored { new_bytes })
     }
 
+    /// Publishes `signed`, an older version of the journal being received, once the
+    /// transfer holds its whole payload (a prefix of the version in transfer). The
+    /// transfer carries on towards its own version from there. A journal's reader can
+    /// thus see each version as soon as its bytes are in, however far the writer has
+    /// moved on. A prefix that fails verification abandons the transfer, as a failed
+    /// completion does.
+    pub fn commit_journal_prefix(&mut self, signed: &SignedManifest) -> Result<StoredBundle> {
+        let m = signed.manifest().clone();
+        self.check_fresh(&m)?;
+        self.load_partial(&m.id)?;
+        let no_partial = StoreError::NoPartial {
+            id: m.id,
+            version: m.version,
+        };
+        let Some(p) = self.partials.get(&m.id) else {
+            return Err(no_partial);
+        };
+        if !m.journal
+            || !p.manifest.manifest().journal
+            || p.manifest.version() <= m.version
+            || m.length <= p.base
+            || !p.held.contains(0, m.length)
+        {
+            return Err(no_partial);
+        }
+        self.hook
+            .before(IoStep::Sync)
+            .map_err(|e| io_err("sync piece", &p.path, e))?;
+        p.file
+            .sync_data()
+            .map_err(|e| io_err("sync piece", &p.path, e))?;
+        let (base, mut state) = match self.committed_journal(&m.id)? {
+            Some(x) => x,
+            None => (0, JournalState::new()),
+        };
+        hash_file_range(&p.file, base, m.length, &p.path.clone(), |b| {
+            state.update(b)
+        })?;
+        if let Err(e) = check_payload(&m, m.length, state.finalize()) {
+            tracing::warn!(id = %m.id, version = m.version, "journal prefix failed verification: {e}");
+            self.abandon_partial(&m.id)?;
+            return Err(e);
+        }
+        let stored = self.commit_row(signed, None, Some(&state), false, None)?;
+        if let Some(p) = self.partials.get_mut(&m.id) {
+            p.base = m.length;
+        }
+        Ok(stored)
+    }
+
     /// Makes every piece received so far durable and records its range.
     pub fn checkpoint(&mut self) -> Result<()> {
         let dirty: Vec<BundleId> = self

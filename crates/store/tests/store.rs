@@ -494,3 +494,71 @@ fn tokens_are_never_reused() {
         c.token
     );
 }
+
+#[test]
+fn journal_prefix_published_while_a_newer_version_transfers() {
+    let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut a = open(a_dir.path());
+    let mut b = open(b_dir.path());
+    let mut o = opts();
+    o.journal = true;
+    let first = data(3000, 1);
+    let j = a.create(&first[..], &o).unwrap();
+    let id = j.manifest.id();
+    b.insert(&j.manifest, &first[..]).unwrap();
+    let more = data(4000, 2);
+    let v5 = a.append(&id, &more[..2000], DATE + 1).unwrap().manifest;
+    let v7 = a.append(&id, &more[2000..], DATE + 2).unwrap().manifest;
+    let full = a.read_payload(&id).unwrap();
+    // B receives version 7000; only version 5000's bytes are in so far.
+    b.begin_partial(&v7).unwrap();
+    b.write_piece(&id, 7000, 3000, &full[3000..4000]).unwrap();
+    // Not yet: 4000..5000 is missing.
+    assert!(matches!(
+        b.commit_journal_prefix(&v5),
+        Err(StoreError::NoPartial { .. })
+    ));
+    b.write_piece(&id, 7000, 4000, &full[4000..5000]).unwrap();
+    b.write_piece(&id, 7000, 6000, &full[6000..7000]).unwrap();
+    let s = b.commit_journal_prefix(&v5).unwrap();
+    assert_eq!(s.manifest.version(), 5000);
+    assert_eq!(b.read_payload(&id).unwrap(), full[..5000]);
+    // Published once; the transfer of 7000 carries on and completes.
+    assert!(matches!(
+        b.commit_journal_prefix(&v5),
+        Err(StoreError::Stale { .. })
+    ));
+    assert!(b.partial(&id).unwrap().unwrap().held.contains(0, 5000));
+    let out = b.write_piece(&id, 7000, 5000, &full[5000..6000]).unwrap();
+    assert!(matches!(out, PieceOutcome::Complete(_)));
+    assert_eq!(b.read_payload(&id).unwrap(), full);
+    assert!(b.fsck().unwrap().is_clean());
+}
+
+#[test]
+fn journal_prefix_that_does_not_verify_is_refused() {
+    let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut a = open(a_dir.path());
+    let mut b = open(b_dir.path());
+    let mut o = opts();
+    o.journal = true;
+    let j = a.create(&data(1000, 1)[..], &o).unwrap();
+    let id = j.manifest.id();
+    let v2 = a
+        .append(&id, &data(1000, 2)[..], DATE + 1)
+        .unwrap()
+        .manifest;
+    let v3 = a
+        .append(&id, &data(1000, 3)[..], DATE + 2)
+        .unwrap()
+        .manifest;
+    let mut full = a.read_payload(&id).unwrap();
+    full[1500] ^= 1;
+    b.begin_partial(&v3).unwrap();
+    b.write_piece(&id, 3000, 0, &full[..2000]).unwrap();
+    let err = b.commit_journal_prefix(&v2).unwrap_err();
+    assert!(matches!(err, StoreError::HashMismatch { .. }), "{err}");
+    assert!(b.get(&id).unwrap().is_none());
+    assert!(b.partial(&id).unwrap().is_none(), "bad transfer is dropped");
+    assert!(b.fsck().unwrap().is_clean());
+}

@@ -62,6 +62,22 @@ impl Endpoint {
             }
         }
         p.peer_has.insert((id, version));
+        if m.manifest().journal {
+            let l = p.journal_held.entry(id).or_default();
+            *l = (*l).max(m.manifest().length);
+            // An older version than the one being received (late or resent): kept to be
+            // published when its prefix is in.
+            if let Some(inc) = p
+                .incoming
+                .values_mut()
+                .find(|inc| inc.id == id && inc.version > version)
+            {
+                if self.held.get(&r.prefix).is_none_or(|h| h.1 < version) {
+                    inc.remember_older(m);
+                }
+                return;
+            }
+        }
         match store.offer(&m) {
             Offer::Held => queue_have_all(p, r),
             Offer::Accepted => {
@@ -69,16 +85,35 @@ impl Endpoint {
                 self.completed(now, key, &m);
             }
             Offer::Partial(held) => {
-                let resumed = !held.is_empty();
-                p.incoming.insert(
-                    r,
-                    super::peer::Incoming {
-                        id,
-                        version,
-                        held,
-                        manifest: m,
-                    },
-                );
+                // A newer version of a journal continues the older one's transfer; the
+                // sender already knows what that one holds, so no report is owed at once.
+                let replaced: Vec<BundleRef> = p
+                    .incoming
+                    .iter()
+                    .filter(|(_, inc)| inc.id == id && inc.version < version)
+                    .map(|(k, _)| *k)
+                    .collect();
+                let continued = !replaced.is_empty();
+                let resumed = !held.is_empty() && !continued;
+                let mut inc = super::peer::Incoming {
+                    id,
+                    version,
+                    held,
+                    manifest: m,
+                    older: Default::default(),
+                };
+                for k in replaced {
+                    if let Some(old) = p.incoming.remove(&k) {
+                        for o in old.older {
+                            inc.remember_older(o);
+                        }
+                        inc.remember_older(old.manifest);
+                    }
+                }
+                p.incoming.insert(r, inc);
+                // The bytes may already complete an older version.
+                self.publish_prefixes(now, key, r, store);
+                let p = self.peers.get_mut(&key).expect("checked");
                 // Say at once what is already held so none of it is sent again; otherwise
                 // the first batched report confirms the manifest.
                 if !p.have.contains(&r) {
@@ -110,6 +145,19 @@ impl Endpoint {
         self.stats.piece_bytes_received += data.len() as u64;
         let holds = self.holds(&r);
         let p = self.peers.get_mut(&key).expect("checked");
+        // Journal versions share their prefix: a piece of an older version (sent before
+        // a newer one was offered) belongs to the newer one's transfer, and a piece of a
+        // newer version whose manifest is not here yet does too if it lies within the
+        // version being received (past it, it is dropped and the sender learns so from
+        // the next report).
+        let (r, other_version) = if p.incoming.contains_key(&r) {
+            (r, false)
+        } else {
+            p.incoming
+                .iter()
+                .find(|(k, inc)| k.prefix == r.prefix && inc.manifest.manifest().journal)
+                .map_or((r, false), |(k, _)| (*k, true))
+        };
         let Some(inc) = p.incoming.get_mut(&r) else {
             if holds {
                 // The answer to any piece of a bundle already held.
@@ -120,19 +168,23 @@ impl Endpoint {
         };
         let end = offset.saturating_add(data.len() as u64);
         if end > inc.manifest.manifest().length {
-            self.stats.dropped_malformed += 1;
+            if !other_version {
+                self.stats.dropped_malformed += 1;
+            }
             return;
         }
         match store.write(&inc.id, inc.version, offset, data) {
             Written::Stored => {
-                let before = inc.held.covered();
                 inc.held.insert(offset, end);
-                let _ = before;
+                let older = !inc.older.is_empty();
                 if !p.have.contains(&r) {
                     p.have.push(r);
                 }
                 let due = now + self.cfg.report_interval;
                 p.have_due = Some(p.have_due.map_or(due, |d| d.min(due)));
+                if older {
+                    self.publish_prefixes(now, key, r, store);
+                }
             }
             Written::Duplicate => {
                 self.stats.duplicate_bytes_received += data.len() as u64;
@@ -168,6 +220,57 @@ impl Endpoint {
         }
     }
 
+    /// Journals: publishes the newest older version whose whole prefix transfer `r`
+    /// now holds (older ones are superseded by it).
+    fn publish_prefixes(
+        &mut self,
+        now: Duration,
+        key: [u8; 32],
+        r: BundleRef,
+        store: &mut dyn BundleStore,
+    ) {
+        let Some(p) = self.peers.get_mut(&key) else {
+            return;
+        };
+        let Some(inc) = p.incoming.get_mut(&r) else {
+            return;
+        };
+        let contiguous = inc
+            .held
+            .iter()
+            .next()
+            .filter(|&(s, _)| s == 0)
+            .map_or(0, |(_, e)| e);
+        let n = inc
+            .older
+            .partition_point(|m| m.manifest().length <= contiguous);
+        if n == 0 {
+            return;
+        }
+        let ready: Vec<SignedManifest> = inc.older.drain(..n).collect();
+        let Some(m) = ready.last() else { return };
+        match store.commit_prefix(m) {
+            Written::Complete => {
+                let m = m.clone();
+                self.completed(now, key, &m);
+            }
+            Written::Failed(why) => {
+                tracing::warn!(id = %m.id(), "journal prefix failed: {why}");
+                self.stats.failed_transfers += 1;
+                // The store dropped the transfer: start it again from what it holds.
+                let inc = p.incoming.remove(&r).expect("present");
+                if let Offer::Partial(held) = store.offer(&inc.manifest) {
+                    p.incoming.insert(r, super::peer::Incoming { held, ..inc });
+                }
+                if !p.have.contains(&r) {
+                    p.have.push(r);
+                }
+                p.have_due = Some(now);
+            }
+            Written::Stored | Written::Duplicate | Written::Unknown => {}
+        }
+    }
+
     /// A bundle arrived complete from `from`: announce it and offer it onwards.
     pub(super) fn completed(&mut self, now: Duration, from: [u8; 32], m: &SignedManifest) {
         self.stats.bundles_received += 1;
@@ -199,6 +302,31 @@ impl Endpoint {
             .get(&p.link)
             .map_or(rtt_hint, |l| l.params.rtt_hint);
         let Some(i) = p.out.iter().position(|o| o.r == r) else {
+            // A report on an older version of a journal we now send newer: what it
+            // holds is a prefix of the newer version.
+            if let Some(o) = p
+                .out
+                .iter_mut()
+                .find(|o| o.journal && o.r.prefix == r.prefix && o.r.version > r.version)
+            {
+                let ranges_given = ranges.is_some();
+                let held = ranges.unwrap_or_else(|| {
+                    let mut all = RangeSet::new();
+                    all.insert(0, r.version);
+                    all
+                });
+                let snapshot = ranges_given;
+                if held.is_complete(r.version) {
+                    p.peer_has.insert((o.id, r.version));
+                    let l = p.journal_held.entry(o.id).or_default();
+                    *l = (*l).max(r.version);
+                }
+                absorb_journal_report(o, &held, now);
+                if snapshot {
+                    drop_undelivered(o, &held);
+                }
+                p.backoff = 0;
+            }
             return;
         };
         // How long after a send a report must be to have seen its data: the resend
@@ -225,6 +353,10 @@ impl Endpoint {
             None => {
                 let o = p.out.remove(i);
                 p.peer_has.insert((o.id, o.r.version));
+                if o.journal {
+                    let l = p.journal_held.entry(o.id).or_default();
+                    *l = (*l).max(o.length);
+                }
                 self.stats.bundles_delivered += 1;
                 self.events.push_back(Event::Delivered {
                     id: o.id,
@@ -284,6 +416,7 @@ impl Endpoint {
                     o.sends = keep;
                 }
                 o.in_flight = still;
+                drop_undelivered(o, &held);
                 o.held = held;
             }
         }
@@ -293,7 +426,19 @@ impl Endpoint {
         let p = self.peers.get_mut(&key).expect("checked");
         let delay = Duration::from_micros(ack.delay_us);
         p.backoff = 0;
-        let (_, lost) = p.cc.on_ack(now, &ack.ranges, delay);
+        let (acked, lost) = p.cc.on_ack(now, &ack.ranges, delay);
+        for &(id, version, off, len) in &acked {
+            if let Some(o) = p
+                .out
+                .iter_mut()
+                .find(|o| o.id == id && (o.r.version == version || o.journal))
+            {
+                let (s, e) = (off, (off + len).min(o.length));
+                if s < e && !o.held.contains(s, e) {
+                    o.delivered.insert(s, e);
+                }
+            }
+        }
         if !lost.is_empty() {
             tracing::trace!(
                 t = now.as_secs_f64(),
@@ -311,9 +456,44 @@ pub(super) fn requeue_lost(p: &mut super::peer::Peer, lost: &[PieceRef]) {
         if let Some(o) = p
             .out
             .iter_mut()
-            .find(|o| o.id == id && o.r.version == version)
+            .find(|o| o.id == id && (o.r.version == version || o.journal))
         {
             o.in_flight.remove(off, off + len);
+        }
+    }
+}
+
+/// Folds a report on an older version of a journal into the newer version's transfer:
+/// held ranges only grow, and what they cover is no longer in flight.
+fn absorb_journal_report(o: &mut super::peer::Outgoing, held: &RangeSet, now: Duration) {
+    let before = o.held.covered();
+    for (s, e) in held.iter() {
+        let e = e.min(o.length);
+        if s < e {
+            o.held.insert(s, e);
+            o.in_flight.remove(s, e);
+        }
+    }
+    if o.held.covered() > before {
+        o.progress_at = now;
+    }
+    o.sends.retain(|&(s, e, _)| !o.held.contains(s, e));
+}
+
+/// A report (a snapshot of what the peer held when it was built) lacking ranges whose
+/// frames the peer had already acknowledged: the peer dropped them. They are no longer
+/// in flight, so they are sent again.
+fn drop_undelivered(o: &mut super::peer::Outgoing, held: &RangeSet) {
+    if o.delivered.is_empty() {
+        return;
+    }
+    let delivered = std::mem::take(&mut o.delivered);
+    for (s, e) in delivered.iter() {
+        for (ms, me) in held.missing(e) {
+            let (a, b) = (ms.max(s), me.min(e));
+            if a < b {
+                o.in_flight.remove(a, b);
+            }
         }
     }
 }

@@ -862,20 +862,51 @@ fn enqueue(p: &mut Peer, m: &SignedManifest, now: Duration) {
     {
         return;
     }
-    p.out.retain(|o| o.id != id);
+    let journal = m.manifest().journal;
+    let length = m.manifest().length;
+    let old = p
+        .out
+        .iter()
+        .position(|o| o.id == id)
+        .map(|i| p.out.remove(i));
+    // A journal only grows: what the peer holds of an older version, and what is on its
+    // way, is a prefix of this one. Only the tail is sent.
+    let mut held = RangeSet::new();
+    let (mut in_flight, mut sends, mut sent_ever, mut delivered) = (
+        RangeSet::new(),
+        VecDeque::new(),
+        RangeSet::new(),
+        RangeSet::new(),
+    );
+    if journal {
+        if let Some(&l) = p.journal_held.get(&id) {
+            held.insert(0, l.min(length));
+        }
+        if let Some(o) = old.filter(|o| o.journal) {
+            for (s, e) in o.held.iter() {
+                held.insert(s, e.min(length));
+            }
+            in_flight = o.in_flight;
+            sends = o.sends;
+            sent_ever = o.sent_ever;
+            delivered = o.delivered;
+        }
+    }
     p.out_seq += 1;
     let addressed = m.manifest().recipient.is_some_and(|r| r.0 == p.key);
     p.out.push(Outgoing {
         id,
         r: BundleRef::new(&id, version),
-        length: m.manifest().length,
+        length,
+        journal,
         manifest: Bytes::copy_from_slice(m.as_bytes()),
         manifest_acked: false,
         manifest_sent_at: None,
-        held: RangeSet::new(),
-        in_flight: RangeSet::new(),
-        sends: VecDeque::new(),
-        sent_ever: RangeSet::new(),
+        held,
+        in_flight,
+        sends,
+        sent_ever,
+        delivered,
         progress_at: now,
         last_sent_at: now,
         resent: false,

@@ -17,6 +17,7 @@ pub(crate) struct Outgoing {
     pub id: BundleId,
     pub r: BundleRef,
     pub length: u64,
+    pub journal: bool,
     pub manifest: Bytes,
     /// The peer confirmed it has the manifest (any HAVE, or a piece accepted).
     pub manifest_acked: bool,
@@ -27,6 +28,11 @@ pub(crate) struct Outgoing {
     pub in_flight: RangeSet,
     /// Every range ever sent (to count resent bytes).
     pub sent_ever: RangeSet,
+    /// Paced links: ranges in frames the peer acknowledged and has not yet reported
+    /// held. A report built after the acknowledgement that still lacks one of them
+    /// means the peer dropped it (e.g. a journal piece ahead of a lost manifest): it is
+    /// sent again without waiting for a timeout.
+    pub delivered: RangeSet,
     /// Links without acks: when each in-flight range left, so that a report which
     /// should have covered a range, and does not, marks it lost without a timeout.
     pub sends: VecDeque<(u64, u64, Duration)>,
@@ -66,6 +72,36 @@ pub(crate) struct Incoming {
     /// Ranges held (as the store reported, plus pieces written since).
     pub held: RangeSet,
     pub manifest: SignedManifest,
+    /// Journals: manifests of older versions not yet held, oldest first. Each is
+    /// published as soon as its prefix is in, without waiting for this version.
+    pub older: VecDeque<SignedManifest>,
+}
+
+/// Older journal versions remembered per transfer; past this, every other one is
+/// forgotten (the prefixes stay spread over the transfer).
+pub(crate) const MAX_OLDER: usize = 64;
+
+impl Incoming {
+    /// Remembers the manifest of an older version of this journal.
+    pub fn remember_older(&mut self, m: SignedManifest) {
+        let v = m.version();
+        if v >= self.version || self.older.iter().any(|o| o.version() == v) {
+            return;
+        }
+        let at = self.older.partition_point(|o| o.version() < v);
+        self.older.insert(at, m);
+        if self.older.len() > MAX_OLDER {
+            // Thin out, keeping the newest.
+            let n = self.older.len();
+            let kept: VecDeque<SignedManifest> = std::mem::take(&mut self.older)
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| (n - 1 - i).is_multiple_of(2))
+                .map(|(_, m)| m)
+                .collect();
+            self.older = kept;
+        }
+    }
 }
 
 /// Reconciliation progress of a session.
@@ -149,6 +185,8 @@ pub(crate) struct Peer {
     pub out_seq: u64,
     /// Bundles the peer is known to hold (do not offer them again).
     pub peer_has: HashSet<(BundleId, u64)>,
+    /// Journals: the longest prefix the peer is known to hold whole.
+    pub journal_held: HashMap<BundleId, u64>,
     /// Transfers we receive from this peer.
     pub incoming: HashMap<BundleRef, Incoming>,
     /// Reports owed: HAVE_ALL first (never displaced), then HAVE.
@@ -195,6 +233,7 @@ impl Peer {
             out: Vec::new(),
             out_seq: 0,
             peer_has: HashSet::new(),
+            journal_held: HashMap::new(),
             incoming: HashMap::new(),
             have_all: VecDeque::new(),
             have_all_again: Vec::new(),
