@@ -6,6 +6,7 @@
 #![deny(clippy::disallowed_methods)]
 
 pub mod endpoint;
+pub mod fanout;
 pub mod fec;
 pub mod fuzzing;
 pub mod recon;
