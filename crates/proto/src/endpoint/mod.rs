@@ -184,6 +184,9 @@ pub struct Endpoint {
     held_loaded: bool,
     /// Bottom-k sketch of the set held, sent in HELLO for difference estimates.
     sketch: BTreeSet<u64>,
+    /// Count cells of the set held (each bundle version held counts in about half of
+    /// them), sent in HELLO: estimates small differences between large sets.
+    cells: [u32; CELLS],
     events: VecDeque<Event>,
     stats: Stats,
     buf: Vec<u8>,
@@ -196,6 +199,8 @@ pub struct Endpoint {
 }
 
 const HELLO_HEARD: u8 = 1;
+/// HELLO flag: the sketch starts with the count cells (`CELLS` u16, 8 words).
+const HELLO_CELLS: u8 = 2;
 
 fn short_id(salt: &[u8; 32], id: &BundleId, version: u64) -> u64 {
     let mut h = blake3::Hasher::new_keyed(salt);
@@ -209,13 +214,84 @@ const SPECULATIVE_COUNT: usize = 32;
 const SPECULATIVE_MAX_LEN: u64 = 1024;
 
 /// Hashes kept in the set sketch.
-const SKETCH_K: usize = 16;
+const SKETCH_K: usize = 8;
 
-fn sketch_hash(id: &BundleId, version: u64) -> u64 {
+/// Count cells in the set sketch.
+pub(crate) const CELLS: usize = 32;
+
+/// The bottom-k hash of a bundle version, and the cells it counts in (one bit each).
+fn sketch_hash(id: &BundleId, version: u64) -> (u64, u32) {
     let mut h = blake3::Hasher::new_derive_key("skywave set sketch v1");
     h.update(id.as_bytes());
     h.update(&version.to_le_bytes());
-    u64::from_le_bytes(h.finalize().as_bytes()[..8].try_into().expect("8 bytes"))
+    let out = h.finalize();
+    let b = out.as_bytes();
+    (
+        u64::from_le_bytes(b[..8].try_into().expect("8 bytes")),
+        u32::from_le_bytes(b[8..12].try_into().expect("4 bytes")),
+    )
+}
+
+/// The HELLO sketch words: the count cells (u16 each, modulo 2^16, four per word),
+/// then the bottom-k hashes.
+fn sketch_words(cells: &[u32; CELLS], hashes: &BTreeSet<u64>) -> Vec<u64> {
+    let mut v: Vec<u64> = cells
+        .chunks(4)
+        .map(|c| {
+            c.iter()
+                .enumerate()
+                .fold(0u64, |w, (i, &n)| w | (u64::from(n as u16) << (16 * i)))
+        })
+        .collect();
+    v.extend(hashes.iter().copied());
+    v
+}
+
+/// Splits a peer's HELLO sketch into count cells (if flagged) and bottom-k hashes.
+fn split_sketch(flags: u8, words: Vec<u64>) -> (Option<[u16; CELLS]>, Vec<u64>) {
+    if flags & HELLO_CELLS == 0 || words.len() < CELLS / 4 {
+        return (None, words);
+    }
+    let mut cells = [0u16; CELLS];
+    for (i, c) in cells.iter_mut().enumerate() {
+        *c = (words[i / 4] >> (16 * (i % 4))) as u16;
+    }
+    (Some(cells), words[CELLS / 4..].to_vec())
+}
+
+/// Estimated size of the symmetric difference of two sets from their sketches.
+///
+/// Bottom-k hashes measure the fraction of the union that differs, exactly when the
+/// sets are disjoint but blind to a difference of a few percent. Count cells see small
+/// differences: each element counts in a cell with probability 1/2, so a cell's count
+/// difference has mean `(na − nb)/2` and variance `d/4`; `d ≈ 4·mean(Δ²) − (na − nb)²`
+/// (relative error about `sqrt(2/CELLS)`). Large differing fractions take the hashes,
+/// the rest the cells. Symmetric: both ends get the same estimate.
+fn estimate_set_difference(
+    (a_cells, a): (&[u32; CELLS], &BTreeSet<u64>),
+    na: u64,
+    (b_cells, b): (Option<&[u16; CELLS]>, &[u64]),
+    nb: u64,
+) -> u64 {
+    let from_hashes = estimate_difference(a, na, b, nb);
+    let Some(b_cells) = b_cells else {
+        return from_hashes;
+    };
+    let union = (na.saturating_add(nb)).max(1) as f64;
+    if from_hashes as f64 >= 0.5 * union {
+        return from_hashes;
+    }
+    let delta = na.abs_diff(nb).min(1 << 24) as f64;
+    let mean_sq = a_cells
+        .iter()
+        .zip(b_cells)
+        .map(|(&x, &y)| {
+            let d = f64::from((x as u16).wrapping_sub(y) as i16);
+            d * d
+        })
+        .sum::<f64>()
+        / CELLS as f64;
+    (4.0 * mean_sq - delta * delta).max(0.0).round() as u64
 }
 
 /// Estimated size of the symmetric difference from two bottom-k sketches.
@@ -279,6 +355,7 @@ impl Endpoint {
             held: HashMap::new(),
             held_loaded: false,
             sketch: BTreeSet::new(),
+            cells: [0; CELLS],
             events: VecDeque::new(),
             stats: Stats::default(),
             buf: vec![0; 2048],
@@ -393,14 +470,30 @@ impl Endpoint {
     }
 
     fn note_held(&mut self, id: BundleId, version: u64) {
-        let h = sketch_hash(&id, version);
+        let (h, bits) = sketch_hash(&id, version);
+        let r = BundleRef::new(&id, version);
+        match self.held.get(&r.prefix) {
+            Some(&(i, v)) if i == id && v >= version => {}
+            Some(&(i, v)) if i == id => {
+                // A newer version replaces the older one in the set.
+                let (_, old) = sketch_hash(&i, v);
+                for (k, c) in self.cells.iter_mut().enumerate() {
+                    *c = c.wrapping_sub((old >> k) & 1).wrapping_add((bits >> k) & 1);
+                }
+            }
+            Some(_) => {}
+            None => {
+                for (k, c) in self.cells.iter_mut().enumerate() {
+                    *c = c.wrapping_add((bits >> k) & 1);
+                }
+            }
+        }
         if self.sketch.len() < SKETCH_K || self.sketch.last().is_some_and(|&m| h < m) {
             self.sketch.insert(h);
             while self.sketch.len() > SKETCH_K {
                 self.sketch.pop_last();
             }
         }
-        let r = BundleRef::new(&id, version);
         let e = self.held.entry(r.prefix).or_insert((id, version));
         if e.0 == id && e.1 < version {
             e.1 = version;
@@ -479,8 +572,13 @@ impl Endpoint {
             p.recon.shorts.insert(sid, (*id, *version));
         }
         let local = inv.len() as u64;
-        let d_est = estimate_difference(&self.sketch, local, &p.peer_sketch, set_size)
-            .max(local.abs_diff(set_size));
+        let d_est = estimate_set_difference(
+            (&self.cells, &self.sketch),
+            local,
+            (p.peer_cells.as_ref(), &p.peer_sketch),
+            set_size,
+        )
+        .max(local.abs_diff(set_size));
         // Both ends compute the same estimate from the same two HELLOs, so the decoder
         // knows where the streamer's first burst ends and asks for more the moment it
         // has all of it undecoded, instead of waiting out a silence.
@@ -715,7 +813,9 @@ impl Endpoint {
         }
         if new_session {
             if let Some(p) = self.peers.get_mut(&key) {
-                p.peer_sketch = sketch;
+                let (cells, hashes) = split_sketch(flags, sketch);
+                p.peer_cells = cells;
+                p.peer_sketch = hashes;
             }
             self.start_session(now, key, nonce, set_size, store);
         }
@@ -944,5 +1044,69 @@ impl Endpoint {
                 )
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Cells and bottom-k hashes of bundles `ids` (version 1).
+    fn sketch_of(ids: impl Iterator<Item = u64>) -> ([u32; CELLS], BTreeSet<u64>, u64) {
+        let mut cells = [0u32; CELLS];
+        let mut all = BTreeSet::new();
+        let mut n = 0;
+        for i in ids {
+            let mut b = [0u8; 32];
+            b[..8].copy_from_slice(&i.to_le_bytes());
+            let (h, bits) = sketch_hash(&BundleId(b), 1);
+            for (k, c) in cells.iter_mut().enumerate() {
+                *c += (bits >> k) & 1;
+            }
+            all.insert(h);
+            n += 1;
+        }
+        let hashes = all.into_iter().take(SKETCH_K).collect();
+        (cells, hashes, n)
+    }
+
+    fn estimate(a: impl Iterator<Item = u64>, b: impl Iterator<Item = u64>) -> (u64, u64) {
+        let (ac, ah, na) = sketch_of(a);
+        let (bc, bh, nb) = sketch_of(b);
+        // Through the HELLO encoding, both ways.
+        let flags = HELLO_CELLS;
+        let (bc16, bhv) = split_sketch(flags, sketch_words(&bc, &bh));
+        let (ac16, ahv) = split_sketch(flags, sketch_words(&ac, &ah));
+        (
+            estimate_set_difference((&ac, &ah), na, (bc16.as_ref(), &bhv), nb),
+            estimate_set_difference((&bc, &bh), nb, (ac16.as_ref(), &ahv), na),
+        )
+    }
+
+    #[test]
+    fn small_difference_of_large_sets_is_estimated_by_the_cells() {
+        // 10,000 shared + 100 unique each: d = 200, invisible to 8 bottom hashes.
+        for run in 0..4u64 {
+            let base = run * 1_000_000;
+            let (x, y) = estimate(
+                (base..base + 10_100).map(|i| i * 3),
+                (base..base + 10_000)
+                    .chain(base + 20_000..base + 20_100)
+                    .map(|i| i * 3),
+            );
+            assert_eq!(x, y, "run {run}: symmetric");
+            assert!((80..=400).contains(&x), "run {run}: estimate {x}");
+        }
+    }
+
+    #[test]
+    fn disjoint_and_equal_sets_are_estimated_exactly() {
+        let (x, y) = estimate(0..100, 1000..1100);
+        assert_eq!((x, y), (200, 200));
+        let (x, y) = estimate(0..5000, 0..5000);
+        assert_eq!((x, y), (0, 0));
+        // One side empty: everything the other holds.
+        let (x, _) = estimate(0..0, 0..300);
+        assert_eq!(x, 300);
     }
 }

@@ -165,6 +165,8 @@ pub(crate) struct Peer {
     pub peer_nonce: u64,
     /// The peer's set sketch from its HELLO.
     pub peer_sketch: Vec<u64>,
+    /// The peer's set count cells from its HELLO (see `estimate_set_difference`).
+    pub peer_cells: Option<[u16; super::CELLS]>,
     pub salt: [u8; 32],
     /// We stream symbols (our key is the smaller).
     pub streamer: bool,
@@ -219,6 +221,7 @@ impl Peer {
             link,
             peer_nonce: 0,
             peer_sketch: Vec::new(),
+            peer_cells: None,
             salt: [0; 32],
             streamer: false,
             established: false,

@@ -92,8 +92,14 @@ impl Endpoint {
             let pn = l.pn;
             l.pn += 1;
             let mut w = FrameWriter::new(Header { addr, pn }, budget);
-            let sketch: Vec<u64> = self.sketch.iter().copied().collect();
-            w.hello(&self.key, self.nonce, self.held.len() as u64, 0, &sketch);
+            let sketch = super::sketch_words(&self.cells, &self.sketch);
+            w.hello(
+                &self.key,
+                self.nonce,
+                self.held.len() as u64,
+                super::HELLO_CELLS,
+                &sketch,
+            );
             let f = w.finish();
             self.stats.count_frame(&f);
             return Some(f);
@@ -114,7 +120,7 @@ impl Endpoint {
         let over_limit = self.over_limit(&params);
         let report_now = self.cfg.report_interval;
         let set_size = self.held.len() as u64;
-        let sketch: Vec<u64> = self.sketch.iter().copied().collect();
+        let sketch = super::sketch_words(&self.cells, &self.sketch);
         let (my_key, my_tag, nonce) = (self.key, self.tag, self.nonce);
         let pn = self.links.get(&link)?.pn;
         let p = self.peers.get_mut(&key)?;
@@ -130,7 +136,13 @@ impl Endpoint {
         // 1. HELLO, when the peer has not confirmed hearing us.
         if p.hello_due
             && now >= p.hello_after
-            && w.hello(&my_key, nonce, set_size, HELLO_HEARD, &sketch)
+            && w.hello(
+                &my_key,
+                nonce,
+                set_size,
+                HELLO_HEARD | super::HELLO_CELLS,
+                &sketch,
+            )
         {
             p.hello_due = false;
             p.hello_at = now;
