@@ -1,5 +1,6 @@
 //! The `skywave` command.
 
+mod daemon_cmd;
 mod demo;
 mod emulate_cmd;
 mod example;
@@ -58,6 +59,16 @@ pub enum Command {
     Get(store_cmd::GetArgs),
     /// Re-verify every signature and payload hash; quarantine damage; remove orphans.
     Fsck,
+    /// Run the node: links, sync, HTTP API (until SIGINT or SIGTERM).
+    Daemon(daemon_cmd::DaemonArgs),
+    /// The daemon's configuration file: an annotated example, or check one.
+    Config(daemon_cmd::ConfigArgs),
+    /// One screen: links, peers and transfers of the running daemon.
+    Status(daemon_cmd::StatusArgs),
+    /// Peers of the running daemon.
+    Peers,
+    /// Follow the running daemon's events (bundles, peers, links).
+    Events(daemon_cmd::EventsArgs),
 }
 
 fn main() -> ExitCode {
@@ -88,18 +99,40 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Lab(a) = cli.command {
         return lab_cmd::run(a, cli.json);
     }
+    if let Command::Config(a) = cli.command {
+        return daemon_cmd::config(a, cli.json);
+    }
     let dir = util::node_dir(cli.dir.as_deref())?;
-    match cli.command {
+    // With a daemon running on the directory, the store verbs go through it.
+    let remote = skywave_daemon::client::Client::find(&dir);
+    match (cli.command, remote) {
+        (Command::Add(a), Some(c)) => daemon_cmd::add(&c, a, cli.json),
+        (Command::Append(a), Some(c)) => daemon_cmd::append(&c, a, cli.json),
+        (Command::Ls(a), Some(c)) => daemon_cmd::ls(&c, a, cli.json),
+        (Command::Show(a), Some(c)) => daemon_cmd::show(&c, a, cli.json),
+        (Command::Get(a), Some(c)) => daemon_cmd::get(&c, a),
+        (command, _) => run_local(command, &dir, cli.json),
+    }
+}
+
+fn run_local(command: Command, dir: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
+    let dir = dir.to_path_buf();
+    match command {
+        Command::Daemon(a) => daemon_cmd::daemon(&dir, a),
+        Command::Config(_) => unreachable!("handled above"),
+        Command::Status(a) => daemon_cmd::status(&dir, a, json),
+        Command::Peers => daemon_cmd::peers(&dir, json),
+        Command::Events(a) => daemon_cmd::events(&dir, a, json),
         Command::Demo(_) => unreachable!("handled above"),
         Command::Example(_) => unreachable!("handled above"),
         Command::Emulate(_) => unreachable!("handled above"),
         Command::Lab(_) => unreachable!("handled above"),
-        Command::Init => store_cmd::init(&dir, cli.json),
-        Command::Add(a) => store_cmd::add(&dir, a, cli.json),
-        Command::Append(a) => store_cmd::append(&dir, a, cli.json),
-        Command::Ls(a) => store_cmd::ls(&dir, a, cli.json),
-        Command::Show(a) => store_cmd::show(&dir, a, cli.json),
+        Command::Init => store_cmd::init(&dir, json),
+        Command::Add(a) => store_cmd::add(&dir, a, json),
+        Command::Append(a) => store_cmd::append(&dir, a, json),
+        Command::Ls(a) => store_cmd::ls(&dir, a, json),
+        Command::Show(a) => store_cmd::show(&dir, a, json),
         Command::Get(a) => store_cmd::get(&dir, a),
-        Command::Fsck => store_cmd::fsck(&dir, cli.json),
+        Command::Fsck => store_cmd::fsck(&dir, json),
     }
 }

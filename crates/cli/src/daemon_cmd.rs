@@ -1,0 +1,539 @@
+//! Verbs that run or talk to the daemon: `daemon`, `config example`, `status`, `peers`,
+//! `events`, and the daemon-side forms of `add`, `append`, `ls`, `show` and `get`.
+
+use std::io::{self, IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+use skywave_daemon::DaemonConfig;
+use skywave_daemon::client::Client;
+use skywave_daemon::status::Status;
+
+use crate::store_cmd::{AddArgs, AppendArgs, GetArgs, IdArg, LsArgs};
+use crate::util::bytes;
+
+#[derive(Debug, Args)]
+pub struct DaemonArgs {
+    /// Configuration file (TOML; `skywave config example` prints an annotated one).
+    #[arg(long, short, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// HTTP API address (default 127.0.0.1:7473).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
+    /// Listen for peers: udp://ADDR or tcp://ADDR (repeatable).
+    #[arg(long, value_name = "URL")]
+    pub listen: Vec<String>,
+    /// A peer to reach: udp://ADDR or tcp://ADDR (repeatable).
+    #[arg(long, value_name = "URL")]
+    pub peer: Vec<String>,
+    /// A driver link: TYPE:KEY=VALUE,... with TYPE serial, rfd900, hf-modem or emulated
+    /// (e.g. serial:device=/dev/ttyUSB0,baud=57600) (repeatable).
+    #[arg(long, value_name = "SPEC")]
+    pub link: Vec<String>,
+    /// Require the HTTP token for mutating calls on loopback too.
+    #[arg(long)]
+    pub require_token: bool,
+    /// Store quota (e.g. 10GiB).
+    #[arg(long, value_name = "SIZE")]
+    pub quota: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    #[command(subcommand)]
+    pub command: ConfigCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print an annotated example configuration.
+    Example,
+    /// Check a configuration file and print what it sets up.
+    Check { file: PathBuf },
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Refresh every second until interrupted.
+    #[arg(long)]
+    pub watch: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EventsArgs {
+    /// Replay events after this id first (ids are in every event).
+    #[arg(long)]
+    pub since: Option<u64>,
+    /// Stop after this many events.
+    #[arg(long)]
+    pub count: Option<u64>,
+}
+
+/// `skywave config ...`
+pub fn config(a: ConfigArgs, json: bool) -> anyhow::Result<ExitCode> {
+    match a.command {
+        ConfigCommand::Example => print!("{}", skywave_daemon::config::EXAMPLE),
+        ConfigCommand::Check { file } => {
+            let c = DaemonConfig::load(&file)?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"links": c.links.len(), "http": c.http})
+                );
+            } else {
+                println!("{}: {} link(s)", file.display(), c.links.len());
+                for l in &c.links {
+                    println!("  {l:?}");
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `skywave daemon`: runs until interrupted (SIGINT or SIGTERM).
+pub fn daemon(dir: &Path, a: DaemonArgs) -> anyhow::Result<ExitCode> {
+    let mut cfg = match &a.config {
+        Some(p) => DaemonConfig::load(p)?,
+        None => DaemonConfig::default(),
+    };
+    if let Some(d) = &cfg.dir
+        && !dir_flag_given()
+    {
+        // The file's dir applies unless --dir or SKYWAVE_HOME said otherwise.
+        return daemon_in(d.clone(), cfg, a);
+    }
+    cfg.dir = None;
+    daemon_in(dir.to_path_buf(), cfg, a)
+}
+
+fn dir_flag_given() -> bool {
+    std::env::args().any(|a| a == "--dir" || a.starts_with("--dir="))
+        || std::env::var_os("SKYWAVE_HOME").is_some_and(|v| !v.is_empty())
+}
+
+fn daemon_in(dir: PathBuf, mut cfg: DaemonConfig, a: DaemonArgs) -> anyhow::Result<ExitCode> {
+    if let Some(h) = a.http {
+        cfg.http = Some(h);
+    }
+    cfg.require_token |= a.require_token;
+    if let Some(q) = &a.quota {
+        cfg.quota = Some(
+            skywave_daemon::config::parse_size(q)
+                .map_err(|e| anyhow::anyhow!("invalid value '{q}' for --quota: {e}"))?,
+        );
+    }
+    for u in &a.listen {
+        cfg.add_url(u, true)?;
+    }
+    for u in &a.peer {
+        cfg.add_url(u, false)?;
+    }
+    for l in &a.link {
+        cfg.add_link_flag(l)?;
+    }
+    if let Some(c) = Client::find(&dir) {
+        bail!(
+            "a daemon is already running on {} ({}); stop it first",
+            dir.display(),
+            c.base
+        );
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    rt.block_on(async move {
+        let shutdown = async {
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                    .expect("SIGTERM handler");
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            tracing::info!("shutting down");
+        };
+        skywave_daemon::run(dir, cfg, shutdown).await
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn need(dir: &Path) -> anyhow::Result<Client> {
+    Client::find(dir).with_context(|| {
+        format!(
+            "no daemon is running on {}; start one with `skywave daemon --dir {}`",
+            dir.display(),
+            dir.display()
+        )
+    })
+}
+
+fn bar(held: u64, total: u64, width: usize) -> String {
+    let f = if total == 0 {
+        1.0
+    } else {
+        held as f64 / total as f64
+    };
+    let n = ((f * width as f64).round() as usize).min(width);
+    format!(
+        "[{}{}] {:>5.1}%",
+        "#".repeat(n),
+        ".".repeat(width - n),
+        f * 100.0
+    )
+}
+
+fn rate(bps: f64) -> String {
+    if bps >= 1e9 {
+        format!("{:.2} Gbit/s", bps / 1e9)
+    } else if bps >= 1e6 {
+        format!("{:.2} Mbit/s", bps / 1e6)
+    } else if bps >= 1e3 {
+        format!("{:.1} kbit/s", bps / 1e3)
+    } else {
+        format!("{bps:.0} bit/s")
+    }
+}
+
+/// The one-screen status.
+pub fn render_status(s: &Status) -> String {
+    let mut o = String::new();
+    use std::fmt::Write as _;
+    let _ = writeln!(
+        o,
+        "node {}  up {:.0} s  api http://{}  store {} bundles, {}{}",
+        &s.node[..16],
+        s.uptime_seconds,
+        s.http,
+        s.store.bundles,
+        bytes(s.store.payload_bytes + s.store.manifest_bytes),
+        if s.store.partials > 0 {
+            format!(", {} partial", s.store.partials)
+        } else {
+            String::new()
+        }
+    );
+    let _ = writeln!(o, "\nLINKS");
+    if s.links.is_empty() {
+        let _ = writeln!(o, "  (none: add --listen, --peer or --link)");
+    }
+    for l in &s.links {
+        let util = l.utilisation.map_or_else(String::new, |u| {
+            format!(
+                "  {:.0}% of {}",
+                u * 100.0,
+                rate(l.rate_bps.unwrap_or(0) as f64)
+            )
+        });
+        let state = if l.up {
+            "up".to_string()
+        } else {
+            format!("down ({})", l.reason.as_deref().unwrap_or("?"))
+        };
+        let _ = writeln!(
+            o,
+            "  {:>2} {:<28} {:<22} out {:>12} in {:>12}{}",
+            l.id,
+            l.name,
+            state,
+            rate(l.out_bps),
+            rate(l.in_bps),
+            util
+        );
+    }
+    let _ = writeln!(o, "\nPEERS");
+    if s.peers.is_empty() {
+        let _ = writeln!(o, "  (none yet)");
+    }
+    for p in &s.peers {
+        let _ = writeln!(
+            o,
+            "  {}  link {:<2} {:<12} rtt {:>9}  recon {:>8}  sending {} receiving {}  heard {:.0} s ago",
+            &p.node[..16],
+            p.link,
+            p.state,
+            p.rtt_ms.map_or("-".into(), |r| format!("{r:.1} ms")),
+            bytes(p.recon_bytes),
+            p.sending,
+            p.receiving,
+            p.silent_seconds
+        );
+    }
+    let _ = writeln!(o, "\nTRANSFERS");
+    if s.transfers.is_empty() {
+        let _ = writeln!(o, "  (none: in sync with every peer heard)");
+    }
+    for t in &s.transfers {
+        let eta = t
+            .eta_seconds
+            .map_or_else(|| "-".into(), |e| format!("{e:.0} s"));
+        let _ = writeln!(
+            o,
+            "  {} {:<7} {} {}  {} / {}  {:>12}  eta {:>6}  {}",
+            &t.id[..16],
+            t.direction,
+            &t.peer[..8],
+            bar(t.held_bytes, t.total_bytes, 20),
+            bytes(t.held_bytes),
+            bytes(t.total_bytes),
+            rate(t.rate_bps * 8.0),
+            eta,
+            t.state
+        );
+    }
+    let p = &s.protocol;
+    let dropped: u64 = p.dropped.values().sum();
+    let _ = writeln!(
+        o,
+        "\nreceived {} bundles ({} useful), delivered {}; sent {} in {} frames, {} recon, {} resent; {} frames dropped",
+        p.bundles_received,
+        bytes(p.useful_bytes_received),
+        p.bundles_delivered,
+        bytes(p.bytes_sent),
+        p.frames_sent,
+        bytes(p.recon_bytes_sent),
+        bytes(p.piece_bytes_resent),
+        dropped
+    );
+    o
+}
+
+pub fn status(dir: &Path, a: StatusArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let c = need(dir)?;
+    loop {
+        let s = c.status()?;
+        if json {
+            println!("{}", serde_json::to_string_pretty(&s)?);
+        } else {
+            if a.watch && io::stdout().is_terminal() {
+                print!("\x1b[2J\x1b[H");
+            }
+            print!("{}", render_status(&s));
+        }
+        if !a.watch {
+            return Ok(ExitCode::SUCCESS);
+        }
+        io::stdout().flush()?;
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+pub fn peers(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    let s = need(dir)?.status()?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&s.peers)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:<64}  {:<4}  {:<12}  {:>9}  {:>8}",
+        "NODE", "LINK", "STATE", "RTT", "RECON"
+    );
+    for p in &s.peers {
+        println!(
+            "{:<64}  {:<4}  {:<12}  {:>9}  {:>8}",
+            p.node,
+            p.link,
+            p.state,
+            p.rtt_ms.map_or("-".into(), |r| format!("{r:.1} ms")),
+            bytes(p.recon_bytes)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn events(dir: &Path, a: EventsArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let c = need(dir)?;
+    let mut n = 0u64;
+    let out = io::stdout();
+    c.follow_events(a.since, |v| {
+        let mut o = out.lock();
+        let _ = if json {
+            writeln!(o, "{v}")
+        } else {
+            writeln!(
+                o,
+                "{:>6}  {:<10}  {}",
+                v["id"],
+                v["kind"].as_str().unwrap_or(""),
+                v["data"]
+            )
+        };
+        let _ = o.flush();
+        n += 1;
+        a.count.is_none_or(|c| n < c)
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `application/x-www-form-urlencoded`-style escaping for query values.
+fn enc(s: &str) -> String {
+    let mut o = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            o.push(b as char);
+        } else {
+            o.push_str(&format!("%{b:02X}"));
+        }
+    }
+    o
+}
+
+fn open_input(file: &Path) -> anyhow::Result<Box<dyn Read>> {
+    if file == Path::new("-") {
+        return Ok(Box::new(io::stdin()));
+    }
+    Ok(Box::new(
+        std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?,
+    ))
+}
+
+fn print_remote(v: &serde_json::Value, json: bool) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(v)?);
+    } else {
+        println!("{}", v["id"].as_str().unwrap_or(""));
+    }
+    Ok(())
+}
+
+pub fn add(c: &Client, a: AddArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let name = a.name.clone().or_else(|| {
+        (a.file != Path::new("-"))
+            .then(|| a.file.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .flatten()
+    });
+    let mut q = vec![format!("service={}", enc(&a.service))];
+    if let Some(n) = name {
+        q.push(format!("name={}", enc(&n)));
+    }
+    if let Some(r) = a.recipient {
+        q.push(format!("recipient={r}"));
+    }
+    if a.sender {
+        q.push("sign_sender=true".into());
+    }
+    if a.journal {
+        q.push("journal=true".into());
+    }
+    for (k, v) in &a.fields {
+        q.push(format!("field={}", enc(&format!("{k}={v}"))));
+    }
+    let mut src = open_input(&a.file)?;
+    let v = c
+        .post_reader(&format!("/v1/bundles?{}", q.join("&")), &mut src)
+        .with_context(|| format!("adding {} through the daemon", a.file.display()))?;
+    print_remote(&v, json)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn append(c: &Client, a: AppendArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let mut src = open_input(&a.file)?;
+    let v = c
+        .post_reader(&format!("/v1/bundles/{}/append", enc(&a.id)), &mut src)
+        .with_context(|| format!("appending {} through the daemon", a.file.display()))?;
+    print_remote(&v, json)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn ls(c: &Client, a: LsArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let mut q = Vec::new();
+    if let Some(s) = &a.service {
+        q.push(format!("service={}", enc(s)));
+    }
+    if let Some(r) = a.recipient {
+        q.push(format!("recipient={r}"));
+    }
+    if let Some(s) = a.since {
+        q.push(format!("since={s}"));
+    }
+    q.push(format!("limit={}", a.limit.unwrap_or(10_000)));
+    let v: serde_json::Value = c.get_json(&format!("/v1/bundles?{}", q.join("&")))?;
+    let list = v["bundles"].as_array().cloned().unwrap_or_default();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&list)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:<16}  {:>8}  {:>10}  {:<10}  {:<20}  NAME",
+        "ID", "VERSION", "SIZE", "SERVICE", "DATE"
+    );
+    for b in &list {
+        let id = b["id"].as_str().unwrap_or("");
+        println!(
+            "{:<16}  {:>8}  {:>10}  {:<10}  {:<20}  {}{}",
+            &id[..id.len().min(16)],
+            b["version"],
+            bytes(b["length"].as_u64().unwrap_or(0)),
+            b["service"].as_str().unwrap_or("-"),
+            b["date_utc"].as_str().unwrap_or(""),
+            b["name"].as_str().unwrap_or(""),
+            if b["journal"].as_bool() == Some(true) {
+                " (journal)"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn show(c: &Client, a: IdArg, json: bool) -> anyhow::Result<ExitCode> {
+    let v: serde_json::Value = c.get_json(&format!("/v1/bundles/{}", enc(&a.id)))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(o) = v.as_object() {
+        for (k, val) in o {
+            println!("{:<15} {}", format!("{k}:"), val);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn get(c: &Client, a: GetArgs) -> anyhow::Result<ExitCode> {
+    match &a.output {
+        Some(path) => {
+            let tmp = path.with_extension("skywave-part");
+            let mut f = io::BufWriter::new(
+                std::fs::File::create(&tmp)
+                    .with_context(|| format!("creating {}", tmp.display()))?,
+            );
+            c.payload(&enc(&a.id), &mut f)?;
+            f.into_inner()
+                .map_err(|e| e.into_error())
+                .and_then(|f| f.sync_all())
+                .with_context(|| format!("writing {}", tmp.display()))?;
+            std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+        }
+        None => {
+            let out = io::stdout();
+            let mut out = out.lock();
+            c.payload(&enc(&a.id), &mut out)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_values_are_escaped() {
+        assert_eq!(enc("a b&c=d/é"), "a%20b%26c%3Dd%2F%C3%A9");
+        assert_eq!(enc("plain-1.txt"), "plain-1.txt");
+    }
+
+    #[test]
+    fn bars_are_bounded() {
+        assert!(bar(0, 0, 10).starts_with("[##########]"));
+        assert!(bar(5, 10, 10).starts_with("[#####.....]"));
+        assert!(bar(20, 10, 10).starts_with("[##########]"));
+    }
+}

@@ -1,0 +1,584 @@
+//! The daemon's configuration: a TOML file, with command-line flags laid over it.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+use skywave_links::DriverConfig;
+
+/// Where the HTTP API listens unless told otherwise.
+pub const DEFAULT_HTTP: &str = "127.0.0.1:7473";
+
+/// A whole daemon configuration.
+#[derive(Debug, Clone, Default)]
+pub struct DaemonConfig {
+    /// The node directory (store, keys, token).
+    pub dir: Option<PathBuf>,
+    /// HTTP API address; `None` for [`DEFAULT_HTTP`].
+    pub http: Option<SocketAddr>,
+    /// Require the token for mutating calls even on a loopback address.
+    pub require_token: bool,
+    /// Store byte limit.
+    pub quota: Option<u64>,
+    pub links: Vec<LinkConfig>,
+}
+
+/// One `[[link]]` of the configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LinkConfig {
+    Udp(UdpConfig),
+    Tcp(TcpConfig),
+    /// A serial, RFD900, HF-modem or emulated link, run by `skywave-links`.
+    Driver(DriverConfig),
+}
+
+/// `type = "udp"`: one socket, any number of peers.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UdpConfig {
+    /// Local address to bind (`0.0.0.0:7474`, `127.0.0.1:0`).
+    pub bind: SocketAddr,
+    /// Peers to talk to from the start; others are learnt from what arrives.
+    #[serde(default)]
+    pub peers: Vec<SocketAddr>,
+    /// Broadcast or multicast a beacon here for LAN discovery (e.g.
+    /// `255.255.255.255:7474` or `239.255.74.74:7474`).
+    #[serde(default)]
+    pub discovery: Option<SocketAddr>,
+    /// Beacon interval.
+    #[serde(default = "default_beacon", deserialize_with = "duration")]
+    pub beacon_interval: Duration,
+    /// Largest datagram payload sent (1472 fits a 1500-byte Ethernet path).
+    #[serde(default = "default_udp_mtu")]
+    pub mtu: usize,
+    /// Nominal path rate, when known (e.g. `"30Mbit/s"`); pacing starts from it.
+    #[serde(default, deserialize_with = "opt_rate")]
+    pub rate: Option<u64>,
+    /// Expected round trip before one is measured.
+    #[serde(default = "default_rtt", deserialize_with = "duration")]
+    pub rtt: Duration,
+    /// Most peers learnt from traffic (a flood of forged sources stops here).
+    #[serde(default = "default_max_peers")]
+    pub max_peers: usize,
+}
+
+/// `type = "tcp"`: listen, connect, or both; one long-lived connection per peer.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpConfig {
+    #[serde(default)]
+    pub listen: Option<SocketAddr>,
+    #[serde(default)]
+    pub peers: Vec<SocketAddr>,
+    /// Largest frame (frames are length-prefixed on the stream).
+    #[serde(default = "default_tcp_mtu")]
+    pub mtu: usize,
+    /// Longest wait between reconnection attempts (doubling from 250 ms).
+    #[serde(default = "default_reconnect", deserialize_with = "duration")]
+    pub reconnect_max: Duration,
+}
+
+fn default_beacon() -> Duration {
+    Duration::from_secs(5)
+}
+fn default_udp_mtu() -> usize {
+    1472
+}
+fn default_tcp_mtu() -> usize {
+    1400
+}
+fn default_rtt() -> Duration {
+    Duration::from_millis(100)
+}
+fn default_max_peers() -> usize {
+    256
+}
+fn default_reconnect() -> Duration {
+    Duration::from_secs(30)
+}
+
+fn duration<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let s = String::deserialize(d)?;
+    skywave_sim_duration(&s).map_err(serde::de::Error::custom)
+}
+
+fn opt_rate<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let s: Option<String> = Option::deserialize(d)?;
+    s.map(|s| parse_rate(&s).map_err(serde::de::Error::custom))
+        .transpose()
+}
+
+/// `"250ms"`, `"4s"`, `"1m"`.
+pub fn skywave_sim_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("expected a duration such as 250ms, 4s or 1m, got '{s}'"))?;
+    let secs = match unit.trim() {
+        "us" => v / 1e6,
+        "ms" => v / 1e3,
+        "s" | "" => v,
+        "m" | "min" => v * 60.0,
+        "h" => v * 3600.0,
+        _ => return Err(format!("unknown unit in '{s}': use us, ms, s, m or h")),
+    };
+    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
+        return Err(format!("duration '{s}' is out of range"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// `"1475bps"`, `"128kbit/s"`, `"30Mbit/s"`, `"1Gbit/s"`: bits per second.
+pub fn parse_rate(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("expected a rate such as 1475bps or 30Mbit/s, got '{s}'"))?;
+    let unit = unit.trim().to_ascii_lowercase();
+    let unit = unit
+        .trim_end_matches("/s")
+        .trim_end_matches("ps")
+        .trim_end_matches("bit")
+        .trim_end_matches('b');
+    let mul = match unit {
+        "" => 1.0,
+        "k" => 1e3,
+        "m" => 1e6,
+        "g" => 1e9,
+        _ => {
+            return Err(format!(
+                "unknown unit in rate '{s}': use bps, kbit/s, Mbit/s or Gbit/s"
+            ));
+        }
+    };
+    let r = v * mul;
+    if !(1.0..=1e12).contains(&r) {
+        return Err(format!("rate '{s}' is out of range"));
+    }
+    Ok(r as u64)
+}
+
+/// Why a configuration was refused. Names the field and what it accepts.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    #[error("reading {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Parse { path: String, message: String },
+    #[error("invalid value '{value}' for {field}: expected {expected}")]
+    Invalid {
+        field: String,
+        value: String,
+        expected: String,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    #[serde(default)]
+    dir: Option<PathBuf>,
+    #[serde(default)]
+    http: Option<SocketAddr>,
+    #[serde(default)]
+    require_token: bool,
+    #[serde(default)]
+    quota: Option<String>,
+    #[serde(default)]
+    link: Vec<toml::Value>,
+}
+
+const LINK_TYPES: &str = "udp, tcp, serial, rfd900, hf-modem, emulated";
+
+impl DaemonConfig {
+    /// Parses a configuration file's text; `path` names it in errors.
+    pub fn from_toml(text: &str, path: &str) -> Result<DaemonConfig, ConfigError> {
+        let perr = |message: String| ConfigError::Parse {
+            path: path.into(),
+            message,
+        };
+        let f: FileConfig = toml::from_str(text).map_err(|e| perr(e.to_string()))?;
+        let quota = f
+            .quota
+            .map(|q| parse_size(&q).map_err(|e| perr(format!("quota: {e}"))))
+            .transpose()?;
+        let mut links = Vec::new();
+        for (i, v) in f.link.into_iter().enumerate() {
+            let ty = v
+                .get("type")
+                .and_then(|t| t.as_str())
+                .unwrap_or("")
+                .to_string();
+            let ty = ty.as_str();
+            let ctx = |e: String| perr(format!("link #{} (type = \"{ty}\"): {e}", i + 1));
+            let l = match ty {
+                "udp" | "tcp" => {
+                    let mut t = v.as_table().cloned().unwrap_or_default();
+                    t.remove("type");
+                    let v = toml::Value::Table(t);
+                    if ty == "udp" {
+                        LinkConfig::Udp(
+                            v.try_into()
+                                .map_err(|e: toml::de::Error| ctx(e.to_string()))?,
+                        )
+                    } else {
+                        LinkConfig::Tcp(
+                            v.try_into()
+                                .map_err(|e: toml::de::Error| ctx(e.to_string()))?,
+                        )
+                    }
+                }
+                "" => {
+                    return Err(perr(format!(
+                        "link #{} has no type; accepted types: {LINK_TYPES}",
+                        i + 1
+                    )));
+                }
+                _ => LinkConfig::Driver(v.try_into().map_err(|e: toml::de::Error| {
+                    ctx(format!("{e} (accepted types: {LINK_TYPES})"))
+                })?),
+            };
+            links.push(l);
+        }
+        Ok(DaemonConfig {
+            dir: f.dir,
+            http: f.http,
+            require_token: f.require_token,
+            quota,
+            links,
+        })
+    }
+
+    /// Reads a configuration file.
+    pub fn load(path: &std::path::Path) -> Result<DaemonConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.into(),
+            source,
+        })?;
+        DaemonConfig::from_toml(&text, &path.display().to_string())
+    }
+
+    /// Adds the link a `--listen`/`--peer` URL describes: `udp://ADDR` or `tcp://ADDR`.
+    /// Peers join the first link of their kind (one is made if needed).
+    pub fn add_url(&mut self, url: &str, listen: bool) -> Result<(), ConfigError> {
+        let field = if listen { "--listen" } else { "--peer" };
+        let invalid = |expected: &str| ConfigError::Invalid {
+            field: field.into(),
+            value: url.into(),
+            expected: expected.into(),
+        };
+        let (scheme, rest) = url
+            .split_once("://")
+            .ok_or_else(|| invalid("udp://HOST:PORT or tcp://HOST:PORT"))?;
+        let addr: SocketAddr = rest
+            .parse()
+            .map_err(|_| invalid("an IP address and port, e.g. udp://127.0.0.1:7474"))?;
+        match (scheme, listen) {
+            ("udp", true) => self.links.push(LinkConfig::Udp(UdpConfig::bind(addr))),
+            ("udp", false) => {
+                let udp = self.links.iter_mut().find_map(|l| match l {
+                    LinkConfig::Udp(u) => Some(u),
+                    _ => None,
+                });
+                match udp {
+                    Some(u) => u.peers.push(addr),
+                    None => {
+                        let bind = if addr.is_ipv4() {
+                            "0.0.0.0:0"
+                        } else {
+                            "[::]:0"
+                        };
+                        let mut u = UdpConfig::bind(bind.parse().expect("valid"));
+                        u.peers.push(addr);
+                        self.links.push(LinkConfig::Udp(u));
+                    }
+                }
+            }
+            ("tcp", true) => {
+                let mut t = TcpConfig::new();
+                t.listen = Some(addr);
+                self.links.push(LinkConfig::Tcp(t));
+            }
+            ("tcp", false) => {
+                let tcp = self.links.iter_mut().find_map(|l| match l {
+                    LinkConfig::Tcp(t) => Some(t),
+                    _ => None,
+                });
+                match tcp {
+                    Some(t) => t.peers.push(addr),
+                    None => {
+                        let mut t = TcpConfig::new();
+                        t.peers.push(addr);
+                        self.links.push(LinkConfig::Tcp(t));
+                    }
+                }
+            }
+            _ => return Err(invalid("a udp:// or tcp:// URL")),
+        }
+        Ok(())
+    }
+
+    /// Adds a `--link TYPE:KEY=VALUE,...` driver link, e.g.
+    /// `serial:device=/dev/ttyUSB0,baud=57600` or `emulated:profile=hf-modem,peer_device=/tmp/p`.
+    pub fn add_link_flag(&mut self, spec: &str) -> Result<(), ConfigError> {
+        let invalid = |expected: String| ConfigError::Invalid {
+            field: "--link".into(),
+            value: spec.into(),
+            expected,
+        };
+        let (ty, rest) = spec.split_once(':').unwrap_or((spec, ""));
+        let mut t = toml::map::Map::new();
+        t.insert("type".into(), toml::Value::String(ty.into()));
+        for kv in rest.split(',').filter(|s| !s.is_empty()) {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| invalid(format!("KEY=VALUE pairs after '{ty}:', got '{kv}'")))?;
+            let val = if let Ok(n) = v.parse::<i64>() {
+                toml::Value::Integer(n)
+            } else if k == "channels" {
+                toml::Value::Array(
+                    v.split('+')
+                        .map(|c| toml::Value::String(c.into()))
+                        .collect(),
+                )
+            } else {
+                toml::Value::String(v.into())
+            };
+            t.insert(k.into(), val);
+        }
+        let mut doc = toml::map::Map::new();
+        doc.insert(
+            "link".into(),
+            toml::Value::Array(vec![toml::Value::Table(t)]),
+        );
+        let text = toml::to_string(&doc).map_err(|e| invalid(e.to_string()))?;
+        let parsed = DaemonConfig::from_toml(&text, "--link")?;
+        self.links.extend(parsed.links);
+        Ok(())
+    }
+}
+
+impl UdpConfig {
+    pub fn bind(bind: SocketAddr) -> UdpConfig {
+        UdpConfig {
+            bind,
+            peers: Vec::new(),
+            discovery: None,
+            beacon_interval: default_beacon(),
+            mtu: default_udp_mtu(),
+            rate: None,
+            rtt: default_rtt(),
+            max_peers: default_max_peers(),
+        }
+    }
+}
+
+impl TcpConfig {
+    pub fn new() -> TcpConfig {
+        TcpConfig {
+            listen: None,
+            peers: Vec::new(),
+            mtu: default_tcp_mtu(),
+            reconnect_max: default_reconnect(),
+        }
+    }
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig::new()
+    }
+}
+
+/// `"100MiB"`, `"2GB"`, `"4096"`: bytes.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("expected a size such as 4096, 100MiB or 2GB, got '{s}'"))?;
+    let mul = match unit.trim() {
+        "" | "B" => 1.0,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "KB" | "kB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "TB" => 1e12,
+        _ => {
+            return Err(format!(
+                "unknown unit in '{s}': use B, KiB, MiB, GiB, KB, MB or GB"
+            ));
+        }
+    };
+    Ok((v * mul) as u64)
+}
+
+/// An annotated configuration, printed by `skywave config example`.
+pub const EXAMPLE: &str = r#"# skywave daemon configuration. Every setting can also be given as a flag
+# (`skywave daemon --help`); flags win.
+
+# Node directory: store, identity, HTTP token. Default: $SKYWAVE_HOME,
+# else ~/.local/share/skywave.
+# dir = "/var/lib/skywave"
+
+# HTTP API. Loopback by default; on any other address every mutating call
+# needs the token in DIR/http-token (header `Authorization: Bearer TOKEN`).
+http = "127.0.0.1:7473"
+# require_token = true   # ask for the token on loopback too
+
+# Refuse bundles once payloads and manifests reach this size.
+# quota = "10GiB"
+
+# UDP: one socket, static peers, and LAN discovery by broadcast or multicast.
+[[link]]
+type = "udp"
+bind = "0.0.0.0:7474"
+peers = ["192.0.2.10:7474"]
+discovery = "255.255.255.255:7474"   # or a multicast group, "239.255.74.74:7474"
+beacon_interval = "5s"
+mtu = 1472
+# rate = "30Mbit/s"                  # if known: pacing starts from it
+# rtt = "100ms"                      # expected round trip before one is measured
+
+# TCP: one long-lived connection per peer; reconnects with backoff.
+# [[link]]
+# type = "tcp"
+# listen = "0.0.0.0:7475"
+# peers = ["192.0.2.11:7475"]
+# reconnect_max = "30s"
+
+# A byte-stream line (pty, USB serial) framed with COBS and a CRC-16.
+# [[link]]
+# type = "serial"
+# device = "/dev/ttyUSB0"
+# baud = 57600
+# profile = "hf-modem"               # pace for the modem behind the line
+
+# Serval's RFD900 CSMA radio firmware.
+# [[link]]
+# type = "rfd900"
+# device = "/dev/ttyUSB1"
+
+# An AT-command HF data modem: dials, disables compression, redials a dropped call.
+# [[link]]
+# type = "hf-modem"
+# device = "/dev/ttyS0"
+# station = "2045"                   # dial this station (omit to answer)
+# self_id = "1021"
+# channels = ["1", "4", "9"]
+# redial = "60s"
+
+# A link profile emulated on the real clock; the far end appears as a pty at
+# peer_device for another daemon's serial link (tests and demos).
+# [[link]]
+# type = "emulated"
+# profile = "hf-modem"
+# peer_device = "/tmp/skywave-hf"
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_example_parses() {
+        let c = DaemonConfig::from_toml(EXAMPLE, "example").unwrap();
+        assert_eq!(c.http, Some(DEFAULT_HTTP.parse().unwrap()));
+        assert_eq!(c.links.len(), 1);
+        match &c.links[0] {
+            LinkConfig::Udp(u) => {
+                assert_eq!(u.bind.port(), 7474);
+                assert_eq!(u.peers.len(), 1);
+                assert_eq!(u.discovery, Some("255.255.255.255:7474".parse().unwrap()));
+                assert_eq!(u.beacon_interval, Duration::from_secs(5));
+            }
+            other => panic!("{other:?}"),
+        }
+        // Every commented setting parses too once uncommented.
+        let all: String = EXAMPLE
+            .lines()
+            .map(|l| match l.strip_prefix("# ") {
+                Some(rest)
+                    if rest.starts_with("[[link]]")
+                        || rest.split_once(" = ").is_some_and(|(k, _)| {
+                            k.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+                        }) =>
+                {
+                    rest
+                }
+                _ => l,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let c = DaemonConfig::from_toml(&all, "example").unwrap();
+        assert_eq!(c.links.len(), 6, "{all}");
+    }
+
+    #[test]
+    fn urls_and_link_flags() {
+        let mut c = DaemonConfig::default();
+        c.add_url("udp://127.0.0.1:7000", true).unwrap();
+        c.add_url("udp://127.0.0.1:7001", false).unwrap();
+        c.add_url("tcp://127.0.0.1:7002", false).unwrap();
+        assert_eq!(c.links.len(), 2);
+        match &c.links[0] {
+            LinkConfig::Udp(u) => assert_eq!(u.peers, vec!["127.0.0.1:7001".parse().unwrap()]),
+            other => panic!("{other:?}"),
+        }
+        c.add_link_flag("serial:device=/dev/ttyUSB0,baud=57600")
+            .unwrap();
+        match &c.links[2] {
+            LinkConfig::Driver(DriverConfig::Serial(s)) => assert_eq!(s.baud, 57600),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_input_names_the_field() {
+        let e = DaemonConfig::default()
+            .add_url("udp:/127.0.0.1", true)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--listen") && e.contains("udp://"), "{e}");
+        let e = DaemonConfig::default()
+            .add_url("sctp://127.0.0.1:1", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--peer") && e.contains("tcp://"), "{e}");
+        let e = DaemonConfig::from_toml("[[link]]\ntype = \"pigeon\"\n", "c.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("pigeon") && e.contains("hf-modem"), "{e}");
+        let e = DaemonConfig::from_toml("[[link]]\ntype = \"udp\"\nbind = \"x\"\n", "c.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("link #1") && e.contains("bind"), "{e}");
+        let e = DaemonConfig::from_toml("htp = \"1\"\n", "c.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("htp"), "{e}");
+        assert!(parse_rate("12parsecs").is_err());
+        assert_eq!(parse_rate("30Mbit/s").unwrap(), 30_000_000);
+        assert_eq!(parse_rate("1475bps").unwrap(), 1475);
+        assert_eq!(parse_size("1KiB").unwrap(), 1024);
+    }
+}

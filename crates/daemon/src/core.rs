@@ -1,0 +1,962 @@
+//! The daemon's core task: owns the protocol endpoint and every link, and turns socket
+//! readiness, driver events, timers and API commands into endpoint calls.
+//!
+//! One task, so the endpoint needs no lock; the store is behind a mutex the HTTP
+//! handlers share (held only for single store operations).
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use serde_json::json;
+use skywave_bundle::BundleId;
+use skywave_links::{LinkCounters, LinkEvent, LinkHandle, LinkParams, RadioStatus};
+use skywave_node::StoreAdapter;
+use skywave_proto::{Direction, Endpoint, Event, LinkId};
+use tokio::net::{TcpStream, UdpSocket};
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::events::EventLog;
+use crate::ip::{self, TcpTx};
+use crate::status::{LinkView, PeerView, ProtocolView, Status, StoreView, TransferView};
+
+/// Frames narrower than this are not worth sending (see docs/protocol.md).
+pub const MIN_MTU: usize = 64;
+
+/// Frames built for one link before the others get a turn.
+const FAIR_BURST: usize = 256;
+
+/// Everything the HTTP handlers and the core share.
+#[derive(Debug)]
+pub struct Shared {
+    pub store: Mutex<StoreAdapter>,
+    pub events: EventLog,
+    pub cmds: mpsc::UnboundedSender<Cmd>,
+    pub node: [u8; 32],
+    pub token: String,
+    pub require_token: bool,
+    pub http: String,
+    pub started: Instant,
+}
+
+impl Shared {
+    /// The store, even if a panicking holder poisoned the lock (its state is SQLite's,
+    /// which is transactional).
+    pub fn store(&self) -> MutexGuard<'_, StoreAdapter> {
+        self.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// What link tasks tell the core.
+#[derive(Debug)]
+pub enum Input {
+    Datagrams {
+        sock: usize,
+        batch: Vec<(SocketAddr, usize, Bytes)>,
+    },
+    Frame {
+        link: LinkId,
+        data: Bytes,
+    },
+    Up {
+        link: LinkId,
+        params: LinkParams,
+    },
+    Down {
+        link: LinkId,
+        reason: String,
+    },
+    /// A driver or TCP writer can take this many frame bytes now.
+    Room {
+        link: LinkId,
+        room: usize,
+    },
+    Radio {
+        link: LinkId,
+        status: RadioStatus,
+    },
+    TcpAccepted {
+        stream: TcpStream,
+        mtu: usize,
+    },
+    TcpUp {
+        link: LinkId,
+        tx: TcpTx,
+        peer: String,
+    },
+}
+
+/// What the API asks of the core.
+#[derive(Debug)]
+pub enum Cmd {
+    /// A bundle was committed to the store by the API: offer it to peers.
+    Stored(BundleId),
+    Status(oneshot::Sender<Status>),
+}
+
+#[derive(Debug)]
+enum Io {
+    /// Not connected (a TCP connector between attempts).
+    None,
+    Udp {
+        sock: usize,
+        addr: SocketAddr,
+    },
+    Tcp(TcpTx),
+    Driver {
+        frames: mpsc::Sender<Bytes>,
+        counters: Arc<LinkCounters>,
+    },
+}
+
+#[derive(Debug)]
+struct LinkEntry {
+    kind: String,
+    name: String,
+    io: Io,
+    params: LinkParams,
+    up: bool,
+    reason: Option<String>,
+    /// Driver links: bytes the driver takes now; 0 after a send until it reports again.
+    room: usize,
+    bytes_out: u64,
+    bytes_in: u64,
+    frames_out: u64,
+    frames_in: u64,
+    rate: RateMeter,
+    radio: Option<RadioStatus>,
+    /// An accepted TCP connection: forgotten when it closes.
+    ephemeral: bool,
+}
+
+/// Bit rates over the last few seconds, from byte counters sampled once a second.
+#[derive(Debug, Default, Clone, Copy)]
+struct RateMeter {
+    last_out: u64,
+    last_in: u64,
+    out_bps: f64,
+    in_bps: f64,
+}
+
+impl RateMeter {
+    fn sample(&mut self, out: u64, inn: u64, secs: f64) {
+        let a = 0.5;
+        let o = (out - self.last_out) as f64 * 8.0 / secs;
+        let i = (inn - self.last_in) as f64 * 8.0 / secs;
+        self.out_bps = a * o + (1.0 - a) * self.out_bps;
+        self.in_bps = a * i + (1.0 - a) * self.in_bps;
+        self.last_out = out;
+        self.last_in = inn;
+    }
+}
+
+#[derive(Debug)]
+struct UdpSock {
+    sock: Arc<UdpSocket>,
+    cfg: crate::config::UdpConfig,
+    peers: HashMap<SocketAddr, LinkId>,
+    /// A frame the socket would not take (send buffer full), retried when writable.
+    blocked: Option<(LinkId, SocketAddr, Vec<u8>)>,
+    beacon_at: Instant,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Progress {
+    held: u64,
+    at: Instant,
+    bps: f64,
+}
+
+/// See the module docs.
+#[derive(Debug)]
+pub struct Core {
+    ep: Endpoint,
+    shared: Arc<Shared>,
+    start: Instant,
+    links: BTreeMap<LinkId, LinkEntry>,
+    next_link: LinkId,
+    udp: Vec<UdpSock>,
+    inputs: mpsc::Sender<Input>,
+    progress: HashMap<([u8; 32], BundleId, u64, bool), Progress>,
+    useful_bytes: u64,
+    /// Drops below the protocol (at sockets and drivers), by reason.
+    drops: BTreeMap<&'static str, u64>,
+    last_tick: Instant,
+}
+
+impl Core {
+    pub fn new(ep: Endpoint, shared: Arc<Shared>, inputs: mpsc::Sender<Input>) -> Core {
+        let now = Instant::now();
+        Core {
+            ep,
+            shared,
+            start: now,
+            links: BTreeMap::new(),
+            next_link: 0,
+            udp: Vec::new(),
+            inputs,
+            progress: HashMap::new(),
+            useful_bytes: 0,
+            drops: BTreeMap::new(),
+            last_tick: now,
+        }
+    }
+
+    fn now(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    fn alloc(&mut self, kind: &str, name: String, io: Io, params: LinkParams) -> LinkId {
+        let id = self.next_link;
+        self.next_link += 1;
+        self.links.insert(
+            id,
+            LinkEntry {
+                kind: kind.into(),
+                name,
+                io,
+                params,
+                up: false,
+                reason: None,
+                room: 0,
+                bytes_out: 0,
+                bytes_in: 0,
+                frames_out: 0,
+                frames_in: 0,
+                rate: RateMeter::default(),
+                radio: None,
+                ephemeral: false,
+            },
+        );
+        id
+    }
+
+    fn set_up(&mut self, link: LinkId, params: LinkParams) {
+        let now = self.now();
+        let Some(e) = self.links.get_mut(&link) else {
+            return;
+        };
+        e.params = params;
+        let was = e.up;
+        e.up = true;
+        e.reason = None;
+        self.ep.link_up(now, link, params);
+        if !was {
+            tracing::info!(link, name = %e.name, "link up");
+            let v = json!({"link": link, "name": e.name, "kind": e.kind, "up": true});
+            self.shared.events.publish("link", v);
+        }
+    }
+
+    fn set_down(&mut self, link: LinkId, reason: String) {
+        let now = self.now();
+        let Some(e) = self.links.get_mut(&link) else {
+            return;
+        };
+        let was = e.up;
+        e.up = false;
+        e.room = 0;
+        e.reason = Some(reason.clone());
+        if matches!(e.io, Io::Tcp(_)) {
+            e.io = Io::None;
+        }
+        if was {
+            tracing::info!(link, name = %e.name, %reason, "link down");
+            let v = json!({"link": link, "name": e.name, "kind": e.kind, "up": false, "reason": reason});
+            self.shared.events.publish("link", v);
+            self.ep.link_down(now, link);
+        }
+        if e.ephemeral {
+            self.links.remove(&link);
+        }
+    }
+
+    /// Opens a UDP socket as configured, with a link per static peer.
+    pub async fn add_udp(&mut self, cfg: crate::config::UdpConfig) -> anyhow::Result<SocketAddr> {
+        let sock = UdpSocket::bind(cfg.bind).await.map_err(|e| {
+            anyhow::anyhow!(
+                "binding UDP {}: {e} (is another daemon using it?)",
+                cfg.bind
+            )
+        })?;
+        if cfg.discovery.is_some() {
+            sock.set_broadcast(true)?;
+            if let Some(SocketAddr::V4(g)) = cfg.discovery
+                && g.ip().is_multicast()
+            {
+                sock.join_multicast_v4(*g.ip(), std::net::Ipv4Addr::UNSPECIFIED)?;
+            }
+        }
+        let local = sock.local_addr()?;
+        let sock = Arc::new(sock);
+        let index = self.udp.len();
+        tokio::spawn(ip::udp_reader(sock.clone(), index, self.inputs.clone()));
+        let peers = cfg.peers.clone();
+        self.udp.push(UdpSock {
+            sock,
+            cfg,
+            peers: HashMap::new(),
+            blocked: None,
+            beacon_at: Instant::now(),
+        });
+        for p in peers {
+            self.udp_peer(index, p);
+        }
+        tracing::info!(%local, "udp link listening");
+        Ok(local)
+    }
+
+    fn udp_params(cfg: &crate::config::UdpConfig) -> LinkParams {
+        LinkParams {
+            mtu: cfg.mtu.clamp(MIN_MTU, ip::MAX_DATAGRAM),
+            shared: false,
+            paced: true,
+            half_duplex: false,
+            rate_bps: cfg.rate,
+            rtt_hint: cfg.rtt,
+        }
+    }
+
+    fn udp_peer(&mut self, sock: usize, addr: SocketAddr) -> LinkId {
+        if let Some(&id) = self.udp[sock].peers.get(&addr) {
+            return id;
+        }
+        let params = Self::udp_params(&self.udp[sock].cfg);
+        let id = self.alloc("udp", format!("udp:{addr}"), Io::Udp { sock, addr }, params);
+        self.udp[sock].peers.insert(addr, id);
+        self.set_up(id, params);
+        id
+    }
+
+    /// Starts a TCP listener and connectors as configured.
+    pub async fn add_tcp(
+        &mut self,
+        cfg: crate::config::TcpConfig,
+    ) -> anyhow::Result<Option<SocketAddr>> {
+        let mut local = None;
+        if let Some(addr) = cfg.listen {
+            let l = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+                anyhow::anyhow!("listening on TCP {addr}: {e} (is another daemon using it?)")
+            })?;
+            local = Some(l.local_addr()?);
+            let (tx, mtu) = (self.inputs.clone(), cfg.mtu);
+            // Accepted streams come back as inputs carrying this listener's MTU.
+            let (atx, mut arx) = mpsc::channel::<Input>(16);
+            tokio::spawn(ip::tcp_listener(l, atx));
+            tokio::spawn(async move {
+                while let Some(i) = arx.recv().await {
+                    let i = match i {
+                        Input::TcpAccepted { stream, .. } => Input::TcpAccepted { stream, mtu },
+                        other => other,
+                    };
+                    if tx.send(i).await.is_err() {
+                        return;
+                    }
+                }
+            });
+            tracing::info!(local = %l_display(local), "tcp link listening");
+        }
+        for addr in cfg.peers {
+            let params = Self::tcp_params(cfg.mtu);
+            let id = self.alloc("tcp", format!("tcp:{addr}"), Io::None, params);
+            if let Some(e) = self.links.get_mut(&id) {
+                e.reason = Some("connecting".into());
+            }
+            tokio::spawn(ip::tcp_connector(
+                id,
+                addr,
+                cfg.mtu,
+                cfg.reconnect_max,
+                self.inputs.clone(),
+            ));
+        }
+        Ok(local)
+    }
+
+    fn tcp_params(mtu: usize) -> LinkParams {
+        LinkParams {
+            mtu: mtu.clamp(MIN_MTU, u16::MAX as usize),
+            shared: false,
+            // The kernel's TCP paces and recovers; the writer queue is the back-pressure.
+            paced: false,
+            half_duplex: false,
+            rate_bps: None,
+            rtt_hint: Duration::from_millis(100),
+        }
+    }
+
+    /// Runs a serial, radio, modem or emulated driver as a link.
+    pub fn add_driver(&mut self, kind: &str, h: LinkHandle) {
+        let LinkHandle {
+            name,
+            events,
+            frames,
+            room,
+            counters,
+        } = h;
+        let params = LinkParams {
+            mtu: 0,
+            shared: false,
+            paced: false,
+            half_duplex: false,
+            rate_bps: None,
+            rtt_hint: Duration::from_secs(1),
+        };
+        let id = self.alloc(kind, name, Io::Driver { frames, counters }, params);
+        if let Some(e) = self.links.get_mut(&id) {
+            e.reason = Some("starting".into());
+        }
+        tokio::spawn(forward_driver(id, events, room, self.inputs.clone()));
+    }
+
+    /// The core's loop; returns when every input and command sender is gone.
+    pub async fn run(
+        mut self,
+        mut inputs: mpsc::Receiver<Input>,
+        mut cmds: mpsc::UnboundedReceiver<Cmd>,
+    ) {
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let now = self.now();
+            if self.ep.poll_timeout().is_some_and(|t| t <= now) {
+                self.ep.handle_timeout(now);
+            }
+            let more = self.flush();
+            self.drain_events();
+            let deadline = if more {
+                Some(now)
+            } else {
+                self.ep.poll_timeout()
+            }
+            .map(|d| tokio::time::Instant::from_std(self.start + d));
+            let blocked = self
+                .udp
+                .iter()
+                .position(|u| u.blocked.is_some())
+                .map(|i| (i, self.udp[i].sock.clone()));
+            tokio::select! {
+                biased;
+                c = cmds.recv() => match c {
+                    Some(c) => self.on_cmd(c),
+                    None => return,
+                },
+                i = inputs.recv() => match i {
+                    Some(i) => {
+                        self.on_input(i);
+                        // Take what else is waiting before building frames again.
+                        for _ in 0..256 {
+                            match inputs.try_recv() {
+                                Ok(i) => self.on_input(i),
+                                Err(_) => break,
+                            }
+                        }
+                    }
+                    None => return,
+                },
+                r = async { blocked.as_ref().expect("guarded").1.writable().await }, if blocked.is_some() => {
+                    if r.is_ok() {
+                        let i = blocked.as_ref().expect("guarded").0;
+                        self.retry_blocked(i);
+                    }
+                }
+                _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() => {
+                    let now = self.now();
+                    self.ep.handle_timeout(now);
+                }
+                _ = tick.tick() => self.on_tick(),
+            }
+        }
+    }
+
+    fn on_cmd(&mut self, c: Cmd) {
+        match c {
+            Cmd::Stored(id) => {
+                let now = self.now();
+                let shared = self.shared.clone();
+                let mut store = shared.store();
+                self.ep.bundle_stored(now, id, &mut *store);
+            }
+            Cmd::Status(reply) => {
+                let _ = reply.send(self.status());
+            }
+        }
+    }
+
+    fn on_input(&mut self, i: Input) {
+        let now = self.now();
+        match i {
+            Input::Datagrams { sock, batch } => {
+                for (from, n, data) in batch {
+                    self.on_datagram(sock, from, n, data, now);
+                }
+            }
+            Input::Frame { link, data } => self.on_frame(link, &data, now),
+            Input::Up { link, params } => self.set_up(link, params),
+            Input::Down { link, reason } => self.set_down(link, reason),
+            Input::Room { link, room } => {
+                if let Some(e) = self.links.get_mut(&link) {
+                    e.room = room;
+                }
+            }
+            Input::Radio { link, status } => {
+                if let Some(e) = self.links.get_mut(&link) {
+                    e.radio = Some(status);
+                }
+            }
+            Input::TcpAccepted { stream, mtu } => {
+                let peer = stream
+                    .peer_addr()
+                    .map_or_else(|_| "?".into(), |a| a.to_string());
+                let id = self.alloc(
+                    "tcp",
+                    format!("tcp:{peer} (in)"),
+                    Io::None,
+                    Self::tcp_params(mtu),
+                );
+                if let Some(e) = self.links.get_mut(&id) {
+                    e.ephemeral = true;
+                }
+                tokio::spawn(ip::tcp_connection(
+                    id,
+                    stream,
+                    mtu,
+                    ip::IDLE,
+                    self.inputs.clone(),
+                ));
+            }
+            Input::TcpUp { link, tx, peer } => {
+                let Some(e) = self.links.get_mut(&link) else {
+                    return;
+                };
+                tracing::debug!(link, %peer, "tcp connected");
+                e.io = Io::Tcp(tx);
+                let params = e.params;
+                self.set_up(link, params);
+            }
+        }
+    }
+
+    fn on_datagram(&mut self, sock: usize, from: SocketAddr, n: usize, data: Bytes, now: Duration) {
+        if n > ip::MAX_DATAGRAM {
+            *self.drops.entry("oversize").or_default() += 1;
+            return;
+        }
+        if let Some(key) = ip::parse_beacon(&data) {
+            if key != self.shared.node && !self.udp[sock].peers.contains_key(&from) {
+                if self.udp[sock].peers.len() >= self.udp[sock].cfg.max_peers {
+                    *self.drops.entry("peer_limit").or_default() += 1;
+                } else {
+                    tracing::info!(%from, "peer discovered by beacon");
+                    self.udp_peer(sock, from);
+                }
+            }
+            return;
+        }
+        let link = match self.udp[sock].peers.get(&from) {
+            Some(&l) => l,
+            None => {
+                // Only something that looks like our frame makes a stranger a peer.
+                if data.first() != Some(&skywave_proto::wire::VERSION) {
+                    *self.drops.entry("garbage").or_default() += 1;
+                    return;
+                }
+                if self.udp[sock].peers.len() >= self.udp[sock].cfg.max_peers {
+                    *self.drops.entry("peer_limit").or_default() += 1;
+                    return;
+                }
+                self.udp_peer(sock, from)
+            }
+        };
+        self.on_frame(link, &data, now);
+    }
+
+    fn on_frame(&mut self, link: LinkId, data: &[u8], now: Duration) {
+        let Some(e) = self.links.get_mut(&link) else {
+            return;
+        };
+        e.bytes_in += data.len() as u64;
+        e.frames_in += 1;
+        let shared = self.shared.clone();
+        let mut store = shared.store();
+        self.ep.handle_frame(now, link, data, &mut *store);
+    }
+
+    /// Builds and sends frames on every link while they take them. True if a link still
+    /// had more to send when its turn ended.
+    fn flush(&mut self) -> bool {
+        let now = self.now();
+        let shared = self.shared.clone();
+        let mut store = shared.store();
+        let ids: Vec<LinkId> = self
+            .links
+            .iter()
+            .filter(|(_, e)| e.up)
+            .map(|(&id, _)| id)
+            .collect();
+        let mut more = false;
+        for id in ids {
+            let mut n = 0;
+            loop {
+                if n == FAIR_BURST {
+                    more = true;
+                    break;
+                }
+                let Some(e) = self.links.get(&id) else { break };
+                let max = match &e.io {
+                    Io::None => 0,
+                    Io::Udp { sock, .. } => {
+                        if self.udp[*sock].blocked.is_some() {
+                            0
+                        } else {
+                            e.params.mtu
+                        }
+                    }
+                    Io::Tcp(tx) => {
+                        if tx.frames.capacity() == 0 {
+                            tx.waiting.store(true, Ordering::Release);
+                            // The writer may have drained in between.
+                            if tx.frames.capacity() == 0 {
+                                0
+                            } else {
+                                e.params.mtu
+                            }
+                        } else {
+                            e.params.mtu
+                        }
+                    }
+                    Io::Driver { .. } => e.room,
+                };
+                if max < MIN_MTU {
+                    break;
+                }
+                let Some(f) = self.ep.poll_transmit(now, id, max, &mut *store) else {
+                    break;
+                };
+                n += 1;
+                if !self.send(id, f) {
+                    break;
+                }
+            }
+        }
+        more
+    }
+
+    /// Sends one frame on `id`; false if the link will not take more now.
+    fn send(&mut self, id: LinkId, f: Vec<u8>) -> bool {
+        let Some(e) = self.links.get_mut(&id) else {
+            return false;
+        };
+        let len = f.len() as u64;
+        match &e.io {
+            Io::None => return false,
+            Io::Udp { sock, addr } => {
+                let (sock, addr) = (*sock, *addr);
+                match self.udp[sock].sock.try_send_to(&f, addr) {
+                    Ok(_) => {}
+                    Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => {
+                        self.udp[sock].blocked = Some((id, addr, f));
+                        return false;
+                    }
+                    Err(err) => {
+                        tracing::debug!(%addr, error = %err, "udp send");
+                        *self.drops.entry("send_failed").or_default() += 1;
+                        return true;
+                    }
+                }
+            }
+            Io::Tcp(tx) => {
+                if tx.frames.try_send(Bytes::from(f)).is_err() {
+                    *self.drops.entry("send_failed").or_default() += 1;
+                    return false;
+                }
+            }
+            Io::Driver { frames, .. } => {
+                if frames.try_send(Bytes::from(f)).is_err() {
+                    *self.drops.entry("send_failed").or_default() += 1;
+                    return false;
+                }
+                // The driver publishes its room after taking the frame.
+                e.room = 0;
+            }
+        }
+        e.bytes_out += len;
+        e.frames_out += 1;
+        true
+    }
+
+    fn retry_blocked(&mut self, sock: usize) {
+        let Some((id, addr, f)) = self.udp[sock].blocked.take() else {
+            return;
+        };
+        match self.udp[sock].sock.try_send_to(&f, addr) {
+            Ok(_) => {
+                if let Some(e) = self.links.get_mut(&id) {
+                    e.bytes_out += f.len() as u64;
+                    e.frames_out += 1;
+                }
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => {
+                self.udp[sock].blocked = Some((id, addr, f));
+            }
+            Err(_) => {
+                *self.drops.entry("send_failed").or_default() += 1;
+            }
+        }
+    }
+
+    fn drain_events(&mut self) {
+        while let Some(ev) = self.ep.poll_event() {
+            match ev {
+                Event::PeerUp { peer, link } => {
+                    tracing::info!(peer = %hex::encode(&peer[..8]), link, "peer up");
+                    self.shared.events.publish(
+                        "peer",
+                        json!({"node": hex::encode(peer), "link": link, "state": "up"}),
+                    );
+                }
+                Event::Reconciled {
+                    peer,
+                    symbols,
+                    they_lack,
+                    we_lack,
+                } => {
+                    self.shared.events.publish(
+                        "reconciled",
+                        json!({"node": hex::encode(peer), "symbols": symbols, "they_lack": they_lack, "we_lack": we_lack}),
+                    );
+                }
+                Event::Received { id, version, from } => {
+                    let (len, mlen, journal) = {
+                        let store = self.shared.store();
+                        match store.store.get(&id) {
+                            Ok(Some(b)) => {
+                                let m = b.manifest.manifest();
+                                (m.length, b.manifest.as_bytes().len() as u64, m.journal)
+                            }
+                            _ => (0, 0, false),
+                        }
+                    };
+                    self.useful_bytes += len + mlen;
+                    tracing::info!(%id, version, "bundle received");
+                    self.shared.events.publish(
+                        "bundle",
+                        json!({"id": id.to_string(), "version": version, "length": len, "journal": journal,
+                               "source": "peer", "from": hex::encode(from)}),
+                    );
+                }
+                Event::Delivered { id, version, to } => {
+                    self.shared.events.publish(
+                        "delivered",
+                        json!({"id": id.to_string(), "version": version, "to": hex::encode(to)}),
+                    );
+                }
+            }
+        }
+    }
+
+    fn on_tick(&mut self) {
+        let now = Instant::now();
+        let secs = now.duration_since(self.last_tick).as_secs_f64().max(0.001);
+        self.last_tick = now;
+        for e in self.links.values_mut() {
+            e.rate.sample(e.bytes_out, e.bytes_in, secs);
+        }
+        // Transfer progress rates.
+        let mut seen = HashMap::new();
+        for t in self.ep.transfers() {
+            let k = (t.peer, t.id, t.version, t.direction == Direction::Send);
+            let p = match self.progress.get(&k) {
+                Some(p) => {
+                    let dt = now.duration_since(p.at).as_secs_f64().max(0.001);
+                    let r = t.held.saturating_sub(p.held) as f64 / dt;
+                    Progress {
+                        held: t.held,
+                        at: now,
+                        bps: 0.5 * r + 0.5 * p.bps,
+                    }
+                }
+                None => Progress {
+                    held: t.held,
+                    at: now,
+                    bps: 0.0,
+                },
+            };
+            seen.insert(k, p);
+        }
+        self.progress = seen;
+        // Discovery beacons.
+        let node = self.shared.node;
+        for u in &mut self.udp {
+            if let Some(to) = u.cfg.discovery
+                && now >= u.beacon_at
+            {
+                u.beacon_at = now + u.cfg.beacon_interval;
+                if let Err(e) = u.sock.try_send_to(&ip::beacon(&node), to) {
+                    tracing::debug!(%to, error = %e, "beacon");
+                }
+            }
+        }
+    }
+
+    fn status(&mut self) -> Status {
+        let stats = self.ep.stats().clone();
+        let mut dropped: BTreeMap<String, u64> = BTreeMap::new();
+        for (k, v) in [
+            ("malformed", stats.dropped_malformed),
+            ("unknown_version", stats.dropped_unknown_version),
+            ("not_for_us", stats.dropped_not_for_us),
+            ("unknown_peer", stats.dropped_unknown_peer),
+            ("bad_manifest", stats.bad_manifests),
+        ] {
+            dropped.insert(k.into(), v);
+        }
+        for (k, v) in &self.drops {
+            *dropped.entry((*k).into()).or_default() += v;
+        }
+        let links = self
+            .links
+            .iter()
+            .map(|(&id, e)| {
+                let mut d = BTreeMap::new();
+                if let Io::Driver { counters, .. } = &e.io {
+                    d.insert("driver".into(), LinkCounters::get(&counters.dropped_frames));
+                    d.insert(
+                        "garbage_bytes".into(),
+                        LinkCounters::get(&counters.garbage_bytes),
+                    );
+                }
+                let rate = e.params.rate_bps.filter(|_| e.up);
+                LinkView {
+                    id,
+                    kind: e.kind.clone(),
+                    name: e.name.clone(),
+                    up: e.up,
+                    reason: e.reason.clone(),
+                    mtu: e.params.mtu,
+                    rate_bps: rate,
+                    bytes_out: e.bytes_out,
+                    bytes_in: e.bytes_in,
+                    frames_out: e.frames_out,
+                    frames_in: e.frames_in,
+                    out_bps: e.rate.out_bps,
+                    in_bps: e.rate.in_bps,
+                    utilisation: rate.map(|r| (e.rate.out_bps + e.rate.in_bps) / r as f64),
+                    dropped: d,
+                    rssi: e.radio.map(|r| r.rssi),
+                }
+            })
+            .collect();
+        let peers = self
+            .ep
+            .peer_infos()
+            .into_iter()
+            .map(|p| PeerView {
+                node: hex::encode(p.key),
+                link: p.link,
+                state: p.recon.as_str().into(),
+                recon_bytes: p.recon_bytes,
+                recon_messages: p.recon_messages,
+                rtt_ms: p.srtt.map(|d| d.as_secs_f64() * 1e3),
+                pacing_bps: p.pacing_bps.map(|b| b * 8.0),
+                in_flight: p.in_flight,
+                silent_seconds: p.silent_for.as_secs_f64(),
+                sending: p.sending,
+                receiving: p.receiving,
+            })
+            .collect();
+        let transfers = self
+            .ep
+            .transfers()
+            .into_iter()
+            .map(|t| {
+                let k = (t.peer, t.id, t.version, t.direction == Direction::Send);
+                let bps = self.progress.get(&k).map_or(0.0, |p| p.bps);
+                let left = t.total.saturating_sub(t.held);
+                TransferView {
+                    id: t.id.to_string(),
+                    version: t.version,
+                    peer: hex::encode(t.peer),
+                    direction: match t.direction {
+                        Direction::Send => "send".into(),
+                        Direction::Receive => "receive".into(),
+                    },
+                    state: t.state.as_str().into(),
+                    held_bytes: t.held,
+                    total_bytes: t.total,
+                    in_flight_bytes: t.in_flight,
+                    rate_bps: bps,
+                    eta_seconds: (bps > 1.0).then(|| left as f64 / bps),
+                    idle_seconds: t.idle_for.as_secs_f64(),
+                }
+            })
+            .collect();
+        let st = self.shared.store().store.stats().unwrap_or_default();
+        Status {
+            node: hex::encode(self.shared.node),
+            version: env!("CARGO_PKG_VERSION").into(),
+            uptime_seconds: self.shared.started.elapsed().as_secs_f64(),
+            http: self.shared.http.clone(),
+            links,
+            peers,
+            transfers,
+            protocol: ProtocolView {
+                frames_sent: stats.frames_sent,
+                bytes_sent: stats.bytes_sent,
+                frames_received: stats.frames_received,
+                bytes_received: stats.bytes_received,
+                recon_bytes_sent: stats.recon_bytes(),
+                piece_bytes_sent: stats.piece_bytes_sent,
+                piece_bytes_resent: stats.piece_bytes_resent,
+                piece_bytes_received: stats.piece_bytes_received,
+                duplicate_bytes_received: stats.duplicate_bytes_received,
+                bundles_received: stats.bundles_received,
+                bundles_delivered: stats.bundles_delivered,
+                useful_bytes_received: self.useful_bytes,
+                dropped,
+            },
+            store: StoreView {
+                bundles: st.bundles,
+                payload_bytes: st.payload_bytes,
+                manifest_bytes: st.manifest_bytes,
+                partials: st.partials,
+                quota: st.quota,
+            },
+        }
+    }
+}
+
+fn l_display(a: Option<SocketAddr>) -> String {
+    a.map_or_else(|| "-".into(), |a| a.to_string())
+}
+
+/// Relays a driver's events and room changes to the core as inputs for link `link`.
+async fn forward_driver(
+    link: LinkId,
+    mut events: mpsc::Receiver<LinkEvent>,
+    mut room: watch::Receiver<usize>,
+    tx: mpsc::Sender<Input>,
+) {
+    loop {
+        let i = tokio::select! {
+            ev = events.recv() => match ev {
+                None => Input::Down { link, reason: "the driver stopped".into() },
+                Some(LinkEvent::Up(params)) => Input::Up { link, params },
+                Some(LinkEvent::Down { reason }) => Input::Down { link, reason },
+                Some(LinkEvent::Frame(data)) => Input::Frame { link, data },
+                Some(LinkEvent::Status(status)) => Input::Radio { link, status },
+            },
+            r = room.changed() => match r {
+                Ok(()) => Input::Room { link, room: *room.borrow_and_update() },
+                Err(_) => Input::Down { link, reason: "the driver stopped".into() },
+            },
+        };
+        let stop = matches!(&i, Input::Down { reason, .. } if reason == "the driver stopped");
+        if tx.send(i).await.is_err() || stop {
+            return;
+        }
+    }
+}

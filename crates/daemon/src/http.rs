@@ -1,0 +1,612 @@
+//! The HTTP API (JSON under `/v1`, Prometheus text at `/metrics`); docs/api.md and
+//! docs/openapi.yaml describe it. Handlers touch the store under its mutex for single
+//! operations only; anything that streams runs on the blocking pool.
+
+use std::convert::Infallible;
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, Multipart, Path, Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use futures_util::{Stream, StreamExt};
+use serde::Deserialize;
+use serde_json::json;
+use skywave_bundle::{BundleId, Identity};
+use skywave_store::{NewBundle, StoreError, StoredBundle};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::core::{Cmd, Shared};
+use crate::status::Status;
+
+/// The API's routes over `shared`.
+pub fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/v1/bundles", get(list).post(insert))
+        .route("/v1/bundles/{id}", get(show))
+        .route("/v1/bundles/{id}/payload", get(payload))
+        .route("/v1/bundles/{id}/append", post(append))
+        .route("/v1/status", get(status))
+        .route("/v1/peers", get(peers))
+        .route("/v1/links", get(links))
+        .route("/v1/transfers", get(transfers))
+        .route("/v1/events", get(events))
+        .route("/v1/openapi.yaml", get(openapi))
+        .route("/metrics", get(metrics))
+        .layer(middleware::from_fn_with_state(shared.clone(), auth))
+        // Uploads are bounded by the store quota and the disk, not by a body limit.
+        .layer(DefaultBodyLimit::disable())
+        .with_state(shared)
+}
+
+/// An API error: a status and a message naming what failed and what to do.
+#[derive(Debug)]
+pub struct ApiError(StatusCode, String);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (
+            self.0,
+            Json(json!({"error": self.1, "status": self.0.as_u16()})),
+        )
+            .into_response()
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        let code = match &e {
+            StoreError::NotFound(_) => StatusCode::NOT_FOUND,
+            StoreError::QuotaExceeded { .. } | StoreError::DiskFull { .. } => {
+                StatusCode::INSUFFICIENT_STORAGE
+            }
+            StoreError::NoKey(_) => StatusCode::FORBIDDEN,
+            StoreError::NotJournal(_) | StoreError::Manifest(_) => StatusCode::BAD_REQUEST,
+            StoreError::Stale { .. } | StoreError::JournalFork { .. } => StatusCode::CONFLICT,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        ApiError(code, e.to_string())
+    }
+}
+
+fn bad(msg: impl Into<String>) -> ApiError {
+    ApiError(StatusCode::BAD_REQUEST, msg.into())
+}
+
+type ApiResult<T> = Result<T, ApiError>;
+
+/// Mutating calls need the token when the API is exposed (or `require_token` is set).
+async fn auth(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Response {
+    let mutating = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    if mutating && s.require_token {
+        let ok = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .is_some_and(|t| constant_time_eq(t.trim().as_bytes(), s.token.as_bytes()));
+        if !ok {
+            let msg = "this call changes the node and needs its token: send `Authorization: Bearer TOKEN` with the token from the node directory's http-token file";
+            return ApiError(StatusCode::UNAUTHORIZED, msg.into()).into_response();
+        }
+    }
+    next.run(req).await
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn bundle_json(b: &StoredBundle) -> serde_json::Value {
+    let mut v = serde_json::to_value(b.manifest.to_json()).unwrap_or_default();
+    v["token"] = b.token.into();
+    v["own"] = b.own.into();
+    v
+}
+
+fn resolve(s: &Shared, id: &str) -> ApiResult<BundleId> {
+    let store = s.store();
+    match store.store.resolve_prefix(id)? {
+        Some(id) => Ok(id),
+        None => Err(ApiError(
+            StatusCode::NOT_FOUND,
+            format!(
+                "no bundle matches '{id}': give the full 64-digit id or a unique prefix of at least 4 hex digits"
+            ),
+        )),
+    }
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> ApiResult<T> + Send + 'static,
+) -> ApiResult<T> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| {
+        ApiError(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("worker failed: {e}"),
+        )
+    })?
+}
+
+// ---- bundles ------------------------------------------------------------------------
+
+#[derive(Debug, Default, Deserialize)]
+struct ListParams {
+    service: Option<String>,
+    recipient: Option<String>,
+    since: Option<u64>,
+    limit: Option<u64>,
+}
+
+async fn list(
+    State(s): State<Arc<Shared>>,
+    Query(p): Query<ListParams>,
+) -> ApiResult<Json<serde_json::Value>> {
+    let recipient = p
+        .recipient
+        .as_deref()
+        .map(|r| {
+            r.parse::<Identity>()
+                .map_err(|e| bad(format!("invalid recipient '{r}': {e}")))
+        })
+        .transpose()?;
+    let limit = p.limit.unwrap_or(1000).min(10_000);
+    let q = skywave_store::Query {
+        service: p.service,
+        recipient,
+        since: p.since,
+        limit: Some(limit),
+    };
+    let bundles = blocking(move || Ok(s.store().store.list(&q)?)).await?;
+    let next = bundles.last().map(|b| b.token);
+    Ok(Json(json!({
+        "bundles": bundles.iter().map(bundle_json).collect::<Vec<_>>(),
+        // Pass as `since` for the next page (tokens only grow).
+        "next_since": next,
+    })))
+}
+
+async fn show(
+    State(s): State<Arc<Shared>>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<serde_json::Value>> {
+    let id = resolve(&s, &id)?;
+    let b = s.store().store.get(&id)?.ok_or(StoreError::NotFound(id))?;
+    Ok(Json(bundle_json(&b)))
+}
+
+/// Options of a new bundle, from the query string or multipart fields.
+#[derive(Debug, Default)]
+struct NewParams {
+    opts: NewBundle,
+}
+
+impl NewParams {
+    fn set(&mut self, k: &str, v: &str) -> ApiResult<()> {
+        let o = &mut self.opts;
+        match k {
+            "service" => o.service = Some(v.into()),
+            "name" => o.name = Some(v.into()),
+            "journal" => o.journal = parse_bool(k, v)?,
+            "sign_sender" => o.sign_sender = parse_bool(k, v)?,
+            "recipient" => {
+                o.recipient = Some(
+                    v.parse::<Identity>()
+                        .map_err(|e| bad(format!("invalid recipient '{v}': {e}")))?,
+                )
+            }
+            "field" => {
+                let (fk, fv) = v
+                    .split_once('=')
+                    .ok_or_else(|| bad(format!("invalid field '{v}': expected KEY=VALUE")))?;
+                o.fields.insert(fk.into(), fv.into());
+            }
+            _ => {
+                return Err(bad(format!(
+                    "unknown parameter '{k}'; accepted: service, name, journal, sign_sender, recipient, field=KEY=VALUE"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn parse_bool(k: &str, v: &str) -> ApiResult<bool> {
+    match v {
+        "true" | "1" | "yes" | "" => Ok(true),
+        "false" | "0" | "no" => Ok(false),
+        _ => Err(bad(format!(
+            "invalid value '{v}' for '{k}': expected true or false"
+        ))),
+    }
+}
+
+/// A temporary file in the node directory that an upload is spooled into.
+fn spool(s: &Shared) -> ApiResult<tempfile::NamedTempFile> {
+    let dir = s.store().store.dir().to_path_buf();
+    tempfile::Builder::new()
+        .prefix(".upload-")
+        .tempfile_in(&dir)
+        .map_err(|e| {
+            ApiError(
+                StatusCode::INSUFFICIENT_STORAGE,
+                format!("creating an upload file in {}: {e}", dir.display()),
+            )
+        })
+}
+
+/// Spools a request body to a file (so a large upload never sits in memory).
+async fn spool_body(
+    s: &Shared,
+    mut stream: impl Stream<Item = Result<bytes::Bytes, String>> + Unpin,
+) -> ApiResult<tempfile::NamedTempFile> {
+    let mut f = spool(s)?;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| bad(format!("reading the request body: {e}")))?;
+        f.write_all(&chunk).map_err(|e| {
+            ApiError(
+                StatusCode::INSUFFICIENT_STORAGE,
+                format!("spooling the upload: {e}"),
+            )
+        })?;
+    }
+    Ok(f)
+}
+
+async fn insert(
+    State(s): State<Arc<Shared>>,
+    Query(q): Query<Vec<(String, String)>>,
+    headers: HeaderMap,
+    req: Request,
+) -> ApiResult<(StatusCode, Json<serde_json::Value>)> {
+    let mut p = NewParams::default();
+    for (k, v) in &q {
+        p.set(k, v)?;
+    }
+    let multipart = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("multipart/form-data"));
+    let file = if multipart {
+        use axum::extract::FromRequest;
+        let mut mp = Multipart::from_request(req, &s)
+            .await
+            .map_err(|e| bad(format!("malformed multipart request: {e}")))?;
+        let mut file = None;
+        while let Some(field) = mp
+            .next_field()
+            .await
+            .map_err(|e| bad(format!("malformed multipart body: {e}")))?
+        {
+            let name = field.name().unwrap_or("").to_string();
+            if name == "file" || name == "payload" {
+                if p.opts.name.is_none() {
+                    p.opts.name = field.file_name().map(str::to_string);
+                }
+                let stream = field.map(|c| c.map_err(|e| e.to_string()));
+                file = Some(spool_body(&s, stream).await?);
+            } else {
+                let v = field
+                    .text()
+                    .await
+                    .map_err(|e| bad(format!("malformed multipart field '{name}': {e}")))?;
+                p.set(&name, &v)?;
+            }
+        }
+        file.ok_or_else(|| {
+            bad("multipart body has no 'file' part; send the payload as a part named file")
+        })?
+    } else {
+        let stream = req
+            .into_body()
+            .into_data_stream()
+            .map(|c| c.map_err(|e| e.to_string()));
+        spool_body(&s, stream).await?
+    };
+    p.opts.date = now_secs();
+    let s2 = s.clone();
+    let b = blocking(move || {
+        let f = file.reopen().map_err(|e| {
+            ApiError(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("reading the spooled upload: {e}"),
+            )
+        })?;
+        let b = s2
+            .store()
+            .store
+            .create(std::io::BufReader::new(f), &p.opts)?;
+        Ok(b)
+    })
+    .await?;
+    committed(&s, &b, "local");
+    Ok((StatusCode::CREATED, Json(bundle_json(&b))))
+}
+
+/// Announces a bundle the API committed: an event at once, and an offer to peers.
+fn committed(s: &Shared, b: &StoredBundle, source: &str) {
+    let m = b.manifest.manifest();
+    s.events.publish(
+        "bundle",
+        json!({"id": m.id.to_string(), "version": m.version, "length": m.length,
+               "journal": m.journal, "source": source}),
+    );
+    let _ = s.cmds.send(Cmd::Stored(m.id));
+}
+
+async fn append(
+    State(s): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    req: Request,
+) -> ApiResult<Json<serde_json::Value>> {
+    let id = resolve(&s, &id)?;
+    let stream = req
+        .into_body()
+        .into_data_stream()
+        .map(|c| c.map_err(|e| e.to_string()));
+    let file = spool_body(&s, stream).await?;
+    let s2 = s.clone();
+    let b = blocking(move || {
+        let f = file.reopen().map_err(|e| {
+            ApiError(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("reading the spooled upload: {e}"),
+            )
+        })?;
+        Ok(s2
+            .store()
+            .store
+            .append(&id, std::io::BufReader::new(f), now_secs())?)
+    })
+    .await?;
+    committed(&s, &b, "local");
+    Ok(Json(bundle_json(&b)))
+}
+
+/// `bytes=A-B`, `bytes=A-`, `bytes=-N` against a payload of `len` bytes: `[start, end)`.
+fn parse_range(v: &str, len: u64) -> Option<(u64, u64)> {
+    let r = v.trim().strip_prefix("bytes=")?;
+    if r.contains(',') {
+        return None; // one range only
+    }
+    let (a, b) = r.split_once('-')?;
+    let (start, end) = if a.is_empty() {
+        let n: u64 = b.parse().ok()?;
+        (len.saturating_sub(n), len)
+    } else {
+        let s: u64 = a.parse().ok()?;
+        let e = if b.is_empty() {
+            len
+        } else {
+            b.parse::<u64>().ok()?.saturating_add(1).min(len)
+        };
+        (s, e)
+    };
+    (start < end && start < len).then_some((start, end))
+}
+
+async fn payload(
+    State(s): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let id = resolve(&s, &id)?;
+    let (mut reader, len) = {
+        let store = s.store();
+        let b = store.store.get(&id)?.ok_or(StoreError::NotFound(id))?;
+        (store.store.open_payload(&id)?, b.manifest.manifest().length)
+    };
+    let range = headers.get(header::RANGE).and_then(|v| v.to_str().ok());
+    let (status, start, end) = match range {
+        None => (StatusCode::OK, 0, len),
+        Some(r) => match parse_range(r, len) {
+            Some((a, b)) => (StatusCode::PARTIAL_CONTENT, a, b),
+            None => {
+                let mut resp = ApiError(
+                    StatusCode::RANGE_NOT_SATISFIABLE,
+                    format!("range '{r}' is not one satisfiable range of the {len}-byte payload"),
+                )
+                .into_response();
+                if let Ok(v) = HeaderValue::from_str(&format!("bytes */{len}")) {
+                    resp.headers_mut().insert(header::CONTENT_RANGE, v);
+                }
+                return Ok(resp);
+            }
+        },
+    };
+    // Read on the blocking pool, a bounded number of chunks ahead of the client.
+    let (tx, rx) = mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(4);
+    tokio::task::spawn_blocking(move || {
+        if let Err(e) = reader.skip(start) {
+            let _ = tx.blocking_send(Err(e));
+            return;
+        }
+        let mut left = end - start;
+        let mut buf = vec![0u8; 256 * 1024];
+        while left > 0 {
+            let want = (left as usize).min(buf.len());
+            match reader.read(&mut buf[..want]) {
+                Ok(0) => break,
+                Ok(n) => {
+                    left -= n as u64;
+                    if tx
+                        .blocking_send(Ok(bytes::Bytes::copy_from_slice(&buf[..n])))
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    let _ = tx.blocking_send(Err(e));
+                    return;
+                }
+            }
+        }
+    });
+    let stream =
+        futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) });
+    let mut resp = Response::new(Body::from_stream(stream));
+    *resp.status_mut() = status;
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/octet-stream"),
+    );
+    h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(end - start));
+    if status == StatusCode::PARTIAL_CONTENT
+        && let Ok(v) = HeaderValue::from_str(&format!("bytes {}-{}/{len}", start, end - 1))
+    {
+        h.insert(header::CONTENT_RANGE, v);
+    }
+    Ok(resp)
+}
+
+// ---- status ---------------------------------------------------------------------------
+
+/// A fresh status from the core.
+pub async fn core_status(s: &Shared) -> ApiResult<Status> {
+    let (tx, rx) = oneshot::channel();
+    s.cmds.send(Cmd::Status(tx)).map_err(|_| {
+        ApiError(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the daemon is shutting down".into(),
+        )
+    })?;
+    tokio::time::timeout(Duration::from_secs(5), rx)
+        .await
+        .map_err(|_| {
+            ApiError(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the daemon's core did not answer within 5 s".into(),
+            )
+        })?
+        .map_err(|_| {
+            ApiError(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the daemon is shutting down".into(),
+            )
+        })
+}
+
+async fn status(State(s): State<Arc<Shared>>) -> ApiResult<Json<Status>> {
+    Ok(Json(core_status(&s).await?))
+}
+
+async fn peers(State(s): State<Arc<Shared>>) -> ApiResult<Json<serde_json::Value>> {
+    Ok(Json(json!({"peers": core_status(&s).await?.peers})))
+}
+
+async fn links(State(s): State<Arc<Shared>>) -> ApiResult<Json<serde_json::Value>> {
+    Ok(Json(json!({"links": core_status(&s).await?.links})))
+}
+
+async fn transfers(State(s): State<Arc<Shared>>) -> ApiResult<Json<serde_json::Value>> {
+    Ok(Json(json!({"transfers": core_status(&s).await?.transfers})))
+}
+
+async fn openapi() -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "application/yaml")],
+        include_str!("../../../docs/openapi.yaml"),
+    )
+}
+
+// ---- events ---------------------------------------------------------------------------
+
+#[derive(Debug, Default, Deserialize)]
+struct EventParams {
+    since: Option<u64>,
+}
+
+async fn events(
+    State(s): State<Arc<Shared>>,
+    Query(p): Query<EventParams>,
+    headers: HeaderMap,
+) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
+    // `Last-Event-ID` (a reconnecting EventSource) wins over `since`; without either,
+    // only new events are sent.
+    let since = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .or(p.since)
+        .unwrap_or_else(|| s.events.next_id().saturating_sub(1));
+    let (past, rx) = s.events.follow(since);
+    let last = past.last().map_or(since, |e| e.id);
+    let past = futures_util::stream::iter(past);
+    let live = futures_util::stream::unfold((rx, last), |(mut rx, last)| async move {
+        loop {
+            match rx.recv().await {
+                Ok(e) if e.id > last => return Some((e.clone(), (rx, e.id))),
+                Ok(_) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    tracing::warn!(missed = n, "an event follower fell behind");
+                    continue;
+                }
+                Err(_) => return None,
+            }
+        }
+    });
+    let stream = past.chain(live).map(|e| {
+        let data = json!({"id": e.id, "kind": e.kind, "at_ms": e.at_ms, "data": e.data});
+        Ok(SseEvent::default()
+            .id(e.id.to_string())
+            .event(e.kind)
+            .data(data.to_string()))
+    });
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}
+
+// ---- metrics --------------------------------------------------------------------------
+
+async fn metrics(State(s): State<Arc<Shared>>) -> ApiResult<Response> {
+    let st = core_status(&s).await?;
+    let mut o = String::new();
+    crate::metrics::render(&st, &mut o);
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        o,
+    )
+        .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        assert_eq!(parse_range("bytes=0-99", 1000), Some((0, 100)));
+        assert_eq!(parse_range("bytes=900-", 1000), Some((900, 1000)));
+        assert_eq!(parse_range("bytes=-10", 1000), Some((990, 1000)));
+        assert_eq!(parse_range("bytes=990-5000", 1000), Some((990, 1000)));
+        assert_eq!(parse_range("bytes=1000-", 1000), None);
+        assert_eq!(parse_range("bytes=5-2", 1000), None);
+        assert_eq!(parse_range("bytes=0-1,5-6", 1000), None);
+        assert_eq!(parse_range("items=0-1", 1000), None);
+        assert_eq!(parse_range("bytes=x-", 1000), None);
+    }
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"ab"));
+    }
+}

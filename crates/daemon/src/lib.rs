@@ -1,0 +1,173 @@
+//! The skywave daemon: drives the protocol core over real links (UDP, TCP, serial,
+//! RFD900 radios, HF modems, emulated links) and serves the HTTP API.
+//!
+//! [`run`] is the whole daemon; [`client`] is how the CLI finds and talks to a running
+//! one. docs/daemon.md describes both.
+
+pub mod client;
+pub mod config;
+mod core;
+pub mod events;
+mod http;
+mod ip;
+mod metrics;
+pub mod status;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use anyhow::Context;
+use skywave_node::StoreAdapter;
+use skywave_proto::{Config, Endpoint};
+use skywave_store::{Store, StoreConfig};
+use tokio::sync::mpsc;
+
+pub use config::{DaemonConfig, LinkConfig};
+
+use crate::core::{Core, Shared};
+
+/// The file in the node directory that names the running daemon.
+pub const RUNTIME_FILE: &str = "daemon.json";
+/// The file holding the HTTP API token.
+pub const TOKEN_FILE: &str = "http-token";
+
+/// What a running daemon writes to [`RUNTIME_FILE`].
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct RuntimeInfo {
+    pub pid: u32,
+    /// The HTTP API's address as bound (a configured port 0 is resolved).
+    pub http: SocketAddr,
+    pub node: String,
+    /// Local addresses of IP links, as bound.
+    pub udp: Vec<SocketAddr>,
+    pub tcp: Vec<SocketAddr>,
+}
+
+/// Reads the token, creating it (random, owner-only) if missing.
+pub fn ensure_token(dir: &Path) -> anyhow::Result<String> {
+    let path = dir.join(TOKEN_FILE);
+    if let Ok(t) = std::fs::read_to_string(&path) {
+        let t = t.trim().to_string();
+        if t.len() >= 32 {
+            return Ok(t);
+        }
+    }
+    let mut raw = [0u8; 24];
+    getrandom::fill(&mut raw).map_err(|e| anyhow::anyhow!("no randomness for the token: {e}"))?;
+    let t = hex::encode(raw);
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path)
+        .with_context(|| format!("creating {}", path.display()))?;
+    std::io::Write::write_all(&mut f, t.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(t)
+}
+
+/// Runs the daemon for node directory `dir` until `shutdown` resolves (or the process is
+/// signalled). Link or port failures at start are errors naming what failed.
+pub async fn run(
+    dir: PathBuf,
+    cfg: DaemonConfig,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let store = Store::open(
+        &dir,
+        StoreConfig {
+            quota: cfg.quota,
+            ..StoreConfig::default()
+        },
+    )
+    .with_context(|| format!("opening the store in {}", dir.display()))?;
+    remove_stale_uploads(&dir);
+    let node = store.node_key().public();
+    let token = ensure_token(&dir)?;
+    let http_addr: SocketAddr = cfg
+        .http
+        .unwrap_or_else(|| config::DEFAULT_HTTP.parse().expect("valid default"));
+    let listener = tokio::net::TcpListener::bind(http_addr)
+        .await
+        .with_context(|| {
+            format!("binding the HTTP API to {http_addr} (another daemon? choose one with --http)")
+        })?;
+    let http_local = listener.local_addr()?;
+    let require_token = cfg.require_token || !http_local.ip().is_loopback();
+
+    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    let (in_tx, in_rx) = mpsc::channel(1024);
+    let shared = Arc::new(Shared {
+        store: Mutex::new(StoreAdapter::new(store)),
+        events: events::EventLog::new(Some(dir.join("events.mark"))),
+        cmds: cmd_tx,
+        node,
+        token,
+        require_token,
+        http: http_local.to_string(),
+        started: Instant::now(),
+    });
+    let mut nonce = [0u8; 8];
+    getrandom::fill(&mut nonce).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
+    let ep = Endpoint::new(Config::default(), node, u64::from_le_bytes(nonce));
+    let mut core = Core::new(ep, shared.clone(), in_tx);
+    let (mut udp, mut tcp) = (Vec::new(), Vec::new());
+    for l in cfg.links {
+        match l {
+            LinkConfig::Udp(u) => udp.push(core.add_udp(u).await?),
+            LinkConfig::Tcp(t) => {
+                if let Some(a) = core.add_tcp(t).await? {
+                    tcp.push(a);
+                }
+            }
+            LinkConfig::Driver(d) => {
+                let kind = match &d {
+                    skywave_links::DriverConfig::Serial(_) => "serial",
+                    skywave_links::DriverConfig::Rfd900(_) => "rfd900",
+                    skywave_links::DriverConfig::HfModem(_) => "hf-modem",
+                    skywave_links::DriverConfig::Emulated(_) => "emulated",
+                };
+                let h = d
+                    .spawn()
+                    .with_context(|| format!("starting a {kind} link"))?;
+                core.add_driver(kind, h);
+            }
+        }
+    }
+    let info = RuntimeInfo {
+        pid: std::process::id(),
+        http: http_local,
+        node: hex::encode(node),
+        udp,
+        tcp,
+    };
+    let runtime = dir.join(RUNTIME_FILE);
+    std::fs::write(&runtime, serde_json::to_vec_pretty(&info)?)
+        .with_context(|| format!("writing {}", runtime.display()))?;
+    tracing::info!(http = %http_local, node = %info.node, dir = %dir.display(), "daemon started");
+    // Announce what is already held to sessions as they form.
+    let core_task = tokio::spawn(core.run(in_rx, cmd_rx));
+    let app = http::router(shared.clone());
+    let server = axum::serve(listener, app).with_graceful_shutdown(shutdown);
+    let r = server.await.context("serving the HTTP API");
+    core_task.abort();
+    let _ = std::fs::remove_file(&runtime);
+    tracing::info!("daemon stopped");
+    r
+}
+
+/// Uploads interrupted by a crash leave spool files behind; they are never a bundle.
+fn remove_stale_uploads(dir: &Path) {
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            if e.file_name().to_string_lossy().starts_with(".upload-") {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}

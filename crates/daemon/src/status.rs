@@ -1,0 +1,115 @@
+//! What the daemon reports about itself: the JSON of `/v1/status`, `/v1/links`,
+//! `/v1/peers` and `/v1/transfers`, shared by the server and the CLI that renders it.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Status {
+    /// This node's identity (hex).
+    pub node: String,
+    pub version: String,
+    pub uptime_seconds: f64,
+    pub http: String,
+    pub links: Vec<LinkView>,
+    pub peers: Vec<PeerView>,
+    pub transfers: Vec<TransferView>,
+    pub protocol: ProtocolView,
+    pub store: StoreView,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct LinkView {
+    pub id: usize,
+    /// `udp`, `tcp`, `serial`, `rfd900`, `hf-modem`, `emulated`.
+    pub kind: String,
+    pub name: String,
+    pub up: bool,
+    /// Why the link is down, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub mtu: usize,
+    /// Nominal rate in bit/s, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_bps: Option<u64>,
+    pub bytes_out: u64,
+    pub bytes_in: u64,
+    pub frames_out: u64,
+    pub frames_in: u64,
+    /// Recent rates (bit/s), averaged over a few seconds.
+    pub out_bps: f64,
+    pub in_bps: f64,
+    /// `out_bps + in_bps` over the nominal rate (half-duplex and radio links share it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub utilisation: Option<f64>,
+    /// Frames dropped at this link, by reason.
+    pub dropped: std::collections::BTreeMap<String, u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rssi: Option<u8>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct PeerView {
+    pub node: String,
+    pub link: usize,
+    /// `greeting`, `reconciling`, `synced`.
+    pub state: String,
+    pub recon_bytes: u64,
+    pub recon_messages: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pacing_bps: Option<f64>,
+    pub in_flight: u64,
+    pub silent_seconds: f64,
+    pub sending: usize,
+    pub receiving: usize,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TransferView {
+    pub id: String,
+    pub version: u64,
+    pub peer: String,
+    /// `send` or `receive`.
+    pub direction: String,
+    /// Reason code: `offering`, `sending`, `awaiting_report`, `speculative`,
+    /// `receiving`, `stalled`.
+    pub state: String,
+    pub held_bytes: u64,
+    pub total_bytes: u64,
+    pub in_flight_bytes: u64,
+    /// Recent progress in bytes per second.
+    pub rate_bps: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eta_seconds: Option<f64>,
+    pub idle_seconds: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ProtocolView {
+    pub frames_sent: u64,
+    pub bytes_sent: u64,
+    pub frames_received: u64,
+    pub bytes_received: u64,
+    pub recon_bytes_sent: u64,
+    pub piece_bytes_sent: u64,
+    pub piece_bytes_resent: u64,
+    pub piece_bytes_received: u64,
+    pub duplicate_bytes_received: u64,
+    pub bundles_received: u64,
+    pub bundles_delivered: u64,
+    /// Useful bytes (manifest + payload) of bundles received, for goodput.
+    pub useful_bytes_received: u64,
+    /// Frames the protocol dropped, by reason.
+    pub dropped: std::collections::BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct StoreView {
+    pub bundles: u64,
+    pub payload_bytes: u64,
+    pub manifest_bytes: u64,
+    pub partials: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quota: Option<u64>,
+}
