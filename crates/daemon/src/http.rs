@@ -40,6 +40,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/openapi.yaml", get(openapi))
         .route("/metrics", get(metrics))
         .layer(middleware::from_fn_with_state(shared.clone(), auth))
+        .layer(middleware::from_fn(json_errors))
         // Uploads are bounded by the store quota and the disk, not by a body limit.
         .layer(DefaultBodyLimit::disable())
         .with_state(shared)
@@ -99,6 +100,40 @@ async fn auth(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Respons
     next.run(req).await
 }
 
+/// Every error is JSON: rejections by axum's extractors (bad query strings, bad paths)
+/// and unknown routes or methods come as plain text or empty, and are wrapped here.
+async fn json_errors(req: Request, next: Next) -> Response {
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
+    let resp = next.run(req).await;
+    let status = resp.status();
+    let is_json = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return resp;
+    }
+    let text = axum::body::to_bytes(resp.into_body(), 64 * 1024)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    let msg = match status {
+        StatusCode::NOT_FOUND if text.is_empty() => {
+            format!("no endpoint {method} {path}; the API is described at /v1/openapi.yaml")
+        }
+        StatusCode::METHOD_NOT_ALLOWED => format!(
+            "{method} is not allowed on {path}; the Allow header lists the methods it takes"
+        ),
+        _ if text.is_empty() => status
+            .canonical_reason()
+            .unwrap_or("request failed")
+            .to_string(),
+        _ => text,
+    };
+    ApiError(status, msg).into_response()
+}
+
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
@@ -111,13 +146,18 @@ fn bundle_json(b: &StoredBundle) -> serde_json::Value {
 }
 
 fn resolve(s: &Shared, id: &str) -> ApiResult<BundleId> {
+    if id.len() < 4 || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(bad(format!(
+            "invalid bundle id '{id}': give the full 64-digit hex id or a unique prefix of at least 4 hex digits"
+        )));
+    }
     let store = s.store();
     match store.store.resolve_prefix(id)? {
         Some(id) => Ok(id),
         None => Err(ApiError(
             StatusCode::NOT_FOUND,
             format!(
-                "no bundle matches '{id}': give the full 64-digit id or a unique prefix of at least 4 hex digits"
+                "no bundle matches '{id}' (or the prefix matches more than one): give the full 64-digit id or a unique prefix"
             ),
         )),
     }
@@ -143,6 +183,7 @@ async fn blocking<T: Send + 'static>(
 // ---- bundles ------------------------------------------------------------------------
 
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ListParams {
     service: Option<String>,
     recipient: Option<String>,
@@ -527,6 +568,7 @@ async fn openapi() -> impl IntoResponse {
 // ---- events ---------------------------------------------------------------------------
 
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct EventParams {
     since: Option<u64>,
 }
@@ -560,7 +602,11 @@ async fn events(
             }
         }
     });
-    let stream = past.chain(live).map(|e| {
+    let mut stopping = s.stopping.clone();
+    let stop = async move {
+        let _ = stopping.wait_for(|s| *s).await;
+    };
+    let stream = past.chain(live).take_until(stop).map(|e| {
         let data = json!({"id": e.id, "kind": e.kind, "at_ms": e.at_ms, "data": e.data});
         Ok(SseEvent::default()
             .id(e.id.to_string())
