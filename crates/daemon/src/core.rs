@@ -40,6 +40,8 @@ pub struct Shared {
     pub require_token: bool,
     pub http: String,
     pub started: Instant,
+    /// Turns true when the daemon stops: long-lived responses (event streams) end.
+    pub stopping: tokio::sync::watch::Receiver<bool>,
 }
 
 impl Shared {
@@ -53,10 +55,6 @@ impl Shared {
 /// What link tasks tell the core.
 #[derive(Debug)]
 pub enum Input {
-    Datagrams {
-        sock: usize,
-        batch: Vec<(SocketAddr, usize, Bytes)>,
-    },
     Frame {
         link: LinkId,
         data: Bytes,
@@ -185,7 +183,16 @@ pub struct Core {
     /// Drops below the protocol (at sockets and drivers), by reason.
     drops: BTreeMap<&'static str, u64>,
     last_tick: Instant,
+    ticks: u64,
+    /// Receive buffer for datagrams (one larger than the largest accepted).
+    rbuf: Vec<u8>,
 }
+
+/// Datagrams read per wake before the core turns to other work.
+const UDP_BATCH: usize = 32;
+
+/// Seconds between checkpoints of partial transfers.
+const CHECKPOINT_TICKS: u64 = 2;
 
 impl Core {
     pub fn new(ep: Endpoint, shared: Arc<Shared>, inputs: mpsc::Sender<Input>) -> Core {
@@ -202,6 +209,8 @@ impl Core {
             useful_bytes: 0,
             drops: BTreeMap::new(),
             last_tick: now,
+            ticks: 0,
+            rbuf: vec![0; ip::MAX_DATAGRAM + 1],
         }
     }
 
@@ -293,7 +302,6 @@ impl Core {
         let local = sock.local_addr()?;
         let sock = Arc::new(sock);
         let index = self.udp.len();
-        tokio::spawn(ip::udp_reader(sock.clone(), index, self.inputs.clone()));
         let peers = cfg.peers.clone();
         self.udp.push(UdpSock {
             sock,
@@ -438,6 +446,12 @@ impl Core {
                 .iter()
                 .position(|u| u.blocked.is_some())
                 .map(|i| (i, self.udp[i].sock.clone()));
+            let readable = (!self.udp.is_empty()).then(|| {
+                futures_util::future::select_all(self.udp.iter().enumerate().map(|(i, u)| {
+                    let s = u.sock.clone();
+                    Box::pin(async move { s.readable().await.map(|_| i) })
+                }))
+            });
             tokio::select! {
                 biased;
                 c = cmds.recv() => match c {
@@ -457,6 +471,11 @@ impl Core {
                     }
                     None => return,
                 },
+                (r, _, _) = async { readable.expect("guarded").await }, if readable.is_some() => {
+                    if let Ok(i) = r {
+                        self.read_udp(i);
+                    }
+                }
                 r = async { blocked.as_ref().expect("guarded").1.writable().await }, if blocked.is_some() => {
                     if r.is_ok() {
                         let i = blocked.as_ref().expect("guarded").0;
@@ -489,11 +508,6 @@ impl Core {
     fn on_input(&mut self, i: Input) {
         let now = self.now();
         match i {
-            Input::Datagrams { sock, batch } => {
-                for (from, n, data) in batch {
-                    self.on_datagram(sock, from, n, data, now);
-                }
-            }
             Input::Frame { link, data } => self.on_frame(link, &data, now),
             Input::Up { link, params } => self.set_up(link, params),
             Input::Down { link, reason } => self.set_down(link, reason),
@@ -540,12 +554,33 @@ impl Core {
         }
     }
 
-    fn on_datagram(&mut self, sock: usize, from: SocketAddr, n: usize, data: Bytes, now: Duration) {
+    /// Reads what `sock` holds (up to a batch) and handles each datagram in place: no
+    /// hand-off between tasks, no copy.
+    fn read_udp(&mut self, sock: usize) {
+        let now = self.now();
+        let mut buf = std::mem::take(&mut self.rbuf);
+        for _ in 0..UDP_BATCH {
+            match self.udp[sock].sock.try_recv_from(&mut buf) {
+                Ok((n, from)) => {
+                    let data = &buf[..n.min(ip::MAX_DATAGRAM)];
+                    self.on_datagram(sock, from, n, data, now);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => {
+                    // ICMP errors from a peer that went away surface here; keep reading.
+                    tracing::debug!(error = %e, "udp receive");
+                }
+            }
+        }
+        self.rbuf = buf;
+    }
+
+    fn on_datagram(&mut self, sock: usize, from: SocketAddr, n: usize, data: &[u8], now: Duration) {
         if n > ip::MAX_DATAGRAM {
             *self.drops.entry("oversize").or_default() += 1;
             return;
         }
-        if let Some(key) = ip::parse_beacon(&data) {
+        if let Some(key) = ip::parse_beacon(data) {
             if key != self.shared.node && !self.udp[sock].peers.contains_key(&from) {
                 if self.udp[sock].peers.len() >= self.udp[sock].cfg.max_peers {
                     *self.drops.entry("peer_limit").or_default() += 1;
@@ -571,7 +606,7 @@ impl Core {
                 self.udp_peer(sock, from)
             }
         };
-        self.on_frame(link, &data, now);
+        self.on_frame(link, data, now);
     }
 
     fn on_frame(&mut self, link: LinkId, data: &[u8], now: Duration) {
@@ -760,6 +795,15 @@ impl Core {
 
     fn on_tick(&mut self) {
         let now = Instant::now();
+        // Pieces of slow transfers become durable within a few seconds, not only every
+        // few MiB: a restart resumes from here.
+        self.ticks += 1;
+        if self.ticks.is_multiple_of(CHECKPOINT_TICKS) {
+            let shared = self.shared.clone();
+            if let Err(e) = shared.store().store.checkpoint() {
+                tracing::warn!("checkpointing partial transfers: {e}");
+            }
+        }
         let secs = now.duration_since(self.last_tick).as_secs_f64().max(0.001);
         self.last_tick = now;
         for e in self.links.values_mut() {

@@ -11,16 +11,13 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream, UdpSocket};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
 use crate::core::Input;
 
 /// Largest datagram read; anything longer is counted as oversize and dropped.
-pub const MAX_DATAGRAM: usize = 65_536;
-
-/// Datagrams handed to the core in one message (fewer wake-ups under load).
-const BATCH: usize = 64;
+pub const MAX_DATAGRAM: usize = 16_384;
 
 /// Beacon: magic, wire version, then the node key.
 pub const BEACON_MAGIC: &[u8; 8] = b"SKYWAVE\x01";
@@ -38,40 +35,6 @@ pub fn parse_beacon(d: &[u8]) -> Option<[u8; 32]> {
         return None;
     }
     d[8..].try_into().ok()
-}
-
-/// Reads datagrams from `sock` and hands them to the core in batches.
-pub async fn udp_reader(sock: Arc<UdpSocket>, index: usize, tx: mpsc::Sender<Input>) {
-    let mut buf = vec![0u8; MAX_DATAGRAM + 1];
-    loop {
-        let first = match sock.recv_from(&mut buf).await {
-            Ok(x) => x,
-            Err(e) => {
-                // ICMP errors from a peer that is gone surface here on Linux; keep reading.
-                tracing::debug!(error = %e, "udp receive");
-                tokio::time::sleep(Duration::from_millis(1)).await;
-                continue;
-            }
-        };
-        let item = |(n, from): (usize, SocketAddr), buf: &[u8]| {
-            (from, n, Bytes::copy_from_slice(&buf[..n.min(MAX_DATAGRAM)]))
-        };
-        let mut batch = Vec::with_capacity(8);
-        batch.push(item(first, &buf));
-        while batch.len() < BATCH {
-            match sock.try_recv_from(&mut buf) {
-                Ok(x) => batch.push(item(x, &buf)),
-                Err(_) => break,
-            }
-        }
-        if tx
-            .send(Input::Datagrams { sock: index, batch })
-            .await
-            .is_err()
-        {
-            return;
-        }
-    }
 }
 
 /// The writer's half of a TCP link, as the core holds it.

@@ -101,6 +101,7 @@ pub async fn run(
     let require_token = cfg.require_token || !http_local.ip().is_loopback();
 
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let (in_tx, in_rx) = mpsc::channel(1024);
     let shared = Arc::new(Shared {
         store: Mutex::new(StoreAdapter::new(store)),
@@ -111,6 +112,7 @@ pub async fn run(
         require_token,
         http: http_local.to_string(),
         started: Instant::now(),
+        stopping: stop_rx,
     });
     let mut nonce = [0u8; 8];
     getrandom::fill(&mut nonce).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
@@ -153,9 +155,23 @@ pub async fn run(
     // Announce what is already held to sessions as they form.
     let core_task = tokio::spawn(core.run(in_rx, cmd_rx));
     let app = http::router(shared.clone());
-    let server = axum::serve(listener, app).with_graceful_shutdown(shutdown);
-    let r = server.await.context("serving the HTTP API");
+    let mut stopped = stop_tx.subscribe();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        shutdown.await;
+        let _ = stop_tx.send(true);
+    });
+    // In-flight requests get a moment to finish; a stuck client does not hold us up.
+    let r = tokio::select! {
+        r = server => r.context("serving the HTTP API"),
+        _ = async {
+            let _ = stopped.wait_for(|s| *s).await;
+            tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+        } => Ok(()),
+    };
     core_task.abort();
+    if let Err(e) = shared.store().store.checkpoint() {
+        tracing::warn!("checkpointing partial transfers at shutdown: {e}");
+    }
     let _ = std::fs::remove_file(&runtime);
     tracing::info!("daemon stopped");
     r
