@@ -1,0 +1,384 @@
+//! Real `skywave` processes for end-to-end tests: daemons on temporary directories with
+//! ports the kernel picks (read back from `DIR/daemon.json`), and the link emulator.
+//!
+//! Every wait polls with a generous deadline; nothing asserts on wall-clock speed. Each
+//! child is killed when its handle drops, and a failing test prints the tail of every
+//! daemon's log.
+
+#![allow(dead_code)] // each test binary uses a different part
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use skywave_daemon::client::Client;
+use skywave_daemon::status::Status;
+use skywave_daemon::{RUNTIME_FILE, RuntimeInfo};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_skywave");
+
+/// Deadline for things that take well under a second on an idle machine.
+pub const SHORT: Duration = Duration::from_secs(20);
+/// Deadline for transfers over slow or emulated links.
+pub const LONG: Duration = Duration::from_secs(60);
+
+/// Polls `f` every 50 ms until it returns `Some`, or panics naming `what` after `timeout`.
+pub fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(
+            start.elapsed() < timeout,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `n` incompressible bytes, the same for the same seed (xorshift64*).
+pub fn payload(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut out = Vec::with_capacity(n + 8);
+    while out.len() < n {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        out.extend_from_slice(&x.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes());
+    }
+    out.truncate(n);
+    out
+}
+
+/// A `skywave daemon` child process on its own node directory.
+pub struct Daemon {
+    pub name: String,
+    pub dir: PathBuf,
+    args: Vec<String>,
+    child: Option<Child>,
+    pub info: RuntimeInfo,
+    pub client: Client,
+    log: PathBuf,
+}
+
+impl Daemon {
+    /// Starts `skywave --dir DIR daemon --http 127.0.0.1:0 ARGS...` (DIR is `root/name`)
+    /// and waits until it has written its runtime file.
+    pub fn start(root: &Path, name: &str, args: &[&str]) -> Daemon {
+        let dir = root.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = root.join(format!("{name}.log"));
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let (child, info) = launch(&dir, &log, &args);
+        let client = Client::new(format!("http://{}", info.http), None);
+        Daemon {
+            name: name.into(),
+            dir,
+            args,
+            child: Some(child),
+            info,
+            client,
+            log,
+        }
+    }
+
+    /// The first UDP socket's bound address.
+    pub fn udp(&self) -> SocketAddr {
+        self.info.udp[0]
+    }
+
+    /// The first TCP listener's bound address.
+    pub fn tcp(&self) -> SocketAddr {
+        self.info.tcp[0]
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.info.pid
+    }
+
+    /// SIGKILL, no chance to clean up (the runtime file stays behind).
+    pub fn kill9(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            c.kill().unwrap();
+            c.wait().unwrap();
+        }
+    }
+
+    /// Starts the daemon again on the same directory, with `args` instead of the
+    /// original arguments when given.
+    pub fn restart(&mut self, args: Option<&[&str]>) {
+        self.kill9();
+        if let Some(a) = args {
+            self.args = a.iter().map(|s| s.to_string()).collect();
+        }
+        let (child, info) = launch(&self.dir, &self.log, &self.args);
+        self.client = Client::new(format!("http://{}", info.http), None);
+        self.info = info;
+        self.child = Some(child);
+    }
+
+    pub fn status(&self) -> Status {
+        self.client
+            .status()
+            .unwrap_or_else(|e| panic!("{}: /v1/status: {e:#}", self.name))
+    }
+
+    /// Inserts `data` over HTTP (`POST /v1/bundles`, raw body); the new bundle's id.
+    pub fn add(&self, data: &[u8], name: &str) -> String {
+        let v = self
+            .client
+            .post_reader(
+                &format!("/v1/bundles?service=e2e&name={name}"),
+                &mut &data[..],
+            )
+            .unwrap_or_else(|e| panic!("{}: POST /v1/bundles: {e:#}", self.name));
+        assert_eq!(v["length"].as_u64(), Some(data.len() as u64), "{v}");
+        v["id"].as_str().expect("an id").to_string()
+    }
+
+    /// The payload of bundle `id` (`GET /v1/bundles/{id}/payload`), if held.
+    pub fn payload(&self, id: &str) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        self.client.payload(id, &mut out).ok().map(|_| out)
+    }
+
+    /// Whether bundle `id` is held (`GET /v1/bundles/{id}`).
+    pub fn has(&self, id: &str) -> bool {
+        self.client
+            .get_json::<serde_json::Value>(&format!("/v1/bundles/{id}"))
+            .is_ok()
+    }
+
+    /// Waits until bundle `id` is held and returns its payload.
+    pub fn wait_bundle(&self, id: &str, timeout: Duration) -> Vec<u8> {
+        wait_for(
+            &format!("bundle {} at {}", &id[..12], self.name),
+            timeout,
+            || {
+                self.check_alive();
+                if self.has(id) { self.payload(id) } else { None }
+            },
+        )
+    }
+
+    /// Waits until this daemon has a peer in state `synced`.
+    pub fn wait_synced(&self, peers: usize, timeout: Duration) {
+        wait_for(
+            &format!("{peers} synced peer(s) at {}", self.name),
+            timeout,
+            || {
+                self.check_alive();
+                let s = self.status();
+                (s.peers.iter().filter(|p| p.state == "synced").count() >= peers).then_some(())
+            },
+        );
+    }
+
+    /// Panics (with the log) if the process has exited.
+    pub fn check_alive(&self) {
+        if let Some(c) = &self.child {
+            let alive = nix_alive(c.id());
+            assert!(alive, "daemon {} exited:\n{}", self.name, tail(&self.log));
+        }
+    }
+
+    pub fn log_tail(&self) -> String {
+        tail(&self.log)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        self.kill9();
+        if std::thread::panicking() {
+            eprintln!("---- {} log (tail) ----\n{}", self.name, tail(&self.log));
+        }
+    }
+}
+
+/// Whether a child process is still running (not a zombie we have not reaped: the
+/// runtime file's pid is only checked while we hold the `Child`).
+fn nix_alive(pid: u32) -> bool {
+    // /proc/PID/stat's third field is the state; Z is a zombie.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => s
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|st| st != "Z" && st != "X"),
+        Err(_) => false,
+    }
+}
+
+fn tail(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(40)..].join("\n")
+}
+
+fn launch(dir: &Path, log: &Path, args: &[String]) -> (Child, RuntimeInfo) {
+    let logf = File::options().create(true).append(true).open(log).unwrap();
+    let mut child = Command::new(BIN)
+        .arg("--dir")
+        .arg(dir)
+        .args(["--log", "info", "daemon", "--http", "127.0.0.1:0"])
+        .args(args)
+        .env_remove("SKYWAVE_HOME")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(logf)
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let start = Instant::now();
+    // A stale runtime file (after kill -9) names another pid: wait for ours.
+    loop {
+        if let Ok(Some(st)) = child.try_wait() {
+            panic!(
+                "skywave daemon {args:?} exited with {st} before it was ready:\n{}",
+                tail(log)
+            );
+        }
+        if let Ok(text) = std::fs::read_to_string(dir.join(RUNTIME_FILE))
+            && let Ok(info) = serde_json::from_str::<RuntimeInfo>(&text)
+            && info.pid == pid
+        {
+            return (child, info);
+        }
+        if start.elapsed() > SHORT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "skywave daemon {args:?} wrote no {RUNTIME_FILE} within {SHORT:?}:\n{}",
+                tail(log)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `skywave emulate` between two UDP programs: side A sends to `listen`, side B is at
+/// `forward`.
+pub struct Emulator {
+    child: Child,
+    pub listen: SocketAddr,
+    log: PathBuf,
+}
+
+impl Emulator {
+    pub fn udp(root: &Path, spec: &str, forward: SocketAddr) -> Emulator {
+        let log = root.join("emulate.log");
+        let mut child = Command::new(BIN)
+            .args(["--json", "--log", "info", "emulate", "--link", spec])
+            .args(["--listen", "127.0.0.1:0", "--forward"])
+            .arg(forward.to_string())
+            .args(["--stats-interval", "0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("emulator start-up line '{line}': {e}\n{}", tail(&log)));
+        let listen = v["ready"]["listen"]
+            .as_str()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no listen address in '{line}'"));
+        Emulator { child, listen, log }
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!("---- emulator log (tail) ----\n{}", tail(&self.log));
+        }
+    }
+}
+
+/// Runs `skywave --dir DIR ARGS...` to completion; its standard output, or a panic with
+/// its standard error.
+pub fn cli(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .arg("--dir")
+        .arg(dir)
+        .args(args)
+        .env_remove("SKYWAVE_HOME")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "skywave {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A long-running `skywave` child whose standard output is read line by line on a thread.
+pub struct Follower {
+    child: Child,
+    pub lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Follower {
+    pub fn start(dir: &Path, args: &[&str]) -> Follower {
+        let mut child = Command::new(BIN)
+            .arg("--dir")
+            .arg(dir)
+            .args(args)
+            .env_remove("SKYWAVE_HOME")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let out: ChildStdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Follower { child, lines: rx }
+    }
+
+    /// The next line that satisfies `f`, within `timeout`.
+    pub fn expect(&self, what: &str, timeout: Duration, mut f: impl FnMut(&str) -> bool) -> String {
+        let end = Instant::now() + timeout;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(l) if f(&l) => return l,
+                Ok(_) => {}
+                Err(e) => panic!("no line with {what} within {timeout:?}: {e}"),
+            }
+        }
+    }
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Reads a whole file (for `skywave get -o`).
+pub fn read(path: &Path) -> Vec<u8> {
+    let mut v = Vec::new();
+    File::open(path).unwrap().read_to_end(&mut v).unwrap();
+    v
+}
