@@ -124,6 +124,15 @@ pub(crate) struct Pty {
 impl Pty {
     pub(crate) fn open() -> io::Result<Pty> {
         let pty = nix::pty::openpty(None, None)?;
+        // openpty(3) leaves both ends inheritable: a process spawned meanwhile (a test
+        // starting a daemon) would hold the master open, and an unplugged cable would
+        // never read as gone at the far end.
+        for fd in [&pty.master, &pty.slave] {
+            nix::fcntl::fcntl(
+                fd,
+                nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+            )?;
+        }
         configure_raw(&pty.slave, None)?;
         let path = nix::unistd::ttyname(&pty.slave)?;
         let flags = OFlag::from_bits_truncate(nix::fcntl::fcntl(
