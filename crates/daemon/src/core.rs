@@ -285,7 +285,7 @@ impl Core {
 
     /// Opens a UDP socket as configured, with a link per static peer.
     pub async fn add_udp(&mut self, cfg: crate::config::UdpConfig) -> anyhow::Result<SocketAddr> {
-        let sock = UdpSocket::bind(cfg.bind).await.map_err(|e| {
+        let sock = bind_udp(cfg.bind).map_err(|e| {
             anyhow::anyhow!(
                 "binding UDP {}: {e} (is another daemon using it?)",
                 cfg.bind
@@ -971,6 +971,27 @@ impl Core {
             },
         }
     }
+}
+
+/// Socket buffers asked for (the kernel caps them at net.core.{r,w}mem_max): a burst
+/// that arrives while the core is busy waits here instead of being dropped, and a fast
+/// path is not limited to a couple of hundred KiB in flight.
+const UDP_BUFFER: usize = 8 << 20;
+
+fn bind_udp(addr: SocketAddr) -> std::io::Result<UdpSocket> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    for (what, r) in [
+        ("receive", s.set_recv_buffer_size(UDP_BUFFER)),
+        ("send", s.set_send_buffer_size(UDP_BUFFER)),
+    ] {
+        if let Err(e) = r {
+            tracing::debug!("udp {what} buffer: {e}");
+        }
+    }
+    s.set_nonblocking(true)?;
+    s.bind(&addr.into())?;
+    UdpSocket::from_std(s.into())
 }
 
 fn l_display(a: Option<SocketAddr>) -> String {

@@ -43,7 +43,7 @@ pub(crate) struct Cc {
     pub srtt: Option<Duration>,
     rttvar: Duration,
     min_rtt: Option<(Duration, Duration)>,
-    /// (round, rate in bytes/s) samples for the windowed max.
+    /// (round, highest rate in bytes/s seen in it) for the windowed max.
     bw_samples: Vec<(u64, f64)>,
     initial_rate: f64,
     delivered: u64,
@@ -58,6 +58,10 @@ pub(crate) struct Cc {
     cycle_index: usize,
     cycle_start: Duration,
     pub sent: BTreeMap<u64, Sent>,
+    /// Start of the current aggregation epoch and bytes acknowledged in it.
+    ack_epoch: (Duration, u64),
+    /// (round, extra bytes acknowledged) samples for the windowed max.
+    extra_samples: Vec<(u64, u64)>,
     largest_acked: Option<u64>,
     pto_count: u32,
     /// Bytes declared lost, for the stats.
@@ -97,6 +101,8 @@ impl Cc {
             largest_acked: None,
             pto_count: 0,
             lost_bytes: 0,
+            ack_epoch: (Duration::ZERO, 0),
+            extra_samples: Vec::new(),
         }
     }
 
@@ -127,7 +133,33 @@ impl Cc {
     pub fn cwnd(&self) -> u64 {
         let bdp = self.btl_bw() * self.min_rtt().as_secs_f64();
         let gain = if self.startup { STARTUP_GAIN } else { 2.0 };
-        ((gain * bdp) as u64).max(4 * self.mtu)
+        ((gain * bdp) as u64 + self.extra_acked()).max(4 * self.mtu)
+    }
+
+    /// Bytes acknowledged beyond what the delivery rate explains, at most ~100 ms of
+    /// it (BBR's `extra_acked`): a receiver that acknowledges in batches (a daemon
+    /// reading a burst of datagrams before it answers) would otherwise hold the window
+    /// to the bytes one batch covers.
+    fn extra_acked(&self) -> u64 {
+        let max = self.extra_samples.iter().map(|s| s.1).max().unwrap_or(0);
+        max.min((self.btl_bw() * 0.1) as u64)
+    }
+
+    fn note_acked(&mut self, now: Duration, bytes: u64) {
+        let expected = self.btl_bw() * now.saturating_sub(self.ack_epoch.0).as_secs_f64();
+        if (self.ack_epoch.1 as f64) <= expected || self.ack_epoch.1 > self.cwnd() * 4 {
+            self.ack_epoch = (now, 0);
+        }
+        self.ack_epoch.1 += bytes;
+        let expected = self.btl_bw() * now.saturating_sub(self.ack_epoch.0).as_secs_f64();
+        let extra = (self.ack_epoch.1 as f64 - expected).max(0.0) as u64;
+        match self.extra_samples.last_mut() {
+            Some(last) if last.0 == self.round => last.1 = last.1.max(extra),
+            _ => self.extra_samples.push((self.round, extra)),
+        }
+        let round = self.round;
+        self.extra_samples
+            .retain(|(r, _)| r + BW_WINDOW_ROUNDS >= round);
     }
 
     /// When a frame of `bytes` may leave, or `None` if the window is full.
@@ -174,6 +206,7 @@ impl Cc {
         ack_delay: Duration,
     ) -> (Vec<PieceRef>, Vec<PieceRef>) {
         let mut acked_pieces = Vec::new();
+        let mut acked_bytes = 0u64;
         let Some(&(_, largest)) = ranges.first() else {
             return (Vec::new(), Vec::new());
         };
@@ -184,6 +217,7 @@ impl Cc {
                 let s = self.sent.remove(&pn).expect("listed above");
                 self.in_flight = self.in_flight.saturating_sub(s.bytes);
                 self.delivered += s.bytes;
+                acked_bytes += s.bytes;
                 self.delivered_at = now;
                 acked_pieces.extend(s.pieces.iter().copied());
                 if pn == largest {
@@ -193,7 +227,11 @@ impl Cc {
                 let dt = now.saturating_sub(s.delivered_at);
                 if dt > Duration::ZERO {
                     let rate = (self.delivered - s.delivered) as f64 / dt.as_secs_f64();
-                    self.bw_samples.push((self.round, rate));
+                    // One sample per round (its maximum) keeps the windowed max cheap.
+                    match self.bw_samples.last_mut() {
+                        Some(last) if last.0 == self.round => last.1 = last.1.max(rate),
+                        _ => self.bw_samples.push((self.round, rate)),
+                    }
                 }
                 if self.delivered >= self.round_end_delivered
                     && s.delivered >= self.round_end_delivered.saturating_sub(1)
@@ -206,6 +244,10 @@ impl Cc {
         }
         self.bw_samples
             .retain(|(r, _)| r + BW_WINDOW_ROUNDS >= self.round);
+        let acked: u64 = acked_bytes;
+        if acked > 0 {
+            self.note_acked(now, acked);
+        }
         if let Some(s) = newest {
             self.pto_count = 0;
             self.rtt_sample(now.saturating_sub(s.time).saturating_sub(ack_delay));
@@ -314,5 +356,73 @@ impl Cc {
 
     pub fn next_send(&self) -> Duration {
         self.next_send
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 1 GB/s path with next to no delay, whose receiver acknowledges once per
+    /// millisecond everything that arrived (as a daemon reading datagrams in batches
+    /// does): the window must grow past one batch, or the rate is a few frames per ms.
+    #[test]
+    fn batched_acks_do_not_pin_the_window() {
+        let params = crate::LinkParams {
+            mtu: 1400,
+            shared: false,
+            paced: true,
+            half_duplex: false,
+            rate_bps: None,
+            rtt_hint: Duration::from_millis(1),
+        };
+        let mut cc = Cc::new(&params);
+        let capacity = 1e9; // bytes per second
+        let mut now = Duration::ZERO;
+        let (mut pn, mut acked_to, mut wire_free) = (0u64, 0u64, Duration::ZERO);
+        let mut arrived: Vec<(u64, Duration)> = Vec::new();
+        let mut next_ack = Duration::from_millis(1);
+        let step = Duration::from_micros(5);
+        let end = Duration::from_millis(100);
+        let mut delivered_late = 0u64;
+        while now < end {
+            while let Some(t) = cc.send_time(1400) {
+                if t > now {
+                    break;
+                }
+                cc.on_sent(now, pn, 1400, Vec::new());
+                // Serialised at the path's rate, then delivered.
+                wire_free = wire_free.max(now) + Duration::from_secs_f64(1400.0 / capacity);
+                arrived.push((pn, wire_free));
+                pn += 1;
+            }
+            if now >= next_ack {
+                next_ack += Duration::from_millis(1);
+                let upto = arrived
+                    .iter()
+                    .filter(|(_, t)| *t <= now)
+                    .map(|(p, _)| *p)
+                    .max();
+                if let Some(hi) = upto
+                    && hi + 1 > acked_to
+                {
+                    let (_, lost) = cc.on_ack(now, &[(acked_to, hi)], Duration::ZERO);
+                    assert!(lost.is_empty());
+                    if now >= end / 2 {
+                        delivered_late += (hi + 1 - acked_to) * 1400;
+                    }
+                    acked_to = hi + 1;
+                    arrived.retain(|(p, _)| *p > hi);
+                }
+            }
+            now += step;
+        }
+        let rate = delivered_late as f64 / (end / 2).as_secs_f64();
+        assert!(
+            rate > 0.5 * capacity,
+            "{:.0} MB/s of {:.0}",
+            rate / 1e6,
+            capacity / 1e6
+        );
     }
 }
