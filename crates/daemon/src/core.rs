@@ -128,6 +128,9 @@ struct LinkEntry {
     radio: Option<RadioStatus>,
     /// An accepted TCP connection: forgotten when it closes.
     ephemeral: bool,
+    /// A UDP peer learnt from traffic (not configured): forgotten after a long silence.
+    learnt: bool,
+    last_in: Instant,
 }
 
 /// Bit rates over the last few seconds, from byte counters sampled once a second.
@@ -191,6 +194,9 @@ pub struct Core {
 /// Datagrams read per wake before the core turns to other work.
 const UDP_BATCH: usize = 32;
 
+/// Silence after which a UDP peer learnt from traffic is forgotten.
+const LEARNT_PEER_IDLE: Duration = Duration::from_secs(600);
+
 /// Seconds between checkpoints of partial transfers.
 const CHECKPOINT_TICKS: u64 = 2;
 
@@ -238,6 +244,8 @@ impl Core {
                 rate: RateMeter::default(),
                 radio: None,
                 ephemeral: false,
+                learnt: false,
+                last_in: Instant::now(),
             },
         );
         id
@@ -311,7 +319,10 @@ impl Core {
             beacon_at: Instant::now(),
         });
         for p in peers {
-            self.udp_peer(index, p);
+            let id = self.udp_peer(index, p);
+            if let Some(e) = self.links.get_mut(&id) {
+                e.learnt = false;
+            }
         }
         tracing::info!(%local, "udp link listening");
         Ok(local)
@@ -334,6 +345,9 @@ impl Core {
         }
         let params = Self::udp_params(&self.udp[sock].cfg);
         let id = self.alloc("udp", format!("udp:{addr}"), Io::Udp { sock, addr }, params);
+        if let Some(e) = self.links.get_mut(&id) {
+            e.learnt = true;
+        }
         self.udp[sock].peers.insert(addr, id);
         self.set_up(id, params);
         id
@@ -615,6 +629,7 @@ impl Core {
         };
         e.bytes_in += data.len() as u64;
         e.frames_in += 1;
+        e.last_in = Instant::now();
         let shared = self.shared.clone();
         let mut store = shared.store();
         self.ep.handle_frame(now, link, data, &mut *store);
@@ -808,6 +823,26 @@ impl Core {
         self.last_tick = now;
         for e in self.links.values_mut() {
             e.rate.sample(e.bytes_out, e.bytes_in, secs);
+        }
+        // Peers learnt from traffic that fell silent give their slot back (a flood of
+        // forged sources fills the table only for a while).
+        let stale: Vec<(usize, SocketAddr, LinkId)> = self
+            .links
+            .iter()
+            .filter(|(_, e)| e.learnt && now.duration_since(e.last_in) > LEARNT_PEER_IDLE)
+            .filter_map(|(&id, e)| match e.io {
+                Io::Udp { sock, addr } => Some((sock, addr, id)),
+                _ => None,
+            })
+            .collect();
+        for (sock, addr, id) in stale {
+            tracing::info!(%addr, "forgetting a silent udp peer");
+            if let Some(e) = self.links.get_mut(&id) {
+                e.ephemeral = true;
+            }
+            self.set_down(id, "silent".into());
+            self.links.remove(&id);
+            self.udp[sock].peers.remove(&addr);
         }
         // Transfer progress rates.
         let mut seen = HashMap::new();
