@@ -127,6 +127,8 @@ pub struct Report {
     /// Bundle versions newly accepted, per "ORIGIN->RECEIVER".
     pub bundles_delivered: BTreeMap<String, u64>,
     /// Useful bytes per "ORIGIN->RECEIVER".
+    /// Virtual time of the first bundle accepted, per `ORIGIN->RECEIVER`.
+    pub first_delivery_seconds: BTreeMap<String, f64>,
     pub bytes_delivered: BTreeMap<String, u64>,
     pub goodput_bps_by_direction: BTreeMap<String, f64>,
     pub useful_bytes: u64,
@@ -218,6 +220,7 @@ struct Tracker {
     names: Vec<String>,
     delivered: BTreeMap<String, u64>,
     delivered_bytes: BTreeMap<String, u64>,
+    first: BTreeMap<String, f64>,
     useful: u64,
     accepted_total: u64,
 }
@@ -252,6 +255,7 @@ impl Tracker {
             names: sc.topology.nodes.clone(),
             delivered: BTreeMap::new(),
             delivered_bytes: BTreeMap::new(),
+            first: BTreeMap::new(),
             useful: 0,
             accepted_total: 0,
         }
@@ -316,6 +320,9 @@ impl Tracker {
         let dir = format!("{}->{}", self.names[origin], self.names[node]);
         let bytes = a.manifest_bytes + a.payload_bytes;
         *self.delivered.entry(dir.clone()).or_insert(0) += 1;
+        self.first
+            .entry(dir.clone())
+            .or_insert_with(|| a.at.as_secs_f64());
         *self.delivered_bytes.entry(dir).or_insert(0) += bytes;
         self.useful += bytes;
         self.accepted_total += 1;
@@ -625,6 +632,7 @@ pub fn run_with<F: AgentFactory>(
             .map(|(k, v)| (k.clone(), rate(*v)))
             .collect(),
         bundles_delivered: tr.delivered.clone(),
+        first_delivery_seconds: tr.first.clone(),
         bytes_delivered: tr.delivered_bytes.clone(),
         useful_bytes: tr.useful,
         bytes_on_air,

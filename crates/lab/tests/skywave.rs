@@ -166,3 +166,17 @@ fn csv_names_the_agent() {
     let e = AgentKind::parse("moon").unwrap_err().to_string();
     assert!(e.contains("--agent") && e.contains("skywave"), "{e}");
 }
+
+/// Issue targets for the HF table at full size: at least 300 bundles each way in the
+/// 1000 s, the first within 30 s, and no dropped call.
+#[test]
+fn hf_lbard_table_full_size_meets_its_targets() {
+    let r = run_seed(&Scenario::lookup("hf-lbard-table").unwrap(), 1);
+    for dir in ["A->B", "B->A"] {
+        let n = r.bundles_delivered.get(dir).copied().unwrap_or(0);
+        assert!(n >= 300, "{dir}: {n} bundles");
+        let first = r.first_delivery_seconds[dir];
+        assert!(first <= 30.0, "{dir}: first bundle at {first} s");
+    }
+    assert_eq!(r.dropped_calls, 0);
+}
