@@ -76,6 +76,7 @@ fn main() {
         let mut first_symbol: Option<f64> = None;
         let limit = Duration::from_secs(120);
         let mut result = None;
+        let mut breakdown = String::new();
         while sim.step() {
             let now = Duration::from_nanos(sim.now().as_nanos());
             if now > limit {
@@ -109,6 +110,16 @@ fn main() {
                     })
                     .unwrap_or(0);
                 let sent_symbols: u64 = nodes.iter().map(|n| n.ep.stats().sent_by_type[2]).sum();
+                let by =
+                    |t: usize| -> u64 { nodes.iter().map(|n| n.ep.stats().sent_by_type[t]).sum() };
+                breakdown = format!(
+                    "HELLO {} B, SYMBOLS {} B, RECON_DONE {} B, RECON_MORE {} B, WANT {} B",
+                    by(1),
+                    by(2),
+                    by(3),
+                    by(11),
+                    by(4)
+                );
                 let t = now.as_secs_f64() - first_symbol.unwrap_or(0.0);
                 result = Some((bytes, msgs, symbols, sent_symbols, t / rtt));
                 break;
@@ -116,7 +127,7 @@ fn main() {
         }
         let (bytes, msgs, symbols, sent_sym, rts) = result.expect("reconciled within 120 s");
         println!(
-            "{profile} seed {seed}: {bytes} B of reconciliation ({sent_sym} B of SYMBOLS, {symbols} symbols used), {msgs} messages, {rts:.2} round trips from the first symbol"
+            "{profile} seed {seed}: {bytes} B of reconciliation ({sent_sym} B of SYMBOLS, {symbols} symbols used), {msgs} messages, {rts:.2} round trips from the first symbol\n  {breakdown}"
         );
         rows.push((bytes, rts));
     }

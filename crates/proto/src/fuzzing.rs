@@ -72,9 +72,9 @@ pub fn frame(data: &[u8]) {
             }
             Message::ReconDone { epoch, used } => w.recon_done(*epoch, *used),
             Message::ReconMore { epoch, from, count } => w.recon_more(*epoch, *from, *count),
-            Message::Want { ids } => {
-                let ids: Vec<u64> = Message::want_ids(ids).collect();
-                w.want(&ids) == ids.len()
+            Message::Want { len, prefixes } => {
+                let p: Vec<u64> = Message::want_prefixes(*len, prefixes).collect();
+                w.want(*len, &p) == p.len()
             }
             Message::Manifest(b) => w.manifest(b),
             Message::Piece { r, offset, data } => w.piece(r, *offset, data),

@@ -94,8 +94,7 @@ fn seed_frames() -> Vec<Vec<u8>> {
     ranges.insert(200, 250);
     let sym = |i: u64| Symbol {
         sum: i * 0x0101_0101,
-        checksum: i as u32,
-        count: i as u8,
+        checksum: i as u32 & 0xff_ffff,
     };
     let ack = Ack {
         largest: 100,
@@ -110,7 +109,8 @@ fn seed_frames() -> Vec<Vec<u8>> {
         one(None, 2, |w| w.symbols(1, 40, 5, sym) == 5),
         one(None, 3, |w| w.recon_done(2, 280)),
         one(None, 4, |w| w.recon_more(2, 10, 4)),
-        one(None, 5, |w| w.want(&[1, 2, u64::MAX]) == 3),
+        one(None, 5, |w| w.want(3, &[1, 2, 0xff_ffff]) == 3),
+        one(None, 5, |w| w.want(6, &[1, 0xffff_ffff_ffff]) == 2),
         one(None, 6, |w| w.manifest(m[0].as_bytes())),
         one(None, 7, |w| w.piece(&r(), 1000, b"abcdef")),
         one(None, 8, |w| w.have(&r(), &ranges)),

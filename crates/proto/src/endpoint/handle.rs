@@ -14,25 +14,38 @@ impl Endpoint {
         &mut self,
         now: Duration,
         key: [u8; 32],
-        ids: &[u8],
+        len: u8,
+        prefixes: &[u8],
         store: &mut dyn BundleStore,
     ) {
         let p = self.peers.get_mut(&key).expect("checked");
-        p.recon.bytes += ids.len() as u64;
+        p.recon.bytes += 1 + prefixes.len() as u64;
         p.recon.messages += 1;
         // Only a decoder that has finished asks: the stream can stop even if its
         // RECON_DONE was lost.
         p.recon.stopped = true;
         p.recon.apply_deferred();
-        for sid in Message::want_ids(ids) {
-            let Some(&(id, version)) = p.recon.shorts.get(&sid) else {
-                continue;
-            };
-            if p.peer_has.contains(&(id, version)) {
-                continue; // a late duplicate request for something delivered
-            }
-            if let Some(m) = store.manifest(&id).filter(|m| m.version() == version) {
-                enqueue(p, &m, now);
+        let shift = 48 - 8 * u32::from(len);
+        for prefix in Message::want_prefixes(len, prefixes) {
+            // The decoder chose a prefix unique in our set as the symbols described it;
+            // a bundle that arrived since may share it, and is offered too (a wrong
+            // offer costs a manifest and an "I have it").
+            let lo = prefix << shift;
+            let hi = lo | ((1u64 << shift) - 1);
+            let found: Vec<(skywave_bundle::BundleId, u64)> = p
+                .recon
+                .shorts
+                .range(lo..=hi)
+                .take(8)
+                .map(|(_, &b)| b)
+                .collect();
+            for (id, version) in found {
+                if p.peer_has.contains(&(id, version)) {
+                    continue; // a late duplicate request for something delivered
+                }
+                if let Some(m) = store.manifest(&id).filter(|m| m.version() == version) {
+                    enqueue(p, &m, now);
+                }
             }
         }
     }

@@ -202,11 +202,38 @@ const HELLO_HEARD: u8 = 1;
 /// HELLO flag: the sketch starts with the count cells (`CELLS` u16, 8 words).
 const HELLO_CELLS: u8 = 2;
 
+/// A bundle version's 48-bit short id in a session: `u48_le` of the first 6 bytes of
+/// `BLAKE3-keyed(salt, id || version_le)`.
 fn short_id(salt: &[u8; 32], id: &BundleId, version: u64) -> u64 {
     let mut h = blake3::Hasher::new_keyed(salt);
     h.update(id.as_bytes());
     h.update(&version.to_le_bytes());
-    u64::from_le_bytes(h.finalize().as_bytes()[..8].try_into().expect("8 bytes"))
+    let mut b = [0u8; 8];
+    b[..6].copy_from_slice(&h.finalize().as_bytes()[..6]);
+    u64::from_le_bytes(b)
+}
+
+/// For each of `wanted` (members of `set`, the streamer's set), the fewest top bytes of
+/// its short id that name it alone within `set`: the WANT prefix length (1-6).
+fn want_lengths(set: &mut [u64], wanted: &[u64]) -> Vec<u8> {
+    set.sort_unstable();
+    let common = |a: u64, b: u64| ((a ^ b).leading_zeros().saturating_sub(16) / 8) as u8;
+    wanted
+        .iter()
+        .map(|&w| {
+            let i = set.partition_point(|&x| x < w);
+            let mut shared = 0u8;
+            if i > 0 {
+                shared = shared.max(common(set[i - 1], w));
+            }
+            // `set[i]` is `w` itself when present.
+            let next = if set.get(i) == Some(&w) { i + 1 } else { i };
+            if let Some(&x) = set.get(next) {
+                shared = shared.max(common(x, w));
+            }
+            (shared + 1).min(wire::MAX_WANT_LEN)
+        })
+        .collect()
 }
 
 /// Bundles pushed on a guess while reconciliation runs, and the largest such bundle.
@@ -742,9 +769,9 @@ impl Endpoint {
                         }
                     }
                 }
-                Message::Want { ids } => {
+                Message::Want { len, prefixes } => {
                     eliciting = true;
-                    self.on_want(now, key, ids, store);
+                    self.on_want(now, key, len, prefixes, store);
                 }
                 Message::Manifest(bytes) => {
                     eliciting = true;
@@ -865,13 +892,28 @@ impl Endpoint {
         if dec.is_decoded() {
             let used = dec.received() as u64;
             let diff = dec.difference();
+            // The streamer's set as the symbols describe it (ours frozen for the round,
+            // less what only we hold, plus what only it holds): each WANT names a short id
+            // by the fewest bytes that are unique in it.
+            let local_only: std::collections::HashSet<u64> =
+                diff.local_only.iter().copied().collect();
+            let mut theirs: Vec<u64> = p
+                .recon
+                .enc
+                .ids()
+                .filter(|s| !local_only.contains(s))
+                .chain(diff.remote_only.iter().copied())
+                .collect();
+            let lens = want_lengths(&mut theirs, &diff.remote_only);
+            drop(theirs);
             p.recon.decoded = true;
             p.recon.apply_deferred();
             p.recon.done_to_send = true;
             p.recon.more_to_send = None;
             p.recon.early.clear();
             p.recon.symbols_used = used;
-            for sid in &diff.remote_only {
+            let mut wants: Vec<(u8, u64)> = Vec::new();
+            for (sid, len) in diff.remote_only.iter().zip(lens) {
                 // Not what arrived meanwhile (pushed on a guess, or relayed).
                 let got = p.recon.shorts.get(sid).is_some_and(|(id, v)| {
                     self.held
@@ -879,9 +921,12 @@ impl Endpoint {
                         .is_some_and(|h| h.1 >= *v)
                 });
                 if !got {
-                    p.wants_out.push_back(*sid);
+                    wants.push((len, *sid));
                 }
             }
+            // Grouped by prefix length: one WANT message per length.
+            wants.sort_unstable();
+            p.wants_out.extend(wants.into_iter().map(|(l, s)| (s, l)));
             let push: Vec<(BundleId, u64)> = diff
                 .local_only
                 .iter()
@@ -946,7 +991,10 @@ fn describe(m: &Message<'_>) -> String {
             b.get(1).copied().unwrap_or(0),
             b.get(2).copied().unwrap_or(0)
         ),
-        Message::Symbols { first, data, .. } => format!("SYMBOLS {first}+{}", data.len() / 13),
+        Message::Symbols { first, data, .. } => format!(
+            "SYMBOLS {first}+{}",
+            data.len() / crate::recon::riblt::SYMBOL_LEN
+        ),
         other => format!("{:?}", other).chars().take(40).collect(),
     }
 }

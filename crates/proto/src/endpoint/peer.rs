@@ -110,8 +110,8 @@ pub(crate) struct Recon {
     pub epoch: u64,
     /// Local set under this session's salt (kept current).
     pub enc: Encoder,
-    /// Short id -> bundle, for the local set.
-    pub shorts: HashMap<u64, (BundleId, u64)>,
+    /// Short id -> bundle, for the local set (ordered: WANTs name prefixes).
+    pub shorts: BTreeMap<u64, (BundleId, u64)>,
     /// Streamer: next symbol index to send, and where the current burst ends.
     pub next_symbol: u64,
     pub burst_end: u64,
@@ -180,8 +180,9 @@ pub(crate) struct Peer {
     /// A HELLO addressed to this peer went out in this session.
     pub hello_sent: bool,
     pub recon: Recon,
-    /// Short ids the peer wants, and ids we have asked for (with the time asked).
-    pub wants_out: VecDeque<u64>,
+    /// Short ids to ask the peer for, with the prefix length naming each (grouped by
+    /// length), and ids we have asked for (with the time asked).
+    pub wants_out: VecDeque<(u64, u8)>,
     pub asked: BTreeMap<u64, Duration>,
     pub out: Vec<Outgoing>,
     pub out_seq: u64,

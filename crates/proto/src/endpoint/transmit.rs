@@ -208,16 +208,23 @@ impl Endpoint {
             p.recon.messages += 1;
             substantive = true;
         }
-        while !p.wants_out.is_empty() {
-            let ids: Vec<u64> = p.wants_out.iter().copied().collect();
-            let n = w.want(&ids);
+        while let Some(&(_, len)) = p.wants_out.front() {
+            // One message per prefix length (the queue is grouped by length).
+            let shift = 48 - 8 * u32::from(len);
+            let prefixes: Vec<u64> = p
+                .wants_out
+                .iter()
+                .take_while(|w| w.1 == len)
+                .map(|w| w.0 >> shift)
+                .collect();
+            let n = w.want(len, &prefixes);
             if n == 0 {
                 break;
             }
-            for sid in p.wants_out.drain(..n) {
+            for (sid, _) in p.wants_out.drain(..n) {
                 p.asked.insert(sid, now);
             }
-            p.recon.bytes += 8 * n as u64;
+            p.recon.bytes += 1 + u64::from(len) * n as u64;
             p.recon.messages += 1;
             substantive = true;
         }
@@ -349,7 +356,7 @@ impl Endpoint {
                         } else {
                             p.recon.next_symbol += n as u64;
                         }
-                        p.recon.bytes += 13 * n as u64;
+                        p.recon.bytes += (crate::recon::riblt::SYMBOL_LEN * n) as u64;
                         p.recon.messages += 1;
                         substantive = true;
                         eliciting = true;
@@ -493,8 +500,9 @@ impl Endpoint {
                 .map(|(s, _)| *s)
                 .collect();
             for sid in stale {
+                // Asked again by the whole short id: unambiguous whatever arrived since.
                 p.asked.remove(&sid);
-                p.wants_out.push_back(sid);
+                p.wants_out.push_back((sid, wire::MAX_WANT_LEN));
             }
             if let Some(dec) = p.recon.dec.as_ref()
                 && !p.recon.decoded

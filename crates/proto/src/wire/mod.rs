@@ -7,13 +7,15 @@ use skywave_bundle::{BundleId, RangeSet, varint};
 
 use crate::recon::riblt::{SYMBOL_LEN, Symbol};
 
-/// First byte of every frame: skywave marker nibble and wire version 1.
-pub const VERSION: u8 = 0x51;
+/// First byte of every frame: skywave marker nibble and wire version 2.
+pub const VERSION: u8 = 0x52;
 const F_ADDRESSED: u8 = 1;
 /// Destination tag meaning every neighbour.
 pub const BROADCAST: u32 = u32::MAX;
 /// Most hashes a HELLO's set sketch carries.
 pub const MAX_SKETCH: usize = 32;
+/// Longest WANT prefix: a whole 48-bit short id.
+pub const MAX_WANT_LEN: u8 = 6;
 /// Smallest frame budget the protocol works with.
 pub const MIN_FRAME: usize = 64;
 
@@ -105,8 +107,10 @@ pub enum Message<'a> {
         from: u64,
         count: u64,
     },
+    /// Short ids wanted, each named by its top `len` bytes (1-6).
     Want {
-        ids: &'a [u8],
+        len: u8,
+        prefixes: &'a [u8],
     },
     Manifest(&'a [u8]),
     Piece {
@@ -140,10 +144,14 @@ impl Message<'_> {
             .map(|c| Symbol::decode(c.try_into().expect("13-byte chunk")))
     }
 
-    /// Short ids of a `Want` message.
-    pub fn want_ids(ids: &[u8]) -> impl Iterator<Item = u64> + '_ {
-        ids.chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8-byte chunk")))
+    /// Prefixes of a `Want` message, as integers below `2^(8·len)`: a prefix names the
+    /// short ids `s` with `s >> (48 − 8·len) == prefix`.
+    pub fn want_prefixes(len: u8, prefixes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+        prefixes.chunks_exact(usize::from(len.max(1))).map(|c| {
+            let mut b = [0u8; 8];
+            b[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(b)
+        })
     }
 }
 
@@ -271,10 +279,14 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
             m
         }
         ty::WANT => {
-            if !c.b.len().is_multiple_of(8) || c.b.is_empty() {
+            let len = c.take(1)?[0];
+            if !(1..=MAX_WANT_LEN).contains(&len)
+                || c.b.is_empty()
+                || !c.b.len().is_multiple_of(usize::from(len))
+            {
                 return Err(WireError::Malformed(name));
             }
-            Message::Want { ids: c.b }
+            Message::Want { len, prefixes: c.b }
         }
         ty::MANIFEST => {
             if c.b.is_empty() {
@@ -547,17 +559,22 @@ impl FrameWriter {
         true
     }
 
-    /// Writes as many of `ids` as fit; returns how many.
-    pub fn want(&mut self, ids: &[u64]) -> usize {
-        let mut n = ids.len();
-        while n > 0 && Self::cost(8 * n) > self.remaining() {
-            n -= 1;
-        }
-        if n == 0 || !self.begin(ty::WANT, 8 * n) {
+    /// Writes as many of `prefixes` (each `len` bytes, 1-6) as fit; returns how many.
+    pub fn want(&mut self, len: u8, prefixes: &[u64]) -> usize {
+        if !(1..=MAX_WANT_LEN).contains(&len) {
             return 0;
         }
-        for id in &ids[..n] {
-            self.buf.extend_from_slice(&id.to_le_bytes());
+        let l = usize::from(len);
+        let mut n = prefixes.len();
+        while n > 0 && Self::cost(1 + l * n) > self.remaining() {
+            n -= 1;
+        }
+        if n == 0 || !self.begin(ty::WANT, 1 + l * n) {
+            return 0;
+        }
+        self.buf.push(len);
+        for p in &prefixes[..n] {
+            self.buf.extend_from_slice(&p.to_le_bytes()[..l]);
         }
         n
     }

@@ -15,7 +15,7 @@ fn fixed_bytes_of_a_piece_frame() {
     assert_eq!(
         f,
         [
-            0x51, 0x00, 0x05, // version, flags, pn 5
+            0x52, 0x00, 0x05, // version, flags, pn 5
             0x06, 0x0f, // PIECE, 15 bytes
             1, 2, 3, 4, 5, 6, 7, 8, 0xac, 0x02, // ref: prefix, version 300
             0xe8, 0x07, // offset 1000
@@ -49,7 +49,7 @@ fn addressed_frame_with_several_messages() {
     ranges.insert(0, 100);
     ranges.insert(200, 250);
     assert!(w.have(&r(), &ranges));
-    assert_eq!(w.want(&[1, 2, 3]), 3);
+    assert_eq!(w.want(3, &[1, 2, 3]), 3);
     assert!(w.recon_done(2, 280));
     let ack = Ack {
         largest: 100,
@@ -60,7 +60,7 @@ fn addressed_frame_with_several_messages() {
     let f = w.finish();
     assert_eq!(
         &f[..10],
-        &[0x51, 0x01, 0xdd, 0xcc, 0xbb, 0xaa, 0xff, 0xff, 0xff, 0xff]
+        &[0x52, 0x01, 0xdd, 0xcc, 0xbb, 0xaa, 0xff, 0xff, 0xff, 0xff]
     );
     let (h, msgs) = parse(&f).unwrap();
     assert_eq!(h.addr, Some((0xaabbccdd, BROADCAST)));
@@ -78,8 +78,12 @@ fn addressed_frame_with_several_messages() {
     assert_eq!(msgs[1], Message::HaveAll { r: r() });
     assert_eq!(msgs[2], Message::Have { r: r(), ranges });
     match &msgs[3] {
-        Message::Want { ids } => {
-            assert_eq!(Message::want_ids(ids).collect::<Vec<_>>(), vec![1, 2, 3])
+        Message::Want { len, prefixes } => {
+            assert_eq!(*len, 3);
+            assert_eq!(
+                Message::want_prefixes(*len, prefixes).collect::<Vec<_>>(),
+                vec![1, 2, 3]
+            )
         }
         m => panic!("{m:?}"),
     }
@@ -108,10 +112,11 @@ fn unknown_messages_are_skipped_and_bad_frames_dropped() {
     let mut bad = f.clone();
     bad[4] = 200;
     assert_eq!(parse(&bad), Err(WireError::Malformed("length")));
-    assert_eq!(parse(&[0x52, 0]), Err(WireError::UnknownVersion(0x52)));
+    assert_eq!(parse(&[0x51, 0]), Err(WireError::UnknownVersion(0x51)));
+    assert_eq!(parse(&[0x53, 0]), Err(WireError::UnknownVersion(0x53)));
     assert_eq!(parse(&[]), Err(WireError::Truncated));
-    assert_eq!(parse(&[0x51, 1, 0, 0]), Err(WireError::Truncated));
-    // A symbols message whose size is not a multiple of 13.
+    assert_eq!(parse(&[0x52, 1, 0, 0]), Err(WireError::Truncated));
+    // A symbols message whose size is not a multiple of 9.
     let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
     assert!(w.raw(ty::SYMBOLS, &[0, 0, 1, 2, 3]));
     assert_eq!(parse(&w.finish()), Err(WireError::Malformed("SYMBOLS")));
@@ -135,9 +140,69 @@ fn writer_respects_the_budget() {
     let n = w.symbols(0, 0, 1000, |i| crate::recon::riblt::Symbol {
         sum: i,
         checksum: 1,
-        count: 1,
     });
-    assert!(n >= 14 && w.len() <= 200, "{n} symbols, {} bytes", w.len());
+    assert!(n >= 21 && w.len() <= 200, "{n} symbols, {} bytes", w.len());
+}
+
+#[test]
+fn fixed_bytes_of_recon_messages() {
+    let mut w = FrameWriter::new(Header { addr: None, pn: 7 }, 200);
+    let sym = |i: u64| crate::recon::riblt::Symbol {
+        sum: 0x0605_0403_0200 + (i - 299),
+        checksum: 0x0c_0b0a,
+    };
+    assert_eq!(w.symbols(1, 300, 2, sym), 2);
+    assert_eq!(w.want(2, &[0xbeef, 0x0102]), 2);
+    assert_eq!(w.want(6, &[0x0605_0403_0201]), 1);
+    let f = w.finish();
+    assert_eq!(
+        f,
+        [
+            0x52, 0x00, 0x07, // version 2, flags, pn 7
+            0x02, 0x15, 0x01, 0xac, 0x02, // SYMBOLS, 21 bytes: epoch 1, first 300
+            0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x0a, 0x0b, 0x0c, // symbol 300
+            0x02, 0x02, 0x03, 0x04, 0x05, 0x06, 0x0a, 0x0b, 0x0c, // symbol 301
+            0x04, 0x05, 0x02, 0xef, 0xbe, 0x02, 0x01, // WANT, 5 bytes: 2-byte prefixes
+            0x04, 0x07, 0x06, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, // WANT, whole id
+        ]
+    );
+    let (_, msgs) = parse(&f).unwrap();
+    match &msgs[0] {
+        Message::Symbols { epoch, first, data } => {
+            assert_eq!((*epoch, *first), (1, 300));
+            assert_eq!(
+                Message::symbols(data).collect::<Vec<_>>(),
+                vec![sym(300), sym(301)]
+            );
+        }
+        m => panic!("{m:?}"),
+    }
+    assert_eq!(
+        msgs[1],
+        Message::Want {
+            len: 2,
+            prefixes: &[0xef, 0xbe, 0x02, 0x01]
+        }
+    );
+    // Bad WANTs: no length byte, length 0 or 7, no prefix, a partial prefix.
+    for body in [
+        &[][..],
+        &[0, 1],
+        &[7, 1, 2, 3, 4, 5, 6, 7],
+        &[2],
+        &[2, 1, 2, 3],
+    ] {
+        let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+        assert!(w.raw(ty::WANT, body));
+        assert_eq!(
+            parse(&w.finish()),
+            Err(WireError::Malformed("WANT")),
+            "{body:?}"
+        );
+    }
+    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    assert_eq!(w.want(0, &[1]), 0);
+    assert_eq!(w.want(7, &[1]), 0);
 }
 
 proptest::proptest! {
