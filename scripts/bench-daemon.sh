@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# Daemon benchmarks over UDP loopback (issue 5's "Measured" figures):
+#
+#   1. one SIZE MiB bundle between two daemons: goodput, each daemon's CPU and peak RSS,
+#      then quinn (crates/baseline/examples/quinn_loopback.rs) for the same size, side by side;
+#   2. 10,000 small bundles (100 B) between two fresh daemons: time until B holds them all;
+#   3. daemon RSS idle (empty store), and holding 100,000 bundles.
+#
+# Usage: scripts/bench-daemon.sh [SIZE_MIB]      (default 1024)
+#   Env: RUNS=1 (part 1 repetitions), SMALL=10000 (part 2 count), MANY=100000 (part 3 count), SKIP_SMALL=1, SKIP_RSS=1,
+#        KEEP=1 (keep the work directory), SKYWAVE=path (default target/release/skywave).
+#
+# Builds nothing of skywave itself: run `cargo build --release` first. The quinn example and
+# the store filler (crates/daemon/examples/fill_store.rs) go through `cargo run --release`.
+# Node directories live under /dev/shm when it exists (so the disk is not what is measured),
+# else under ${TMPDIR:-/tmp}. Needs jq and curl.
+#
+# What is measured, part 1: from the moment B is launched (B starts, binds, greets A,
+# reconciles, then receives) to the `at_ms` of B's `bundle` event for the received bundle,
+# i.e. the bundle committed in B's store after its hash was verified. quinn's figure is from
+# stream open (handshake done) to the receiver reading the last byte, so skywave's includes
+# more (process start, session set-up, hashing and storing). CPU seconds are utime + stime
+# of each daemon process over its whole life (from /proc/PID/stat, read just before it is
+# stopped); peak RSS is VmHWM from /proc/PID/status.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SIZE=${1:-1024}
+SMALL=${SMALL:-10000}
+MANY=${MANY:-100000}
+SKYWAVE=${SKYWAVE:-$ROOT/target/release/skywave}
+RUNS=${RUNS:-1}
+JSON=()
+for n in "$SIZE" "$RUNS" "$SMALL" "$MANY"; do
+    case $n in '' | *[!0-9]* | 0)
+        echo "usage: [RUNS=N] [SMALL=N] [MANY=N] $0 [SIZE_MIB]  (positive whole numbers)" >&2
+        exit 2
+        ;;
+    esac
+done
+for tool in jq curl; do
+    command -v "$tool" >/dev/null || { echo "$0: needs $tool" >&2; exit 2; }
+done
+[ -x "$SKYWAVE" ] || { echo "$0: no $SKYWAVE; run cargo build --release first" >&2; exit 2; }
+
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then BASE=/dev/shm; else BASE=${TMPDIR:-/tmp}; fi
+WORK=$(mktemp -d "$BASE/skywave-bench.XXXXXX")
+PIDS=()
+
+cleanup() {
+    local p
+    for p in "${PIDS[@]+"${PIDS[@]}"}"; do
+        kill "$p" 2>/dev/null || true
+    done
+    for p in "${PIDS[@]+"${PIDS[@]}"}"; do
+        wait "$p" 2>/dev/null || true
+    done
+    if [ "${KEEP:-0}" = 1 ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+now_ms() { date +%s%3N; }
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+CLK_TCK=$(getconf CLK_TCK)
+
+# CPU seconds (user + system) of a live process.
+cpu_seconds() {
+    local stat
+    stat=$(cat "/proc/$1/stat")
+    stat=${stat##*) } # fields after the command name; utime and stime are fields 14, 15
+    awk -v t="$CLK_TCK" '{ printf "%.2f", ($12 + $13) / t }' <<<"$stat"
+}
+# A /proc/PID/status field in KiB (VmRSS, VmHWM).
+mem_kib() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+
+# start_daemon NAME DIR ARGS...: launches a daemon, waits for DIR/daemon.json; sets $PID.
+start_daemon() {
+    local name=$1 dir=$2
+    shift 2
+    rm -f "$dir/daemon.json"
+    "$SKYWAVE" daemon --dir "$dir" --http 127.0.0.1:0 "$@" >"$WORK/$name.log" 2>&1 &
+    PID=$!
+    PIDS+=("$PID")
+    local i
+    for i in $(seq 1 200); do
+        if [ -s "$dir/daemon.json" ] && jq -e .http "$dir/daemon.json" >/dev/null 2>&1; then
+            return 0
+        fi
+        kill -0 "$PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    echo "$0: daemon $name did not start; its log:" >&2
+    cat "$WORK/$name.log" >&2
+    exit 1
+}
+stop_daemon() {
+    kill "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+    local keep=() p
+    for p in "${PIDS[@]+"${PIDS[@]}"}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+    PIDS=("${keep[@]+"${keep[@]}"}")
+}
+udp_addr() { jq -r '.udp[0]' "$1/daemon.json"; }
+http_addr() { jq -r '.http' "$1/daemon.json"; }
+bundles_held() { curl -sf "http://$(http_addr "$1")/v1/status" | jq -r '.store.bundles' 2>/dev/null || echo 0; }
+fill() { (cd "$ROOT" && cargo run --release -q -p skywave-daemon --example fill_store -- "$@"); }
+
+echo "skywave daemon benchmark: $(nproc) cores, $(uname -r), work dir $WORK"
+echo "binary $SKYWAVE ($("$SKYWAVE" --version), built $(date -r "$SKYWAVE" '+%F %T'))"
+echo "tree $ROOT at $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo ' (+ uncommitted changes)')"
+echo
+
+# ---- 1. one SIZE MiB bundle -------------------------------------------------------------
+BYTES=$((SIZE << 20))
+head -c "$BYTES" /dev/urandom >"$WORK/payload"
+one_run() {
+    local A=$WORK/a B=$WORK/b BUNDLE PID_A PID_B EV T0 T1 deadline
+    "$SKYWAVE" init --dir "$A" >/dev/null
+    "$SKYWAVE" init --dir "$B" >/dev/null
+    BUNDLE=$("$SKYWAVE" add --dir "$A" "$WORK/payload")
+
+    start_daemon a "$A" --listen udp://127.0.0.1:0
+    PID_A=$PID
+    LOAD1=$(load)
+    T0=$(now_ms)
+    start_daemon b "$B" --listen udp://127.0.0.1:0 --peer "udp://$(udp_addr "$A")"
+    PID_B=$PID
+    "$SKYWAVE" events --dir "$B" --since 0 --json >"$WORK/b-events.jsonl" 2>/dev/null &
+    EV=$!
+    PIDS+=("$EV")
+    T1=
+    deadline=$(($(now_ms) + 600000))
+    while [ -z "$T1" ]; do
+        T1=$(jq -r --arg id "$BUNDLE" 'select(.kind == "bundle" and .data.id == $id) | .at_ms' \
+            "$WORK/b-events.jsonl" 2>/dev/null | head -n1)
+        if [ -z "$T1" ]; then
+            if [ "$(now_ms)" -gt "$deadline" ] || ! kill -0 "$PID_B" 2>/dev/null; then
+                echo "$0: B did not receive the bundle; logs:" >&2
+                tail -n 20 "$WORK/a.log" "$WORK/b.log" >&2
+                exit 1
+            fi
+            sleep 0.05
+        fi
+    done
+    CPU_A=$(cpu_seconds "$PID_A") CPU_B=$(cpu_seconds "$PID_B")
+    HWM_A=$(mem_kib "$PID_A" VmHWM) HWM_B=$(mem_kib "$PID_B" VmHWM)
+    stop_daemon "$EV"
+    stop_daemon "$PID_B"
+    stop_daemon "$PID_A"
+    SECS=$(awk -v d=$((T1 - T0)) 'BEGIN { printf "%.3f", d / 1000 }')
+    GBPS=$(awk -v b="$BYTES" -v d=$((T1 - T0)) 'BEGIN { printf "%.3f", b * 8 / (d / 1000) / 1e9 }')
+    rm -rf "$A" "$B"
+
+    LOAD2=$(load)
+    QUINN=$(cd "$ROOT" && cargo run --release -q -p skywave-baseline --example quinn_loopback -- "$SIZE")
+    Q_SECS=$(jq -r .seconds <<<"$QUINN") Q_GBPS=$(jq -r .gbit_per_s <<<"$QUINN")
+    Q_CPU=$(jq -r .cpu_seconds <<<"$QUINN") Q_RSS=$(jq -r .max_rss_kib <<<"$QUINN")
+}
+
+echo "== 1. one $SIZE MiB bundle over UDP loopback ($RUNS run(s), skywave then quinn each) =="
+printf '%-22s %9s %10s %26s %24s %s\n' impl seconds Gbit/s "CPU s" "peak RSS MiB" "load (1/5/15 min)"
+for run in $(seq 1 "$RUNS"); do
+    one_run
+    printf '%-22s %9s %10s %26s %24s %s\n' "skywave (2 daemons)" "$SECS" "$GBPS" \
+        "A $CPU_A + B $CPU_B" "A $(mib "$HWM_A"), B $(mib "$HWM_B")" "$LOAD1"
+    printf '%-22s %9s %10s %26s %24s %s\n' "quinn (1 process)" "$Q_SECS" "$Q_GBPS" \
+        "$Q_CPU" "$(mib "$Q_RSS")" "$LOAD2"
+    JSON+=("{\"impl\":\"skywave\",\"run\":$run,\"bytes\":$BYTES,\"seconds\":$SECS,\"gbit_per_s\":$GBPS,\"cpu_seconds_a\":$CPU_A,\"cpu_seconds_b\":$CPU_B,\"max_rss_kib_a\":$HWM_A,\"max_rss_kib_b\":$HWM_B,\"load\":\"$LOAD1\"}")
+    JSON+=("$QUINN")
+done
+rm -f "$WORK/payload"
+printf 'json: %s\n' "${JSON[@]}"
+echo
+
+# ---- 2. SMALL small bundles between two fresh daemons -----------------------------------
+if [ "${SKIP_SMALL:-0}" != 1 ]; then
+    A=$WORK/sa B=$WORK/sb
+    "$SKYWAVE" init --dir "$A" >/dev/null
+    "$SKYWAVE" init --dir "$B" >/dev/null
+    fill "$A" "$SMALL" 100 >/dev/null
+    start_daemon sa "$A" --listen udp://127.0.0.1:0
+    PID_A=$PID
+    LOAD3=$(load)
+    T0=$(now_ms)
+    start_daemon sb "$B" --listen udp://127.0.0.1:0 --peer "udp://$(udp_addr "$A")"
+    PID_B=$PID
+    HELD=0
+    deadline=$(($(now_ms) + 300000))
+    while [ "$HELD" -lt "$SMALL" ]; do
+        if [ "$(now_ms)" -gt "$deadline" ] || ! kill -0 "$PID_B" 2>/dev/null; then
+            echo "$0: B holds $HELD of $SMALL bundles; giving up; logs:" >&2
+            tail -n 20 "$WORK/sa.log" "$WORK/sb.log" >&2
+            exit 1
+        fi
+        sleep 0.05
+        HELD=$(bundles_held "$B")
+    done
+    T1=$(now_ms)
+    CPU_A=$(cpu_seconds "$PID_A") CPU_B=$(cpu_seconds "$PID_B")
+    HWM_A=$(mem_kib "$PID_A" VmHWM) HWM_B=$(mem_kib "$PID_B" VmHWM)
+    stop_daemon "$PID_B"
+    stop_daemon "$PID_A"
+    rm -rf "$A" "$B"
+    echo "== 2. $SMALL bundles of 100 B between two fresh daemons over UDP loopback =="
+    echo "B launched to B holding all $SMALL: $(awk -v d=$((T1 - T0)) 'BEGIN { printf "%.2f", d / 1000 }') s (polled every 50 ms)"
+    echo "CPU s: A $CPU_A, B $CPU_B; peak RSS: A $(mib "$HWM_A") MiB, B $(mib "$HWM_B") MiB; load $LOAD3"
+    echo
+fi
+
+# ---- 3. RSS idle and holding MANY bundles ------------------------------------------------
+# Waits until VmRSS has not changed by more than 1% over 3 s (at most 30 s).
+settle() {
+    local pid=$1 prev=0 cur stable=0 i
+    for i in $(seq 1 30); do
+        sleep 1
+        cur=$(mem_kib "$pid" VmRSS)
+        if [ $((cur > prev ? cur - prev : prev - cur)) -le $((cur / 100)) ]; then
+            stable=$((stable + 1))
+            [ "$stable" -ge 3 ] && break
+        else
+            stable=0
+        fi
+        prev=$cur
+    done
+}
+if [ "${SKIP_RSS:-0}" != 1 ]; then
+    echo "== 3. daemon memory =="
+    C=$WORK/idle
+    "$SKYWAVE" init --dir "$C" >/dev/null
+    start_daemon idle "$C" --listen udp://127.0.0.1:0
+    settle "$PID"
+    curl -sf "http://$(http_addr "$C")/v1/status" >/dev/null
+    settle "$PID"
+    echo "idle, empty store: VmRSS $(mib "$(mem_kib "$PID" VmRSS)") MiB, VmHWM $(mib "$(mem_kib "$PID" VmHWM)") MiB; load $(load)"
+    stop_daemon "$PID"
+    rm -rf "$C"
+
+    D=$WORK/many
+    "$SKYWAVE" init --dir "$D" >/dev/null
+    fill "$D" "$MANY" 100 >/dev/null
+    start_daemon many "$D" --listen udp://127.0.0.1:0
+    settle "$PID"
+    HELD=$(bundles_held "$D")
+    settle "$PID"
+    echo "holding $HELD bundles of 100 B: VmRSS $(mib "$(mem_kib "$PID" VmRSS)") MiB, VmHWM $(mib "$(mem_kib "$PID" VmHWM)") MiB; load $(load)"
+    stop_daemon "$PID"
+fi
