@@ -2,12 +2,13 @@
 # Daemon benchmarks over UDP loopback (issue 5's "Measured" figures):
 #
 #   1. one SIZE MiB bundle between two daemons: goodput, each daemon's CPU and peak RSS,
-#      then quinn (crates/baseline/examples/quinn_loopback.rs) for the same size, side by side;
+#      then quinn (crates/baseline/examples/quinn_loopback.rs) for the same size, side by side,
+#      and quinn again with UDP segmentation offload off (one sendmsg per datagram);
 #   2. 10,000 small bundles (100 B) between two fresh daemons: time until B holds them all;
 #   3. daemon RSS idle (empty store), and holding 100,000 bundles.
 #
 # Usage: scripts/bench-daemon.sh [SIZE_MIB]      (default 1024)
-#   Env: RUNS=1 (part 1 repetitions), SMALL=10000 (part 2 count), MANY=100000 (part 3 count), SKIP_SMALL=1, SKIP_RSS=1,
+#   Env: RUNS=1 (part 1 repetitions), SKIP_NO_GSO=1 (skip quinn with GSO off), SMALL=10000 (part 2 count), MANY=100000 (part 3 count), SKIP_SMALL=1, SKIP_RSS=1,
 #        KEEP=1 (keep the work directory), SKYWAVE=path (default target/release/skywave).
 #
 # Builds nothing of skywave itself: run `cargo build --release` first. The quinn example and
@@ -157,6 +158,11 @@ one_run() {
     QUINN=$(cd "$ROOT" && cargo run --release -q -p skywave-baseline --example quinn_loopback -- "$SIZE")
     Q_SECS=$(jq -r .seconds <<<"$QUINN") Q_GBPS=$(jq -r .gbit_per_s <<<"$QUINN")
     Q_CPU=$(jq -r .cpu_seconds <<<"$QUINN") Q_RSS=$(jq -r .max_rss_kib <<<"$QUINN")
+    NOGSO=
+    if [ "${SKIP_NO_GSO:-0}" != 1 ]; then
+        LOAD3=$(load)
+        NOGSO=$(cd "$ROOT" && cargo run --release -q -p skywave-baseline --example quinn_loopback -- "$SIZE" --no-gso)
+    fi
 }
 
 echo "== 1. one $SIZE MiB bundle over UDP loopback ($RUNS run(s), skywave then quinn each) =="
@@ -167,8 +173,14 @@ for run in $(seq 1 "$RUNS"); do
         "A $CPU_A + B $CPU_B" "A $(mib "$HWM_A"), B $(mib "$HWM_B")" "$LOAD1"
     printf '%-22s %9s %10s %26s %24s %s\n' "quinn (1 process)" "$Q_SECS" "$Q_GBPS" \
         "$Q_CPU" "$(mib "$Q_RSS")" "$LOAD2"
+    if [ -n "$NOGSO" ]; then
+        printf '%-22s %9s %10s %26s %24s %s\n' "quinn, GSO off" "$(jq -r .seconds <<<"$NOGSO")" \
+            "$(jq -r .gbit_per_s <<<"$NOGSO")" "$(jq -r .cpu_seconds <<<"$NOGSO")" \
+            "$(mib "$(jq -r .max_rss_kib <<<"$NOGSO")")" "$LOAD3"
+    fi
     JSON+=("{\"impl\":\"skywave\",\"run\":$run,\"bytes\":$BYTES,\"seconds\":$SECS,\"gbit_per_s\":$GBPS,\"cpu_seconds_a\":$CPU_A,\"cpu_seconds_b\":$CPU_B,\"max_rss_kib_a\":$HWM_A,\"max_rss_kib_b\":$HWM_B,\"load\":\"$LOAD1\"}")
     JSON+=("$QUINN")
+    [ -z "$NOGSO" ] || JSON+=("$NOGSO")
 done
 rm -f "$WORK/payload"
 printf 'json: %s\n' "${JSON[@]}"
@@ -182,7 +194,7 @@ if [ "${SKIP_SMALL:-0}" != 1 ]; then
     fill "$A" "$SMALL" 100 >/dev/null
     start_daemon sa "$A" --listen udp://127.0.0.1:0
     PID_A=$PID
-    LOAD3=$(load)
+    LOAD4=$(load)
     T0=$(now_ms)
     start_daemon sb "$B" --listen udp://127.0.0.1:0 --peer "udp://$(udp_addr "$A")"
     PID_B=$PID
@@ -205,7 +217,7 @@ if [ "${SKIP_SMALL:-0}" != 1 ]; then
     rm -rf "$A" "$B"
     echo "== 2. $SMALL bundles of 100 B between two fresh daemons over UDP loopback =="
     echo "B launched to B holding all $SMALL: $(awk -v d=$((T1 - T0)) 'BEGIN { printf "%.2f", d / 1000 }') s (polled every 50 ms)"
-    echo "CPU s: A $CPU_A, B $CPU_B; peak RSS: A $(mib "$HWM_A") MiB, B $(mib "$HWM_B") MiB; load $LOAD3"
+    echo "CPU s: A $CPU_A, B $CPU_B; peak RSS: A $(mib "$HWM_A") MiB, B $(mib "$HWM_B") MiB; load $LOAD4"
     echo
 fi
 

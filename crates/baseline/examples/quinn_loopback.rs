@@ -3,6 +3,7 @@
 //! ```text
 //! cargo run --release -p skywave-baseline --example quinn_loopback            # 1024 MiB
 //! cargo run --release -p skywave-baseline --example quinn_loopback -- 256     # 256 MiB
+//! cargo run --release -p skywave-baseline --example quinn_loopback -- 256 --no-gso
 //! ```
 //!
 //! One process: a quinn server and a quinn client endpoint, each on its own UDP socket
@@ -18,6 +19,10 @@
 //!   server reading the last byte; `gbit_per_s` = payload bytes x 8 / seconds / 1e9.
 //! - `cpu_seconds`, `max_rss_kib`: user + system CPU time and peak RSS of the whole process
 //!   (both endpoints, sender and receiver, and the set-up), from `getrusage(RUSAGE_SELF)`.
+//!
+//! `--no-gso` turns off UDP segmentation offload on the send side (one `sendmsg` per
+//! datagram instead of up to 64 KiB of datagrams per call), for comparison with a sender
+//! that writes datagrams one at a time; the JSON then says `"impl":"quinn-no-gso"`.
 //!
 //! `scripts/bench-daemon.sh` runs this beside the daemons for the same size.
 
@@ -42,16 +47,18 @@ const DATAGRAM: u16 = 1472;
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 fn main() -> std::process::ExitCode {
-    let mib = match std::env::args().nth(1) {
-        None => 1024,
-        Some(a) => match a.parse::<u64>() {
-            Ok(n) if n > 0 => n,
+    let mut mib = 1024;
+    let mut gso = true;
+    for a in std::env::args().skip(1) {
+        match (a.as_str(), a.parse::<u64>()) {
+            ("--no-gso", _) => gso = false,
+            (_, Ok(n)) if n > 0 => mib = n,
             _ => {
-                eprintln!("usage: quinn_loopback [MIB]   (a positive number of MiB; default 1024)");
+                eprintln!("usage: quinn_loopback [MIB] [--no-gso]   (MIB > 0; default 1024)");
                 return std::process::ExitCode::from(2);
             }
-        },
-    };
+        }
+    }
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -62,7 +69,7 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    match rt.block_on(run(mib * MIB)) {
+    match rt.block_on(run(mib * MIB, gso)) {
         Ok(line) => {
             println!("{line}");
             std::process::ExitCode::SUCCESS
@@ -86,7 +93,7 @@ fn main() -> std::process::ExitCode {
 ///   up to 1,452 B.
 /// - Everything else is quinn's default: Cubic congestion control, pacing, GSO/GRO where
 ///   the kernel has them (quinn-udp), ack frequency, loss detection.
-fn transport() -> TransportConfig {
+fn transport(gso: bool) -> TransportConfig {
     let mut t = TransportConfig::default();
     t.stream_receive_window(VarInt::from_u32(WINDOW))
         .receive_window(VarInt::from_u32(WINDOW))
@@ -96,15 +103,16 @@ fn transport() -> TransportConfig {
     let mut mtud = MtuDiscoveryConfig::default();
     mtud.upper_bound(DATAGRAM);
     t.mtu_discovery_config(Some(mtud));
+    t.enable_segmentation_offload(gso);
     t
 }
 
-async fn run(bytes: u64) -> Result<String, Error> {
+async fn run(bytes: u64, gso: bool) -> Result<String, Error> {
     // A self-signed certificate for "localhost", trusted by the client.
     let ck = rcgen::generate_simple_self_signed(vec!["localhost".to_string()])?;
     let cert: CertificateDer<'static> = ck.cert.der().clone();
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(ck.signing_key.serialize_der()));
-    let transport = Arc::new(transport());
+    let transport = Arc::new(transport(gso));
 
     let mut server_cfg = ServerConfig::with_single_cert(vec![cert.clone()], key)?;
     server_cfg.transport_config(transport.clone());
@@ -158,9 +166,10 @@ async fn run(bytes: u64) -> Result<String, Error> {
     let usage = getrusage(UsageWho::RUSAGE_SELF)?;
     let tv = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
     let cpu = tv(usage.user_time()) + tv(usage.system_time());
+    let name = if gso { "quinn" } else { "quinn-no-gso" };
     // Linux reports ru_maxrss in KiB. Keys in a fixed order, for people reading it.
     Ok(format!(
-        "{{\"impl\":\"quinn\",\"bytes\":{bytes},\"seconds\":{seconds:.3},\"gbit_per_s\":{:.3},\"cpu_seconds\":{cpu:.3},\"max_rss_kib\":{}}}",
+        "{{\"impl\":\"{name}\",\"bytes\":{bytes},\"seconds\":{seconds:.3},\"gbit_per_s\":{:.3},\"cpu_seconds\":{cpu:.3},\"max_rss_kib\":{}}}",
         bytes as f64 * 8.0 / seconds / 1e9,
         usage.max_rss(),
     ))
