@@ -16,6 +16,12 @@ const WANT_PATIENCE: u32 = 2;
 /// Sends remembered per bundle on links without acks (older ones fall to the timeout).
 const MAX_TRACKED_SENDS: usize = 256;
 
+/// Shared medium: the longest run of frames to one peer without hearing from it. A
+/// radio that always has a frame queued wins the channel (the other's backoff doubles
+/// each time it finds the channel busy), so the peer's reports would wait for seconds and
+/// everything they answer would be resent; pausing lets them through.
+const SHARED_OVER: Duration = Duration::from_millis(150);
+
 /// Pieces smaller than this are not worth a header when more data would follow.
 const MIN_PIECE: usize = 24;
 
@@ -33,8 +39,11 @@ impl Endpoint {
     }
 
     fn over_limit(&self, params: &LinkParams) -> u64 {
-        match (params.half_duplex, params.rate_bps) {
-            (true, Some(r)) => (r as f64 / 8.0 * self.cfg.max_over.as_secs_f64()) as u64,
+        match (params.half_duplex, params.shared, params.rate_bps) {
+            (true, _, Some(r)) => (r as f64 / 8.0 * self.cfg.max_over.as_secs_f64()) as u64,
+            (false, true, Some(r)) => {
+                ((r as f64 / 8.0 * SHARED_OVER.as_secs_f64()) as u64).max(2 * params.mtu as u64)
+            }
             _ => u64::MAX,
         }
     }
@@ -165,12 +174,18 @@ impl Endpoint {
             }
         }
         // 3. "I hold it all": never displaced by anything else. Each goes out twice, in
-        // two frames.
+        // two frames. On a shared medium the copy only rides in a frame sent anyway: a
+        // frame of its own is one more contention for the channel, delaying every report.
         let again = std::mem::take(&mut p.have_all_again);
         let mut again_rest = Vec::new();
+        let mut again_riding = Vec::new();
         for r in again {
             if w.have_all(&r) {
-                substantive = true;
+                if params.shared {
+                    again_riding.push(r);
+                } else {
+                    substantive = true;
+                }
             } else {
                 again_rest.push(r);
             }
@@ -365,6 +380,9 @@ impl Endpoint {
             }
         }
         if !substantive {
+            // Nothing worth a frame: the riding copies wait for the next one.
+            again_riding.append(&mut p.have_all_again);
+            p.have_all_again = again_riding;
             return None;
         }
         if ack_written {
@@ -372,6 +390,11 @@ impl Endpoint {
             p.ack_due = None;
         }
         let f = w.finish();
+        if tracing::enabled!(tracing::Level::TRACE)
+            && let Ok((h, msgs)) = wire::parse(&f)
+        {
+            tracing::trace!(t = now.as_secs_f64(), node = %super::hex8(&my_key), pn = h.pn, msgs = ?msgs.iter().map(super::describe).collect::<Vec<_>>(), "tx");
+        }
         p.over_bytes += f.len() as u64;
         if eliciting {
             p.cc.on_sent(now, pn, f.len() as u64, pieces);
@@ -442,7 +465,7 @@ impl Endpoint {
             if p.recon.dec.is_some() && !p.recon.decoded && p.recon.more_to_send.is_none() {
                 at(p.recon.last_symbol_at + rto);
             }
-            if p.over_bytes > 0 && l.params.half_duplex {
+            if p.over_bytes > 0 && (l.params.half_duplex || l.params.shared) {
                 at(p.last_heard.max(p.hello_at) + rto);
             }
         }
@@ -519,7 +542,10 @@ impl Endpoint {
                 p.recon.more_to_send = Some((have, count));
                 p.recon.last_symbol_at = now;
             }
-            if params.half_duplex && p.over_bytes > 0 && now >= p.last_heard.max(p.hello_at) + rto {
+            if (params.half_duplex || params.shared)
+                && p.over_bytes > 0
+                && now >= p.last_heard.max(p.hello_at) + rto
+            {
                 p.over_bytes = 0;
             }
         }
