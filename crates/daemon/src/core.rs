@@ -4,7 +4,7 @@
 //! One task, so the endpoint needs no lock; the store is behind a mutex the HTTP
 //! handlers share (held only for single store operations).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -160,7 +160,9 @@ struct UdpSock {
     cfg: crate::config::UdpConfig,
     peers: HashMap<SocketAddr, LinkId>,
     /// A frame the socket would not take (send buffer full), retried when writable.
-    blocked: Option<(LinkId, SocketAddr, Vec<u8>)>,
+    blocked: VecDeque<Batch>,
+    /// Segmentation (GSO) and coalescing (GRO) support of this socket.
+    state: quinn_udp::UdpSocketState,
     beacon_at: Instant,
 }
 
@@ -191,7 +193,26 @@ pub struct Core {
     rbuf: Vec<u8>,
 }
 
-/// Datagrams read per wake before the core turns to other work.
+/// Receive slots per system call, each big enough for one coalesced (GRO) read.
+const RECV_SLOTS: usize = 8;
+const RECV_SLOT: usize = 64 * 1024;
+
+/// Frames of one link sent with one system call (GSO), when the socket allows.
+const GSO_MAX: usize = 32;
+/// Largest segmented write (the kernel's limit is 64 KiB).
+const GSO_BYTES: usize = 60 * 1024;
+
+/// Equal-sized frames for one destination, sent as one segmented datagram write.
+#[derive(Debug)]
+struct Batch {
+    link: LinkId,
+    addr: SocketAddr,
+    buf: Vec<u8>,
+    seg: usize,
+    count: usize,
+}
+
+/// Receive calls per wake before the core turns to other work.
 const UDP_BATCH: usize = 32;
 
 /// Silence after which a UDP peer learnt from traffic is forgotten.
@@ -216,7 +237,7 @@ impl Core {
             drops: BTreeMap::new(),
             last_tick: now,
             ticks: 0,
-            rbuf: vec![0; ip::MAX_DATAGRAM + 1],
+            rbuf: vec![0; RECV_SLOTS * RECV_SLOT],
         }
     }
 
@@ -308,6 +329,7 @@ impl Core {
             }
         }
         let local = sock.local_addr()?;
+        let state = quinn_udp::UdpSocketState::new((&sock).into())?;
         let sock = Arc::new(sock);
         let index = self.udp.len();
         let peers = cfg.peers.clone();
@@ -315,7 +337,8 @@ impl Core {
             sock,
             cfg,
             peers: HashMap::new(),
-            blocked: None,
+            blocked: VecDeque::new(),
+            state,
             beacon_at: Instant::now(),
         });
         for p in peers {
@@ -458,7 +481,7 @@ impl Core {
             let blocked = self
                 .udp
                 .iter()
-                .position(|u| u.blocked.is_some())
+                .position(|u| !u.blocked.is_empty())
                 .map(|i| (i, self.udp[i].sock.clone()));
             let readable = (!self.udp.is_empty()).then(|| {
                 futures_util::future::select_all(self.udp.iter().enumerate().map(|(i, u)| {
@@ -573,11 +596,34 @@ impl Core {
     fn read_udp(&mut self, sock: usize) {
         let now = self.now();
         let mut buf = std::mem::take(&mut self.rbuf);
+        let mut meta = [quinn_udp::RecvMeta::default(); RECV_SLOTS];
         for _ in 0..UDP_BATCH {
-            match self.udp[sock].sock.try_recv_from(&mut buf) {
-                Ok((n, from)) => {
-                    let data = &buf[..n.min(ip::MAX_DATAGRAM)];
-                    self.on_datagram(sock, from, n, data, now);
+            let n = {
+                let mut iov: Vec<std::io::IoSliceMut<'_>> = buf
+                    .chunks_mut(RECV_SLOT)
+                    .map(std::io::IoSliceMut::new)
+                    .collect();
+                let u = &self.udp[sock];
+                u.sock.try_io(tokio::io::Interest::READABLE, || {
+                    u.state.recv((&*u.sock).into(), &mut iov, &mut meta)
+                })
+            };
+            match n {
+                Ok(n) => {
+                    for (i, m) in meta.iter().take(n).enumerate() {
+                        let slot = &buf[i * RECV_SLOT..i * RECV_SLOT + m.len.min(RECV_SLOT)];
+                        // Coalesced datagrams (GRO) arrive as equal strides.
+                        let stride = m.stride.max(1);
+                        if m.len == 0 {
+                            // An empty datagram is still one to count.
+                            self.on_datagram(sock, m.addr, 0, &[], now);
+                        }
+                        for d in slot.chunks(stride) {
+                            let len = if m.len == stride { m.len } else { d.len() };
+                            let data = &d[..d.len().min(ip::MAX_DATAGRAM)];
+                            self.on_datagram(sock, m.addr, len, data, now);
+                        }
+                    }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) => {
@@ -659,7 +705,7 @@ impl Core {
                 let max = match &e.io {
                     Io::None => 0,
                     Io::Udp { sock, .. } => {
-                        if self.udp[*sock].blocked.is_some() {
+                        if !self.udp[*sock].blocked.is_empty() {
                             0
                         } else {
                             e.params.mtu
@@ -683,6 +729,15 @@ impl Core {
                 if max < MIN_MTU {
                     break;
                 }
+                if let Io::Udp { sock, addr } = e.io {
+                    let (go_on, sent) =
+                        self.gather_udp(id, sock, addr, max, FAIR_BURST - n, &mut store, now);
+                    n += sent;
+                    if !go_on {
+                        break;
+                    }
+                    continue;
+                }
                 let Some(f) = self.ep.poll_transmit(now, id, max, &mut *store) else {
                     break;
                 };
@@ -695,6 +750,73 @@ impl Core {
         more
     }
 
+    /// Builds up to `budget` frames for UDP link `id` and sends them in segmented
+    /// batches of equal-sized frames (one system call each). Returns whether the link
+    /// may take more now, and the frames built.
+    #[allow(clippy::too_many_arguments)]
+    fn gather_udp(
+        &mut self,
+        id: LinkId,
+        sock: usize,
+        addr: SocketAddr,
+        max: usize,
+        budget: usize,
+        store: &mut StoreAdapter,
+        now: Duration,
+    ) -> (bool, usize) {
+        let gso = self.udp[sock].state.max_gso_segments().clamp(1, GSO_MAX);
+        let mut b = Batch {
+            link: id,
+            addr,
+            buf: Vec::new(),
+            seg: 0,
+            count: 0,
+        };
+        let mut built = 0;
+        let mut more = true;
+        while built < budget {
+            let Some(f) = self.ep.poll_transmit(now, id, max, store) else {
+                more = false;
+                break;
+            };
+            built += 1;
+            // A segment may be shorter than the first only as the batch's last.
+            let fits = b.count > 0
+                && f.len() <= b.seg
+                && b.buf.len().is_multiple_of(b.seg)
+                && b.count < gso
+                && b.buf.len() + f.len() <= GSO_BYTES;
+            if b.count > 0 && !fits {
+                let full = std::mem::replace(
+                    &mut b,
+                    Batch {
+                        link: id,
+                        addr,
+                        buf: Vec::new(),
+                        seg: 0,
+                        count: 0,
+                    },
+                );
+                self.send_batch(sock, full);
+            }
+            if b.count == 0 {
+                b.seg = f.len();
+            }
+            b.buf.extend_from_slice(&f);
+            b.count += 1;
+        }
+        if b.count > 0 {
+            self.send_batch(sock, b);
+        }
+        (more && self.udp[sock].blocked.is_empty(), built)
+    }
+
+    /// Sends a batch, or queues it behind those already waiting for the socket.
+    fn send_batch(&mut self, sock: usize, b: Batch) {
+        self.udp[sock].blocked.push_back(b);
+        self.retry_blocked(sock);
+    }
+
     /// Sends one frame on `id`; false if the link will not take more now.
     fn send(&mut self, id: LinkId, f: Vec<u8>) -> bool {
         let Some(e) = self.links.get_mut(&id) else {
@@ -704,19 +826,16 @@ impl Core {
         match &e.io {
             Io::None => return false,
             Io::Udp { sock, addr } => {
-                let (sock, addr) = (*sock, *addr);
-                match self.udp[sock].sock.try_send_to(&f, addr) {
-                    Ok(_) => {}
-                    Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => {
-                        self.udp[sock].blocked = Some((id, addr, f));
-                        return false;
-                    }
-                    Err(err) => {
-                        tracing::debug!(%addr, error = %err, "udp send");
-                        *self.drops.entry("send_failed").or_default() += 1;
-                        return true;
-                    }
-                }
+                let b = Batch {
+                    link: id,
+                    addr: *addr,
+                    seg: f.len(),
+                    count: 1,
+                    buf: f,
+                };
+                let sock = *sock;
+                self.send_batch(sock, b);
+                return self.udp[sock].blocked.is_empty();
             }
             Io::Tcp(tx) => {
                 if tx.frames.try_send(Bytes::from(f)).is_err() {
@@ -738,23 +857,34 @@ impl Core {
         true
     }
 
+    /// Sends the batches waiting for `sock` until it would block.
     fn retry_blocked(&mut self, sock: usize) {
-        let Some((id, addr, f)) = self.udp[sock].blocked.take() else {
-            return;
-        };
-        match self.udp[sock].sock.try_send_to(&f, addr) {
-            Ok(_) => {
-                if let Some(e) = self.links.get_mut(&id) {
-                    e.bytes_out += f.len() as u64;
-                    e.frames_out += 1;
+        while let Some(b) = self.udp[sock].blocked.front() {
+            let u = &self.udp[sock];
+            let t = quinn_udp::Transmit {
+                destination: b.addr,
+                ecn: None,
+                contents: &b.buf,
+                segment_size: (b.count > 1).then_some(b.seg),
+                src_ip: None,
+            };
+            let r = u.sock.try_io(tokio::io::Interest::WRITABLE, || {
+                u.state.try_send((&*u.sock).into(), &t)
+            });
+            match r {
+                Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(err) => {
+                    tracing::debug!(addr = %b.addr, error = %err, "udp send");
+                    *self.drops.entry("send_failed").or_default() += b.count as u64;
+                }
+                Ok(()) => {
+                    if let Some(e) = self.links.get_mut(&b.link) {
+                        e.bytes_out += b.buf.len() as u64;
+                        e.frames_out += b.count as u64;
+                    }
                 }
             }
-            Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => {
-                self.udp[sock].blocked = Some((id, addr, f));
-            }
-            Err(_) => {
-                *self.drops.entry("send_failed").or_default() += 1;
-            }
+            self.udp[sock].blocked.pop_front();
         }
     }
 
