@@ -14,7 +14,7 @@ pub mod store;
 pub mod wire;
 
 pub use endpoint::{
-    Config, Direction, Endpoint, Event, LinkId, LinkParams, PeerInfo, ReconState, Stats,
+    Config, Direction, Endpoint, Event, FecMode, LinkId, LinkParams, PeerInfo, ReconState, Stats,
     TransferInfo, TransferState,
 };
 pub use store::{BundleStore, MemStore, Offer, Written};

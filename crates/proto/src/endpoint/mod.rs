@@ -59,6 +59,20 @@ pub struct Config {
     pub max_over: Duration,
     /// First burst of reconciliation symbols on half-duplex links.
     pub initial_burst: u64,
+    /// When payloads are sent as RaptorQ symbols rather than pieces (docs/protocol.md, FEC).
+    pub fec: FecMode,
+}
+
+/// Whether transfers may use forward error correction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FecMode {
+    /// The adaptive rule decides per transfer from measured loss, RTT and receivers.
+    #[default]
+    Auto,
+    /// Never: pieces and retransmission only (for comparison runs).
+    Off,
+    /// Every transfer that can be coded is, with the rule's repair amount (tests).
+    Always,
 }
 
 impl Default for Config {
@@ -70,6 +84,7 @@ impl Default for Config {
             ack_delay: Duration::from_millis(5),
             max_over: Duration::from_secs(12),
             initial_burst: 48,
+            fec: FecMode::Auto,
         }
     }
 }
