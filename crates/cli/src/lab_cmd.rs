@@ -11,7 +11,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 use skywave_lab::plot::{completion_cdf_svg, goodput_svg, rate_label};
 use skywave_lab::scenario::SCENARIOS;
-use skywave_lab::{AgentKind, Progress, Report, RunOptions, Scenario};
+use skywave_lab::{AgentKind, AgentOptions, Progress, Report, RunOptions, Scenario};
 use skywave_sim::{LinkConfig, PROFILES, SimTime};
 
 #[derive(Debug, Args)]
@@ -72,6 +72,11 @@ pub struct RunArgs {
     /// The node implementation to run.
     #[arg(long, value_enum, default_value_t = Agent::Skywave, value_name = "AGENT")]
     pub agent: Agent,
+    /// Forward error correction of the skywave agent, set on every node's protocol
+    /// config: off (pieces and retransmission only), auto (the adaptive rule decides per
+    /// transfer) or always (every transfer that can be coded is).
+    #[arg(long, default_value = "auto", value_name = "off|auto|always")]
+    pub fec: String,
     /// Where the skywave agent's stores live during the run (temporary directories,
     /// removed at the end); default: the system's temporary directory. A RAM-backed
     /// directory such as /dev/shm keeps fsyncs off the disk and runs much faster.
@@ -100,6 +105,11 @@ pub struct MatrixArgs {
     /// The node implementation to run.
     #[arg(long, value_enum, default_value_t = Agent::Skywave, value_name = "AGENT")]
     pub agent: Agent,
+    /// Forward error correction of the skywave agent, set on every node's protocol
+    /// config: off (pieces and retransmission only), auto (the adaptive rule decides per
+    /// transfer) or always (every transfer that can be coded is).
+    #[arg(long, default_value = "auto", value_name = "off|auto|always")]
+    pub fec: String,
     /// Where the skywave agent's stores live during the run (temporary directories,
     /// removed at the end); default: the system's temporary directory. A RAM-backed
     /// directory such as /dev/shm keeps fsyncs off the disk and runs much faster.
@@ -149,7 +159,7 @@ fn list(json: bool) -> anyhow::Result<ExitCode> {
     let o = &mut o;
     let _ = writeln!(o, "Scenarios (skywave lab run NAME):");
     for s in SCENARIOS {
-        let _ = writeln!(o, "  {:<16} {:<17} {}", s.name, s.link, s.summary);
+        let _ = writeln!(o, "  {:<17} {:<17} {}", s.name, s.link, s.summary);
     }
     let _ = writeln!(
         o,
@@ -219,8 +229,16 @@ fn resolve_link(spec: Option<&str>) -> anyhow::Result<Option<LinkConfig>> {
         .map_err(Into::into)
 }
 
+/// `--fec`, checked by the lab (the error names the accepted values).
+fn agent_options(fec: &str) -> anyhow::Result<AgentOptions> {
+    Ok(AgentOptions {
+        fec: skywave_lab::parse_fec(fec)?,
+    })
+}
+
 fn run_one(a: RunArgs, json: bool) -> anyhow::Result<ExitCode> {
     let scenario = Scenario::lookup_scaled(&a.scenario, a.scale)?;
+    let agent_opts = agent_options(&a.fec)?;
     let link = resolve_link(a.link.as_deref())?;
     let transfer = scenario.single_transfer();
     if a.baseline.is_some() && transfer.is_none() {
@@ -232,9 +250,10 @@ fn run_one(a: RunArgs, json: bool) -> anyhow::Result<ExitCode> {
     let mut line = ProgressLine::new();
     let name = scenario.name.clone();
     let mut cb = |p: &Progress| line.show(&name, p);
-    let report = skywave_lab::run_agent(
+    let report = skywave_lab::run_agent_with(
         &scenario,
         a.agent.into(),
+        agent_opts,
         RunOptions {
             seed: a.seed,
             link_override: link.clone(),
@@ -294,9 +313,13 @@ fn thousands(n: u64) -> String {
 }
 
 fn print_report(o: &mut String, r: &Report) {
+    let fec = r
+        .fec
+        .as_deref()
+        .map_or_else(String::new, |f| format!(", fec {f}"));
     let _ = writeln!(
         o,
-        "scenario   {} (agent: {}, seed {})",
+        "scenario   {} (agent: {}{fec}, seed {})",
         r.scenario, r.agent, r.seed
     );
     let _ = writeln!(o, "link       {}", r.link);
@@ -410,6 +433,7 @@ fn print_side_by_side(o: &mut String, r: &Report, b: &skywave_baseline::Baseline
 
 fn matrix(a: MatrixArgs, json: bool) -> anyhow::Result<ExitCode> {
     let seeds = skywave_lab::parse_seeds(&a.seeds)?;
+    let agent_opts = agent_options(&a.fec)?;
     let names: Vec<String> = match &a.scenarios {
         Some(s) => s
             .split(',')
@@ -451,6 +475,7 @@ fn matrix(a: MatrixArgs, json: bool) -> anyhow::Result<ExitCode> {
         &scenarios,
         &seeds,
         a.agent.into(),
+        agent_opts,
         a.store_dir.as_deref(),
         threads,
         &on_done,
@@ -475,7 +500,19 @@ fn matrix(a: MatrixArgs, json: bool) -> anyhow::Result<ExitCode> {
     }
     let mut o = String::new();
     let o = &mut o;
-    let _ = writeln!(o, "agent: {}", AgentKind::from(a.agent));
+    let agent = AgentKind::from(a.agent);
+    match agent {
+        AgentKind::Skywave => {
+            let _ = writeln!(
+                o,
+                "agent: {agent} (fec {})",
+                skywave_lab::fec_name(agent_opts.fec)
+            );
+        }
+        AgentKind::Reference => {
+            let _ = writeln!(o, "agent: {agent}");
+        }
+    }
     let _ = writeln!(
         o,
         "{:<22} {:>5} {:>9} {:>12} {:>13} {:>13} {:>7} {:>12}",

@@ -34,6 +34,8 @@ fn list_shows_scenarios_and_profiles() {
         "uhf-chain",
         "formant-stream",
         "satellite-10mb",
+        "uhf-lossy-star",
+        "satellite-50x20k",
         "hf-modem",
         "lfn-lossy",
         "formant-RTT-LOSS",
@@ -41,7 +43,7 @@ fn list_shows_scenarios_and_profiles() {
         assert!(out.contains(name), "{name} missing from:\n{out}");
     }
     let v: serde_json::Value = serde_json::from_str(&ok(&["lab", "list", "--json"])).unwrap();
-    assert_eq!(v["scenarios"].as_array().unwrap().len(), 10);
+    assert_eq!(v["scenarios"].as_array().unwrap().len(), 12);
     assert!(
         v["profiles"]
             .as_array()
@@ -84,6 +86,7 @@ fn run_json_has_the_required_keys() {
     }
     assert_eq!(v["scenario"], "uhf-chain");
     assert_eq!(v["agent"], "skywave", "skywave is the default agent");
+    assert_eq!(v["fec"], "auto", "FEC auto by default");
     assert_eq!(v["seed"], 1);
     assert_eq!(v["complete"], true);
     assert_eq!(v["bundles_delivered"]["A->C"], 20);
@@ -103,6 +106,11 @@ fn agent_choice() {
     ]))
     .unwrap();
     assert_eq!(v["agent"], "reference");
+    assert_eq!(
+        v["fec"],
+        serde_json::Value::Null,
+        "the reference agent has no FEC"
+    );
     assert_eq!(v["bundles_delivered"]["A->C"], 20);
     let tmp = tempfile::tempdir().unwrap();
     let v: serde_json::Value = serde_json::from_str(&ok(&[
@@ -115,10 +123,13 @@ fn agent_choice() {
         "skywave",
         "--store-dir",
         tmp.path().to_str().unwrap(),
+        "--fec",
+        "off",
         "--json",
     ]))
     .unwrap();
     assert_eq!(v["agent"], "skywave");
+    assert_eq!(v["fec"], "off");
     assert_eq!(v["complete"], true);
     // The stores' temporary directories are gone after the run.
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
@@ -191,6 +202,27 @@ fn bad_input_names_the_field_and_the_accepted_values() {
     assert!(e.contains("'moon'") && e.contains("hf-modem"), "{e}");
     let e = err(&["lab", "run", "uhf-chain", "--seed", "1.5"]);
     assert!(e.contains("--seed") && e.contains("integer"), "{e}");
+    for args in [
+        &["lab", "run", "uhf-chain", "--fec", "sometimes"][..],
+        &[
+            "lab",
+            "matrix",
+            "--scenarios",
+            "uhf-chain",
+            "--fec",
+            "sometimes",
+        ],
+    ] {
+        let e = err(args);
+        assert!(
+            e.contains("'sometimes'")
+                && e.contains("--fec")
+                && e.contains("off")
+                && e.contains("auto")
+                && e.contains("always"),
+            "{e}"
+        );
+    }
     let e = err(&["lab", "matrix", "--seeds", "5-1"]);
     assert!(e.contains("--seeds") && e.contains("1-5"), "{e}");
     let e = err(&[

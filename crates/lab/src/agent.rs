@@ -144,5 +144,11 @@ pub trait AgentFactory {
     /// Shown in reports (`"reference"`, `"skywave"`).
     fn name(&self) -> &str;
 
+    /// The forward error correction mode the agents are set to, if they have one (shown
+    /// as `fec` in reports).
+    fn fec(&self) -> Option<skywave_proto::FecMode> {
+        None
+    }
+
     fn create(&self, ctx: NodeContext<'_>) -> Result<Self::Agent, LabError>;
 }

@@ -31,11 +31,13 @@ pub use agent::{
 pub use matrix::{matrix, parse_seeds, write_csv};
 pub use reference::{ReferenceAgent, ReferenceFactory};
 pub use runner::{
-    AgentKind, LatencyStats, LinkReport, PortReport, Progress, Report, RunOptions, run, run_agent,
-    run_with,
+    AgentKind, AgentOptions, FEC_MODES, LatencyStats, LinkReport, PortReport, Progress, Report,
+    RunOptions, fec_name, parse_fec, run, run_agent, run_agent_with, run_with,
 };
 pub use scenario::{Completion, Scenario, ScenarioInfo, Topology, Workload};
 pub use skywave_agent::{NodeAudit, SkywaveAgent, SkywaveFactory};
+/// The protocol's forward error correction switch (`--fec`), re-exported for the CLI.
+pub use skywave_proto::FecMode;
 
 /// Why a lab command could not run. Every variant names the field and what it accepts.
 #[derive(Debug, thiserror::Error)]

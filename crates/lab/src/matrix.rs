@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::LabError;
-use crate::runner::{AgentKind, Report, RunOptions, run_agent};
+use crate::runner::{AgentKind, AgentOptions, Report, RunOptions, run_agent_with};
 use crate::scenario::Scenario;
 
 const SEEDS_EXPECTED: &str =
@@ -48,15 +48,24 @@ pub fn matrix(
     agent: AgentKind,
 ) -> Result<Vec<Report>, LabError> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    matrix_with(scenarios, seeds, agent, None, threads, &|_| {})
+    matrix_with(
+        scenarios,
+        seeds,
+        agent,
+        AgentOptions::default(),
+        None,
+        threads,
+        &|_| {},
+    )
 }
 
-/// [`matrix`] with a thread count and a callback for each finished run (in completion
-/// order, for progress displays).
+/// [`matrix`] with the agent's options (`--fec`), a thread count and a callback for each
+/// finished run (in completion order, for progress displays).
 pub fn matrix_with(
     scenarios: &[Scenario],
     seeds: &[u64],
     agent: AgentKind,
+    agent_opts: AgentOptions,
     scratch_dir: Option<&Path>,
     threads: usize,
     on_done: &(dyn Fn(&Report) + Sync),
@@ -76,9 +85,10 @@ pub fn matrix_with(
                     let Some(&(sc, seed)) = jobs.get(i) else {
                         break;
                     };
-                    let r = run_agent(
+                    let r = run_agent_with(
                         sc,
                         agent,
+                        agent_opts,
                         RunOptions {
                             seed,
                             scratch_dir,
@@ -128,6 +138,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "latency_p99_seconds",
     "backlog_max_bytes",
     "events",
+    "fec",
 ];
 
 fn csv_field(s: &str) -> String {
@@ -176,6 +187,7 @@ pub fn write_csv(reports: &[Report], mut w: impl Write) -> Result<(), LabError> 
             opt(r.latency.map(|l| l.p99_seconds)),
             opt(r.backlog_max_bytes),
             r.events.to_string(),
+            opt(r.fec.as_deref()),
         ];
         let line: Vec<String> = row.iter().map(|f| csv_field(f)).collect();
         writeln!(w, "{}", line.join(","))?;

@@ -19,6 +19,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde::Serialize;
+use skywave_proto::FecMode;
 use skywave_sim::{
     Adjacency, DropReason, Duplex, LinkConfig, LinkId, LinkKind, NodeId, SimTime, Simulator,
 };
@@ -113,6 +114,9 @@ pub struct LinkReport {
 pub struct Report {
     pub scenario: String,
     pub agent: String,
+    /// The agent's forward error correction mode (`off`, `auto`, `always`: `--fec`);
+    /// `None` for agents without one (the reference agent).
+    pub fec: Option<String>,
     pub seed: u64,
     /// Profile name, or the spec given with `--link`.
     pub link: String,
@@ -191,14 +195,60 @@ impl fmt::Display for AgentKind {
     }
 }
 
-/// Runs `scenario` with the agent `agent`.
+/// The accepted values of `--fec`, in the order error messages list them.
+pub const FEC_MODES: [FecMode; 3] = [FecMode::Off, FecMode::Auto, FecMode::Always];
+
+/// The name of a FEC mode, as `--fec` accepts it and reports show it.
+pub fn fec_name(mode: FecMode) -> &'static str {
+    match mode {
+        FecMode::Off => "off",
+        FecMode::Auto => "auto",
+        FecMode::Always => "always",
+    }
+}
+
+/// Parses `--fec`: `off`, `auto` or `always`.
+pub fn parse_fec(text: &str) -> Result<FecMode, LabError> {
+    FEC_MODES
+        .into_iter()
+        .find(|m| fec_name(*m) == text)
+        .ok_or_else(|| {
+            let names: Vec<&str> = FEC_MODES.into_iter().map(fec_name).collect();
+            LabError::invalid("--fec", text, format!("one of: {}", names.join(", ")))
+        })
+}
+
+/// Settings of the node implementation, the same on every node of a run (on the command
+/// line: `--fec`). The skywave agent puts them on each node's protocol `Config`; the
+/// reference agent has none and ignores them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AgentOptions {
+    /// `Config::fec`: whether transfers may use forward error correction.
+    pub fec: FecMode,
+}
+
+/// Runs `scenario` with the agent `agent` and the default [`AgentOptions`].
 pub fn run_agent(
     scenario: &Scenario,
     agent: AgentKind,
     opts: RunOptions<'_>,
 ) -> Result<Report, LabError> {
+    run_agent_with(scenario, agent, AgentOptions::default(), opts)
+}
+
+/// Runs `scenario` with the agent `agent` set up with `agent_opts`.
+pub fn run_agent_with(
+    scenario: &Scenario,
+    agent: AgentKind,
+    agent_opts: AgentOptions,
+    opts: RunOptions<'_>,
+) -> Result<Report, LabError> {
     match agent {
-        AgentKind::Skywave => run_with(scenario, &SkywaveFactory::new(), opts),
+        AgentKind::Skywave => run_with(
+            scenario,
+            &SkywaveFactory::new().with_fec(agent_opts.fec),
+            opts,
+        ),
         AgentKind::Reference => run_with(scenario, &ReferenceFactory, opts),
     }
 }
@@ -618,6 +668,7 @@ pub fn run_with<F: AgentFactory>(
     let report = Report {
         scenario: scenario.name.clone(),
         agent: factory.name().to_string(),
+        fec: factory.fec().map(|m| fec_name(m).to_string()),
         seed: opts.seed,
         link: cfg.name.clone(),
         link_spec: cfg.to_spec(),

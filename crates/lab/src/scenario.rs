@@ -45,6 +45,17 @@ impl Topology {
     pub fn chain(n: usize) -> Self {
         Self::named(n, (1..n).map(|i| (i - 1, i)).collect())
     }
+
+    /// `n` nodes that all hear each other: an edge between every two of them (one shared
+    /// medium with full adjacency on a `csma` link; a link per pair otherwise).
+    pub fn clique(n: usize) -> Self {
+        Self::named(
+            n,
+            (0..n)
+                .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+                .collect(),
+        )
+    }
 }
 
 /// "A", "B", ..., "Z", "N26", ...
@@ -139,6 +150,11 @@ pub const SCENARIOS: &[ScenarioInfo] = &[
         summary: "radios A-B-C, A and C out of range; 20 bundles (100 B) at A: time until C holds all",
     },
     ScenarioInfo {
+        name: "uhf-lossy-star",
+        link: "uhf-csma-lossy",
+        summary: "5 radios in range of each other, 10% loss; 20 bundles (2 KB) at one: time until all hold all, bytes on air",
+    },
+    ScenarioInfo {
         name: "hf-live",
         link: "hf-modem",
         summary: "synced pair (100 shared bundles); a 1 KiB bundle inserted at A at t=300 s: delivery latency",
@@ -162,6 +178,11 @@ pub const SCENARIOS: &[ScenarioInfo] = &[
         name: "satellite-10mb",
         link: "satellite",
         summary: "one 10 MB bundle A->B over the 20 Mbit/s downlink (a download): goodput / capacity",
+    },
+    ScenarioInfo {
+        name: "satellite-50x20k",
+        link: "satellite",
+        summary: "50 bundles (20 KB) A->B over the satellite downlink, 1% loss: time to sync",
     },
     ScenarioInfo {
         name: "formant-stream",
@@ -282,6 +303,10 @@ impl Scenario {
                 sc.workload.initial = unique_each(1, s(20), 100, 1);
                 sc.completion = Completion::NodeHolds(2);
             }
+            "uhf-lossy-star" => {
+                sc.topology = Topology::clique(5);
+                sc.workload.initial = unique_each(1, s(20), 2000, 1);
+            }
             "hf-live" => {
                 sc.workload.initial = shared(2, s(100), 100, 0);
                 sc.workload.actions = vec![Action {
@@ -301,6 +326,11 @@ impl Scenario {
                 // A sits on side B of the link so that A->B is the 20 Mbit/s downlink.
                 sc.topology.edges = vec![(1, 0)];
                 sc.workload.initial = vec![(0, plain(GROUP, s(10_000_000)))];
+            }
+            "satellite-50x20k" => {
+                // As satellite-10mb: A on side B, so A->B is the 20 Mbit/s downlink.
+                sc.topology.edges = vec![(1, 0)];
+                sc.workload.initial = unique_each(1, s(50), 20_000, 1);
             }
             "formant-stream" => return Ok(formant(180, 1, scale)),
             _ => return Err(unknown()),
@@ -440,6 +470,49 @@ mod tests {
         assert_eq!(f.workload.actions.len(), 14_648);
         assert_eq!(f.bundles()[0].2, 14_648 * 1024);
         assert_eq!(f.link, "formant-180-1");
+
+        let star = Scenario::lookup("uhf-lossy-star").unwrap();
+        assert_eq!(star.topology, Topology::clique(5));
+        assert_eq!(star.topology.edges.len(), 10, "every two of five radios");
+        assert_eq!(star.link, "uhf-csma-lossy");
+        assert_eq!(star.completion, Completion::AllSynced);
+        assert_eq!(star.deadline, SimTime::from_secs(600));
+        let b = star.bundles();
+        assert_eq!(b.len(), 20);
+        assert!(
+            b.iter()
+                .all(|(origin, spec, _)| *origin == 0 && spec.payload_len == 2000)
+        );
+
+        let sat = Scenario::lookup("satellite-50x20k").unwrap();
+        let ten = Scenario::lookup("satellite-10mb").unwrap();
+        assert_eq!(
+            sat.topology, ten.topology,
+            "A->B on the downlink, as satellite-10mb"
+        );
+        assert_eq!(sat.completion, Completion::AllSynced);
+        let b = sat.bundles();
+        assert_eq!(b.len(), 50);
+        assert!(
+            b.iter()
+                .all(|(origin, spec, _)| *origin == 0 && spec.payload_len == 20_000)
+        );
+        assert_eq!(sat.single_transfer(), None);
+        assert_eq!(
+            Scenario::lookup_scaled("satellite-50x20k", 0.25)
+                .unwrap()
+                .bundles()
+                .len(),
+            13
+        );
+    }
+
+    #[test]
+    fn clique_joins_every_two_nodes() {
+        assert_eq!(Topology::clique(1).edges, vec![]);
+        assert_eq!(Topology::clique(2), Topology::pair());
+        assert_eq!(Topology::clique(3).edges, vec![(0, 1), (0, 2), (1, 2)]);
+        assert_eq!(Topology::clique(5).nodes, ["A", "B", "C", "D", "E"]);
     }
 
     #[test]

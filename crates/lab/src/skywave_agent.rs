@@ -35,7 +35,7 @@ use bytes::Bytes;
 use rand_core::RngCore;
 use skywave_bundle::{BundleId, Manifest, PayloadHasher, SecretKey, SignedManifest};
 use skywave_node::{SimNode, StoreAdapter, params_for};
-use skywave_proto::{Config, Event};
+use skywave_proto::{Config, Event, FecMode};
 use skywave_sim::{Endpoint, LinkConfig, LinkInfo, PortId, SimTime, TransmitError};
 use skywave_store::{NewBundle, Query, Store, StoreConfig};
 
@@ -117,6 +117,7 @@ pub struct NodeAudit {
 pub struct SkywaveFactory {
     shared: Rc<Shared>,
     audit: bool,
+    fec: FecMode,
 }
 
 impl SkywaveFactory {
@@ -131,6 +132,21 @@ impl SkywaveFactory {
         self
     }
 
+    /// Every node's protocol `Config` gets `fec` (default [`FecMode::Auto`], as
+    /// `Config::default()`).
+    pub fn with_fec(mut self, fec: FecMode) -> Self {
+        self.fec = fec;
+        self
+    }
+
+    /// The protocol configuration of every node this factory builds.
+    pub fn config(&self) -> Config {
+        Config {
+            fec: self.fec,
+            ..Config::default()
+        }
+    }
+
     /// The audits recorded so far, in the order nodes finished.
     pub fn audits(&self) -> Vec<NodeAudit> {
         self.shared.audits.borrow().clone()
@@ -142,6 +158,10 @@ impl AgentFactory for SkywaveFactory {
 
     fn name(&self) -> &str {
         "skywave"
+    }
+
+    fn fec(&self) -> Option<FecMode> {
+        Some(self.fec)
     }
 
     fn create(&self, ctx: NodeContext<'_>) -> Result<SkywaveAgent, LabError> {
@@ -166,7 +186,7 @@ impl AgentFactory for SkywaveFactory {
         let mut rng = ctx.rng;
         let nonce = rng.next_u64();
         Ok(SkywaveAgent {
-            node: SimNode::new(Config::default(), node_key, nonce, StoreAdapter::new(store)),
+            node: SimNode::new(self.config(), node_key, nonce, StoreAdapter::new(store)),
             name: ctx.name.to_string(),
             shared: Rc::clone(&self.shared),
             audit: self.audit,
