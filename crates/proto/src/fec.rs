@@ -765,6 +765,26 @@ impl Default for FecPolicy {
 }
 
 impl FecPolicy {
+    /// Symbols to send so that a receiver still needing `needed` gets enough of them
+    /// (plus `extra_symbols`) with probability `success` at loss rate `loss`: the
+    /// top-up after a report, and the answer to a silence.
+    pub fn top_up(&self, needed: u64, loss: f64) -> u64 {
+        let p = if loss.is_nan() {
+            0.0
+        } else {
+            loss.clamp(0.0, self.max_loss)
+        };
+        let q = 1.0 - p;
+        let k = needed as f64 + f64::from(self.extra_symbols);
+        if p == 0.0 {
+            return k.ceil() as u64;
+        }
+        let zq = (2.0 * (1.0 / (1.0 - self.success).clamp(1e-9, 0.5)).ln()).sqrt();
+        let spread = zq * (p * q).sqrt();
+        let x = (spread + (spread * spread + 4.0 * q * k).sqrt()) / (2.0 * q);
+        (x * x).ceil() as u64
+    }
+
     /// The plan for one transfer over one link.
     pub fn plan(&self, input: &PolicyInput) -> Plan {
         let none = Plan {

@@ -82,6 +82,11 @@ pub fn frame(data: &[u8]) {
             Message::HaveAll { r } => w.have_all(r),
             Message::Ack(ack) => w.ack(ack),
             Message::Fec { r, esi, data, .. } => w.fec(r, *esi, data),
+            Message::Need {
+                r,
+                needed,
+                last_esi,
+            } => w.need(r, *needed, *last_esi),
             Message::Unknown { ty } => {
                 unknown = true;
                 w.raw(*ty, &[])

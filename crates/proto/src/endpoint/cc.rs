@@ -126,6 +126,11 @@ impl Cc {
         }
     }
 
+    /// Estimated bottleneck rate, bytes per second.
+    pub fn rate_estimate(&self) -> f64 {
+        self.btl_bw()
+    }
+
     pub fn pacing_rate(&self) -> f64 {
         self.gain() * self.btl_bw()
     }

@@ -156,6 +156,20 @@ impl Endpoint {
         store: &mut dyn BundleStore,
     ) {
         self.stats.piece_bytes_received += data.len() as u64;
+        self.store_piece(now, key, r, offset, data, store);
+    }
+
+    /// Stores received payload bytes in the transfer of `r` from `key` (a piece, an FEC
+    /// source symbol, or decoded bytes), and owes the report.
+    pub(super) fn store_piece(
+        &mut self,
+        now: Duration,
+        key: [u8; 32],
+        r: BundleRef,
+        offset: u64,
+        data: &[u8],
+        store: &mut dyn BundleStore,
+    ) {
         let holds = self.holds(&r);
         let p = self.peers.get_mut(&key).expect("checked");
         // Journal versions share their prefix: a piece of an older version (sent before
@@ -287,6 +301,16 @@ impl Endpoint {
     /// A bundle arrived complete from `from`: announce it and offer it onwards.
     pub(super) fn completed(&mut self, now: Duration, from: [u8; 32], m: &SignedManifest) {
         self.stats.bundles_received += 1;
+        let r = BundleRef::new(&m.id(), m.version());
+        self.fec_rx.remove(&r);
+        // Other peers sending the same bundle (relays racing on a shared channel) are
+        // told at once that it is held.
+        for q in self.peers.values_mut().filter(|q| q.key != from) {
+            if q.incoming.remove(&r).is_some() {
+                q.have.retain(|x| *x != r);
+                queue_have_all(q, r);
+            }
+        }
         self.note_held(m.id(), m.version());
         self.events.push_back(Event::Received {
             id: m.id(),
@@ -421,6 +445,7 @@ impl Endpoint {
                         if at <= cutoff || newest_held.is_some_and(|n| at < n) {
                             for (a, b) in missing {
                                 still.remove(a, b);
+                                p.loss.on_lost(b - a);
                             }
                         } else {
                             keep.push_back((s, e, at));
@@ -466,6 +491,7 @@ impl Endpoint {
 /// Pieces in frames declared lost go back to "unsent" unless the peer holds them.
 pub(super) fn requeue_lost(p: &mut super::peer::Peer, lost: &[PieceRef]) {
     for &(id, version, off, len) in lost {
+        p.loss.on_lost(len);
         if let Some(o) = p
             .out
             .iter_mut()
@@ -511,7 +537,7 @@ fn drop_undelivered(o: &mut super::peer::Outgoing, held: &RangeSet) {
     }
 }
 
-fn queue_have_all(p: &mut super::peer::Peer, r: BundleRef) {
+pub(super) fn queue_have_all(p: &mut super::peer::Peer, r: BundleRef) {
     if !p.have_all.contains(&r) {
         p.have_all.push_back(r);
     }

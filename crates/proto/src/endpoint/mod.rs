@@ -5,6 +5,7 @@
 //! [`Endpoint::poll_timeout`], [`Endpoint::poll_event`]. Spurious extra calls are no-ops.
 
 pub(crate) mod cc;
+mod coding;
 mod handle;
 mod info;
 mod peer;
@@ -144,6 +145,17 @@ pub struct Stats {
     pub bundles_delivered: u64,
     /// Bytes sent per message type (index = type code), headers included.
     pub sent_by_type: [u64; 16],
+    /// Transfers the FEC rule chose to send as RaptorQ symbols.
+    pub fec_transfers: u64,
+    /// FEC symbols sent (source and repair), and bytes of repair symbols among them.
+    pub fec_symbols_sent: u64,
+    pub fec_repair_bytes_sent: u64,
+    /// FEC symbols received (overheard ones included), and those dropped: for a bundle
+    /// not being received, or refused by the decoder.
+    pub fec_symbols_received: u64,
+    pub fec_symbols_dropped: u64,
+    /// Bundles completed by decoding (rather than by their source symbols alone).
+    pub fec_decoded: u64,
 }
 
 impl Stats {
@@ -204,6 +216,11 @@ pub struct Endpoint {
     cells: [u32; CELLS],
     events: VecDeque<Event>,
     stats: Stats,
+    /// FEC: the code of each bundle sent by FEC on each link, and decoders of bundles
+    /// being received by FEC.
+    fec_tx: HashMap<(LinkId, BundleRef), coding::FecTx>,
+    fec_rx: HashMap<BundleRef, coding::FecRx>,
+    policy: crate::fec::FecPolicy,
     buf: Vec<u8>,
     /// Latest time seen in any call.
     now: Duration,
@@ -400,6 +417,9 @@ impl Endpoint {
             cells: [0; CELLS],
             events: VecDeque::new(),
             stats: Stats::default(),
+            fec_tx: HashMap::new(),
+            fec_rx: HashMap::new(),
+            policy: crate::fec::FecPolicy::default(),
             buf: vec![0; 2048],
             now: Duration::ZERO,
             rng: (nonce ^ u64::from_le_bytes(key[8..16].try_into().expect("8 bytes"))) | 1,
@@ -496,6 +516,7 @@ impl Endpoint {
                 o.sends.clear();
                 o.manifest_acked = o.manifest_acked && o.length == 0;
                 o.manifest_sent_at = None;
+                o.reset_fec();
             }
             let _ = p.cc.on_pto(_now);
         }
@@ -540,6 +561,13 @@ impl Endpoint {
         if e.0 == id && e.1 < version {
             e.1 = version;
         }
+    }
+
+    /// Whether the transfer of `r` to `key` is sent by FEC.
+    fn sends_by_fec(&self, key: &[u8; 32], r: &BundleRef) -> bool {
+        self.peers
+            .get(key)
+            .is_some_and(|p| p.out.iter().any(|o| o.r == *r && o.fec.is_some()))
     }
 
     fn holds(&self, r: &BundleRef) -> bool {
@@ -667,6 +695,7 @@ impl Endpoint {
             o.manifest_sent_at = None;
             o.in_flight = RangeSet::new();
             o.sends.clear();
+            o.reset_fec();
         }
         p.wants_out.clear();
         p.asked.clear();
@@ -704,11 +733,35 @@ impl Endpoint {
         };
         let shared = l.params.shared;
         let paced = l.params.paced;
-        if let Some((_, dst)) = header.addr
+        if let Some((src, dst)) = header.addr
             && dst != self.tag
             && dst != wire::BROADCAST
         {
-            self.stats.dropped_not_for_us += 1;
+            // FEC symbols serve every neighbour that lacks the bundle, whoever the frame
+            // is addressed to; nothing else in it is ours.
+            let from = self
+                .by_tag
+                .get(&(link, src))
+                .copied()
+                .filter(|k| self.peers.get(k).is_some_and(|p| p.established));
+            let mut used = false;
+            if let Some(from) = from.filter(|_| shared) {
+                for m in msgs {
+                    if let Message::Fec {
+                        r,
+                        symbol_size,
+                        esi,
+                        data,
+                    } = m
+                    {
+                        used = true;
+                        self.on_fec(now, from, r, symbol_size, esi, data, true, store);
+                    }
+                }
+            }
+            if !used {
+                self.stats.dropped_not_for_us += 1;
+            }
             return;
         }
         // HELLOs first: they may introduce the sender.
@@ -752,6 +805,7 @@ impl Endpoint {
             }
         }
         let mut eliciting = false;
+        let mut fec_reports: Vec<BundleRef> = Vec::new();
         if tracing::enabled!(tracing::Level::TRACE) {
             tracing::trace!(t = now.as_secs_f64(), node = %hex8(&self.key), from = %hex8(&key), pn = header.pn, msgs = ?msgs.iter().map(describe).collect::<Vec<_>>(), "rx");
         }
@@ -796,11 +850,45 @@ impl Endpoint {
                     eliciting = true;
                     self.on_piece(now, key, r, offset, data, store);
                 }
-                Message::Have { r, ranges } => self.on_have(now, key, r, Some(ranges)),
+                Message::Have { r, ranges } => {
+                    self.on_have(now, key, r, Some(ranges));
+                    if self.sends_by_fec(&key, &r) && !fec_reports.contains(&r) {
+                        fec_reports.push(r);
+                    }
+                }
                 Message::HaveAll { r } => self.on_have(now, key, r, None),
                 Message::Ack(ack) => self.on_ack(now, key, &ack),
-                Message::Fec { .. } => {}
+                Message::Fec {
+                    r,
+                    symbol_size,
+                    esi,
+                    data,
+                } => {
+                    eliciting = true;
+                    self.on_fec(now, key, r, symbol_size, esi, data, false, store);
+                }
+                Message::Need {
+                    r,
+                    needed,
+                    last_esi,
+                } => {
+                    let p = self.peers.get_mut(&key).expect("checked");
+                    if let Some(f) = p
+                        .out
+                        .iter_mut()
+                        .find(|o| o.r == r)
+                        .and_then(|o| o.fec.as_mut())
+                    {
+                        f.need_reported = Some((needed, last_esi));
+                        if !fec_reports.contains(&r) {
+                            fec_reports.push(r);
+                        }
+                    }
+                }
             }
+        }
+        if !fec_reports.is_empty() {
+            self.apply_fec_reports(now, key, &fec_reports);
         }
         if eliciting && paced {
             let p = self.peers.get_mut(&key).expect("checked");
@@ -1077,6 +1165,8 @@ fn enqueue(p: &mut Peer, m: &SignedManifest, now: Duration) {
         addressed_to_peer: addressed,
         queued_at: now,
         seq: p.out_seq,
+        fec_decided: false,
+        fec: None,
     });
 }
 

@@ -48,6 +48,75 @@ pub(crate) struct Outgoing {
     pub addressed_to_peer: bool,
     pub queued_at: Duration,
     pub seq: u64,
+    /// The FEC rule has been applied to this transfer (at its first data).
+    pub fec_decided: bool,
+    /// Sent as RaptorQ symbols rather than pieces.
+    pub fec: Option<OutFec>,
+}
+
+/// An outgoing transfer sent by FEC. Source symbols (the payload in `T`-byte slices) go
+/// once each; then repair symbols, as many as the plan puts up front and afterwards as
+/// many as the peer's reports say it still needs (plus a margin for loss). The repair
+/// symbols come from a cursor shared by every peer on the link, so each is new to all
+/// of them.
+#[derive(Debug, Clone)]
+pub(crate) struct OutFec {
+    pub symbol_size: u16,
+    pub kt: u64,
+    /// Repair symbols up front, sent when the source pass ends.
+    pub upfront: u64,
+    pub upfront_done: bool,
+    /// Repair symbols to send now.
+    pub owed: u64,
+    /// Symbols the peer last said it needs (NEED, or the source symbols a HAVE lacks).
+    pub needed: u64,
+    /// `needed` at the last report that covered every symbol sent (for the loss count).
+    pub covered_needed: u64,
+    /// A NEED of the frame being handled `(needed, last_esi)`, applied with the frame's
+    /// reports.
+    pub need_reported: Option<(u64, u64)>,
+    /// ESIs sent to the peer (or heard by it) not yet accounted for by a report: those
+    /// above the last ESI it reports receiving are still on their way.
+    pub sent: VecDeque<u64>,
+    pub last_sent_at: Duration,
+    /// All symbols are out and a report is awaited since then.
+    pub await_since: Option<Duration>,
+}
+
+/// A peer's loss rate, from data sent and found lost, decaying so that it follows the
+/// path (collisions on shared media count).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct LossMeter {
+    sent: f64,
+    lost: f64,
+}
+
+impl LossMeter {
+    /// Bytes after which old observations weigh half.
+    const WINDOW: f64 = 64.0 * 1024.0;
+    /// Bytes that must be seen before the estimate is trusted.
+    const MIN_SEEN: f64 = 2048.0;
+
+    pub fn on_sent(&mut self, bytes: u64) {
+        self.sent += bytes as f64;
+        if self.sent > Self::WINDOW {
+            self.sent /= 2.0;
+            self.lost /= 2.0;
+        }
+    }
+
+    pub fn on_lost(&mut self, bytes: u64) {
+        self.lost = (self.lost + bytes as f64).min(self.sent);
+    }
+
+    /// The loss rate, 0 until enough has been sent to tell.
+    pub fn rate(&self) -> f64 {
+        if self.sent < Self::MIN_SEEN {
+            0.0
+        } else {
+            (self.lost / self.sent).clamp(0.0, 1.0)
+        }
+    }
 }
 
 impl Outgoing {
@@ -61,6 +130,26 @@ impl Outgoing {
             .missing(self.length)
             .first()
             .map(|&(s, e)| (s, e.min(s.saturating_add(max))))
+    }
+
+    /// Forgets the FEC state (a new session): the rule is applied again, and source
+    /// symbols the peer does not report holding are sent again.
+    pub fn reset_fec(&mut self) {
+        if self.fec.take().is_some() {
+            self.sent_ever = RangeSet::new();
+        }
+        self.fec_decided = false;
+    }
+
+    /// FEC source pass: the first source symbol neither held nor ever sent.
+    pub fn next_source_symbol(&self, symbol_size: u16) -> Option<u64> {
+        let mut covered = self.held.clone();
+        for (s, e) in self.sent_ever.iter() {
+            covered.insert(s, e);
+        }
+        let t = u64::from(symbol_size);
+        // A symbol is needed if any byte of it is missing.
+        covered.missing(self.length).first().map(|&(s, _)| s / t)
     }
 }
 
@@ -212,6 +301,7 @@ pub(crate) struct Peer {
     pub over_bytes: u64,
     /// Frames built for this peer (to interleave pushes with reconciliation).
     pub frames: u64,
+    pub loss: LossMeter,
 }
 
 impl Peer {
@@ -252,6 +342,7 @@ impl Peer {
             backoff: 0,
             over_bytes: 0,
             frames: 0,
+            loss: LossMeter::default(),
         }
     }
 

@@ -1,13 +1,14 @@
 //! Building frames and running timers.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use super::cc::PieceRef;
 use super::handle::requeue_lost;
 use super::peer::Peer;
-use super::{Endpoint, HELLO_HEARD, LinkId, LinkParams};
+use super::{Endpoint, FecMode, HELLO_HEARD, LinkId, LinkParams};
 use crate::store::BundleStore;
-use crate::wire::{self, Ack, FrameWriter, Header};
+use crate::wire::{self, Ack, BundleRef, FrameWriter, Header};
 
 /// A WANT is repeated after this many resend timeouts without any answer to it (each
 /// manifest that answers it restarts the wait for the rest).
@@ -132,6 +133,28 @@ impl Endpoint {
         let sketch = super::sketch_words(&self.cells, &self.sketch);
         let (my_key, my_tag, nonce) = (self.key, self.tag, self.nonce);
         let pn = self.links.get(&link)?.pn;
+        let fec_mode = self.cfg.fec;
+        // Neighbours on a shared link that would hear an FEC symbol and lack the bundle:
+        // counted only while a transfer waits for the rule.
+        let mut receivers: HashMap<BundleRef, u32> = HashMap::new();
+        if fec_mode != FecMode::Off
+            && params.shared
+            && self
+                .peers
+                .get(&key)
+                .is_some_and(|p| p.out.iter().any(|o| !o.fec_decided))
+        {
+            for q in self
+                .peers
+                .values()
+                .filter(|q| q.link == link && q.established)
+            {
+                for o in &q.out {
+                    *receivers.entry(o.r).or_default() += 1;
+                }
+            }
+        }
+        let mut fec_sent: Vec<(BundleRef, Vec<u64>)> = Vec::new();
         let p = self.peers.get_mut(&key)?;
         let header = Header {
             addr: params.shared.then_some((my_tag, p.tag)),
@@ -257,6 +280,10 @@ impl Endpoint {
                 if !w.have(&r, &inc.held) {
                     break;
                 }
+                if let Some(rx) = self.fec_rx.get(&r) {
+                    // Decoding: the sender tops up by what is still needed.
+                    let _ = w.need(&r, rx.dec.needed(), rx.last_esi);
+                }
                 p.have.remove(i);
                 substantive = true;
             }
@@ -279,6 +306,21 @@ impl Endpoint {
             // first bundle arrives while the sets are still being compared.
             let pushes_first =
                 p.streamer && !p.recon.stopped && (p.frames <= 2 || p.frames % 3 == 1);
+            let path = super::coding::PathView {
+                loss: p.loss.rate(),
+                rtt: p.cc.srtt.unwrap_or(params.rtt_hint),
+                rate: if p.cc.enabled {
+                    p.cc.rate_estimate() as u64
+                } else {
+                    params.rate_bps.map_or(0, |r| r / 8)
+                },
+                params,
+                queued_total: p
+                    .out
+                    .iter()
+                    .map(|o| o.length.saturating_sub(o.held.covered()))
+                    .sum(),
+            };
             for phase in 0..2 {
                 if (phase == 0) == pushes_first {
                     sort_outgoing(p, now);
@@ -305,6 +347,41 @@ impl Endpoint {
                         }
                         if o.manifest_sent_at.is_none() && !o.manifest_acked {
                             continue;
+                        }
+                        if !o.fec_decided {
+                            Self::decide_fec(
+                                fec_mode,
+                                &self.policy,
+                                &mut self.fec_tx,
+                                &mut self.stats,
+                                link,
+                                o,
+                                &path,
+                                receivers.get(&o.r).copied().unwrap_or(1),
+                                store,
+                            );
+                        }
+                        if o.fec.is_some() {
+                            if let Some(tx) = self.fec_tx.get_mut(&(link, o.r)) {
+                                let esis = Self::write_fec_symbols(
+                                    &mut w,
+                                    o,
+                                    tx,
+                                    &mut self.stats,
+                                    &mut pieces,
+                                    now,
+                                );
+                                if !esis.is_empty() {
+                                    substantive = true;
+                                    eliciting = true;
+                                    if params.shared {
+                                        fec_sent.push((o.r, esis));
+                                    }
+                                }
+                                continue;
+                            }
+                            // The code was dropped: carry on with pieces.
+                            o.fec = None;
                         }
                         while let Some((start, end)) = o.next_range(u64::MAX) {
                             let room = w.piece_room(&o.r, start);
@@ -336,6 +413,7 @@ impl Endpoint {
                             }
                             self.stats.piece_bytes_sent += got as u64;
                             self.stats.piece_bytes_resent += got as u64 - fresh;
+                            p.loss.on_sent(got as u64);
                             pieces.push((o.id, o.r.version, start, got as u64));
                             substantive = true;
                             eliciting = true;
@@ -403,6 +481,9 @@ impl Endpoint {
             l.pn += 1;
         }
         self.stats.count_frame(&f);
+        for (r, esis) in fec_sent {
+            self.overheard_by_others(now, link, key, r, &esis);
+        }
         Some(f)
     }
 
@@ -458,6 +539,9 @@ impl Endpoint {
                 if let Some(s) = o.manifest_sent_at.filter(|_| !o.manifest_acked) {
                     send_at(s + rto, &mut at);
                 }
+                if let Some(t) = o.fec.as_ref().and_then(|f| f.await_since) {
+                    at(t + rto);
+                }
             }
             if let Some(&first) = p.asked.values().min() {
                 at(first + rto * WANT_PATIENCE);
@@ -475,6 +559,7 @@ impl Endpoint {
     /// Runs the timers due at `now`.
     pub fn handle_timeout(&mut self, now: Duration) {
         self.now = self.now.max(now);
+        self.prune_fec();
         let keys: Vec<[u8; 32]> = self.peers.keys().copied().collect();
         for key in keys {
             let Some(p) = self.peers.get(&key) else {
@@ -500,7 +585,19 @@ impl Endpoint {
             }
             p.cc.tick(now);
             let mut backoff = false;
+            let loss = p.loss.rate();
             for o in p.out.iter_mut() {
+                if let Some(f) = o.fec.as_mut()
+                    && f.await_since.is_some_and(|t| now >= t + rto)
+                {
+                    // No report on the symbols sent: send what was last said to be
+                    // needed again (the code is rateless: any fresh symbols serve).
+                    f.owed = self.policy.top_up(f.needed.max(1), loss);
+                    f.await_since = None;
+                    f.sent.clear();
+                    self.stats.resend_timeouts += 1;
+                    backoff = true;
+                }
                 if !o.in_flight.is_empty() && now >= o.progress_at + rto {
                     tracing::trace!(t = now.as_secs_f64(), id = %o.id, rto = rto.as_secs_f64(), since = (now - o.progress_at).as_secs_f64(), "resend timeout");
                     // No report for a whole timeout: what was sent is presumed lost, and

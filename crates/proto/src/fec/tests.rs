@@ -490,6 +490,24 @@ fn planned_repair_suffices_for_every_receiver() {
     assert!(failures <= 2, "{failures} of 90 receivers short");
 }
 
+#[test]
+fn top_up_covers_the_need_at_the_loss_rate() {
+    let pol = FecPolicy::default();
+    // No loss: exactly what is needed plus the safety symbol.
+    assert_eq!(pol.top_up(10, 0.0), 11);
+    // 10% loss, 40 needed: each of 2,000 trials (binomial losses) gets >= 41 with the
+    // policy's 99% target.
+    let n = pol.top_up(40, 0.10);
+    assert!((46..=60).contains(&n), "{n}");
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let short = (0..2000)
+        .filter(|_| (0..n).filter(|_| !chance(&mut rng, 0.10)).count() < 41)
+        .count();
+    assert!(short <= 40, "{short} of 2000 short");
+    // Loss is clamped: a claimed 100% does not ask for infinity.
+    assert!(pol.top_up(5, 1.0) < 1000);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 

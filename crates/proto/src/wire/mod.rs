@@ -31,6 +31,7 @@ pub mod ty {
     pub const ACK: u8 = 0x09;
     pub const FEC: u8 = 0x0a;
     pub const RECON_MORE: u8 = 0x0b;
+    pub const NEED: u8 = 0x0c;
 }
 
 /// Why a frame was dropped.
@@ -132,6 +133,14 @@ pub enum Message<'a> {
         esi: u64,
         data: &'a [u8],
     },
+    /// Receiving `r` by FEC: at least `needed` more encoding symbols are needed;
+    /// `last_esi` is the highest ESI received (symbols are sent in rising ESI order, so
+    /// any sent after it are still on their way or lost).
+    Need {
+        r: BundleRef,
+        needed: u64,
+        last_esi: u64,
+    },
     Unknown {
         ty: u8,
     },
@@ -224,6 +233,7 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
         ty::ACK => "ACK",
         ty::FEC => "FEC",
         ty::RECON_MORE => "RECON_MORE",
+        ty::NEED => "NEED",
         _ => return Ok(Message::Unknown { ty }),
     };
     let mut c = Cursor {
@@ -357,6 +367,17 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
                 symbol_size,
                 esi,
                 data: c.b,
+            }
+        }
+        ty::NEED => {
+            let r = c.bref()?;
+            let needed = c.varint()?;
+            let last_esi = c.varint()?;
+            c.end()?;
+            Message::Need {
+                r,
+                needed,
+                last_esi,
             }
         }
         _ => unreachable!("unknown types returned above"),
@@ -655,6 +676,19 @@ impl FrameWriter {
         varint::put(&mut self.buf, size);
         varint::put(&mut self.buf, esi);
         self.buf.extend_from_slice(data);
+        true
+    }
+
+    pub fn need(&mut self, r: &BundleRef, needed: u64, last_esi: u64) -> bool {
+        if !self.begin(
+            ty::NEED,
+            r.len() + varint::len(needed) + varint::len(last_esi),
+        ) {
+            return false;
+        }
+        r.put(&mut self.buf);
+        varint::put(&mut self.buf, needed);
+        varint::put(&mut self.buf, last_esi);
         true
     }
 

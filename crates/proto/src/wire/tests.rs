@@ -229,3 +229,36 @@ proptest::proptest! {
         proptest::prop_assert_eq!(&msgs[0], &Message::Ack(ack));
     }
 }
+
+#[test]
+fn fixed_bytes_of_fec_and_need() {
+    let mut w = FrameWriter::new(Header { addr: None, pn: 3 }, 200);
+    assert!(w.fec(&r(), 300, &[7, 8, 9, 10]));
+    assert!(w.need(&r(), 130, 7));
+    let f = w.finish();
+    let mut want = vec![0x52, 0x00, 0x03];
+    // FEC: ref (8 + 2), symbol_size 4, esi 300 (2 bytes), data.
+    want.extend([0x0a, 17]);
+    want.extend(r().prefix);
+    want.extend([0xac, 0x02, 4, 0xac, 0x02, 7, 8, 9, 10]);
+    // NEED: ref, varint 130, last ESI 7.
+    want.extend([0x0c, 13]);
+    want.extend(r().prefix);
+    want.extend([0xac, 0x02, 0x82, 0x01, 7]);
+    assert_eq!(f, want);
+    let (_, msgs) = parse(&f).unwrap();
+    assert_eq!(
+        msgs[1],
+        Message::Need {
+            r: r(),
+            needed: 130,
+            last_esi: 7
+        }
+    );
+    // A NEED with bytes after its count is malformed.
+    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    let mut body = r().prefix.to_vec();
+    body.extend([0xac, 0x02, 1, 0, 0]);
+    assert!(w.raw(ty::NEED, &body));
+    assert_eq!(parse(&w.finish()), Err(WireError::Malformed("NEED")));
+}
