@@ -359,6 +359,7 @@ impl Core {
             half_duplex: false,
             rate_bps: cfg.rate,
             rtt_hint: cfg.rtt,
+            loss_hint: 0.0,
         }
     }
 
@@ -430,6 +431,7 @@ impl Core {
             half_duplex: false,
             rate_bps: None,
             rtt_hint: Duration::from_millis(100),
+            loss_hint: 0.0,
         }
     }
 
@@ -449,6 +451,7 @@ impl Core {
             half_duplex: false,
             rate_bps: None,
             rtt_hint: Duration::from_secs(1),
+            loss_hint: 0.0,
         };
         let id = self.alloc(kind, name, Io::Driver { frames, counters }, params);
         if let Some(e) = self.links.get_mut(&id) {

@@ -48,6 +48,7 @@ pub fn params_for(cfg: &LinkConfig) -> LinkParams {
         half_duplex: half,
         rate_bps: Some(rate),
         rtt_hint: rtt.max(Duration::from_millis(1)),
+        loss_hint: cfg.up.loss.mean_loss().max(cfg.down.loss.mean_loss()),
     }
 }
 

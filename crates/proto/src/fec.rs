@@ -833,10 +833,10 @@ impl FecPolicy {
             round = (round - busy).max(0.0);
         }
 
-        // Retransmission: every symbol some receiver lost is resent (to all, on a shared
-        // medium); a round is needed while any receiver misses any symbol.
-        let lost_by_any = 1.0 - q.powf(n);
-        let arq_air = airtime(kt / (1.0 - lost_by_any).max(1e-9));
+        // Retransmission: pieces are addressed, so each receiver gets its own copy of
+        // the payload and of what it lost; a round is needed while any receiver misses
+        // any piece. (FEC symbols, by contrast, serve every neighbour that hears them.)
+        let arq_air = airtime(n * kt / q.max(1e-9));
         let mut rounds = 0.0;
         if p > 0.0 {
             for r in 1..=64 {
@@ -859,23 +859,38 @@ impl FecPolicy {
         let per_block = (x * x).ceil();
         let wanted = ((per_block - f64::from(layout.block_symbols(0))).max(0.0) * z) / kt;
         let ratio = wanted.min(self.max_repair_ratio);
-        let repair = layout.repair_count(ratio);
-        // Probability that a top-up round is still needed.
-        let m = (kt + repair as f64) / z;
-        let margin = m * q - k_block;
-        let fail = if p == 0.0 {
-            if margin >= 0.0 { 0.0 } else { 1.0 }
-        } else if margin > 0.0 {
-            let d = margin / (m * p * q).sqrt();
-            ((-d * d / 2.0).exp() * n * z).min(1.0)
-        } else {
-            1.0
+        let most = layout.repair_count(ratio);
+        // Probability that a top-up round is still needed after `repair` up front.
+        let fail = |repair: u64| {
+            let m = (kt + repair as f64) / z;
+            let margin = m * q - k_block;
+            if p == 0.0 {
+                if margin >= 0.0 { 0.0 } else { 1.0 }
+            } else if margin > 0.0 {
+                let d = margin / (m * p * q).sqrt();
+                ((-d * d / 2.0).exp() * n * z).min(1.0)
+            } else {
+                1.0
+            }
         };
-        let fec = airtime(kt + repair as f64) + fail * round;
+        // The up-front repair with the least expected time: all of `most` where a round
+        // is dear, less (down to none, leaving it to the top-ups) where airtime is.
+        let step = u64::from(layout.blocks()).max(1);
+        let (repair, fec) = (0..=most / step)
+            .map(|i| {
+                let r = (i * step).min(most);
+                (r, airtime(kt + r as f64) + fail(r) * round)
+            })
+            .fold(
+                (most, f64::INFINITY),
+                |best, c| if c.1 < best.1 { c } else { best },
+            );
 
         let secs =
             |s: f64| Duration::from_secs_f64(if s.is_nan() { 1e9 } else { s.clamp(0.0, 1e9) });
-        let use_fec = p > 0.0 && fec < arq;
+        // One receiver and no repair up front: that is retransmission by other means,
+        // and pieces keep nothing in memory.
+        let use_fec = p > 0.0 && fec < arq && (repair > 0 || n > 1.0);
         Plan {
             use_fec,
             repair_ratio: if use_fec { repair as f64 / kt } else { 0.0 },

@@ -207,6 +207,7 @@ impl Profile {
                 half_duplex: half,
                 rate_bps: Some(rate),
                 rtt_hint: latency * 2 + Duration::from_secs_f64(16.0 * mtu as f64 / rate as f64),
+                loss_hint: 0.0,
             },
             latency,
             rate_bps: rate,

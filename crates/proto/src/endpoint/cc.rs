@@ -380,6 +380,7 @@ mod tests {
             half_duplex: false,
             rate_bps: None,
             rtt_hint: Duration::from_millis(1),
+            loss_hint: 0.0,
         };
         let mut cc = Cc::new(&params);
         let capacity = 1e9; // bytes per second

@@ -105,7 +105,10 @@ impl Endpoint {
         if layout.blocks() != 1 {
             return;
         }
-        let remaining = o.length.saturating_sub(o.held.covered());
+        let remaining = o
+            .length
+            .saturating_sub(o.held.covered())
+            .saturating_sub(o.in_flight.covered());
         let plan = policy.plan(&fec::PolicyInput {
             loss: path.loss,
             rtt: path.rtt,
@@ -301,6 +304,7 @@ impl Endpoint {
         let Some(p) = self.peers.get_mut(&key) else {
             return;
         };
+        let hint = self.links.get(&p.link).map_or(0.0, |l| l.params.loss_hint);
         for r in refs {
             let Some(o) = p.out.iter_mut().find(|o| o.r == *r) else {
                 continue;
@@ -327,7 +331,7 @@ impl Endpoint {
                 .on_lost(resolved.saturating_sub(received) * u64::from(t));
             f.covered_needed = needed;
             if f.upfront_done {
-                let loss = p.loss.rate();
+                let loss = p.loss.rate(hint);
                 let coming = (f.sent.len() as f64 * (1.0 - loss)).floor() as u64;
                 let short = needed.saturating_sub(coming);
                 f.owed = if short == 0 {

@@ -217,6 +217,7 @@ mod tests {
             half_duplex: false,
             rate_bps: Some(10_000_000),
             rtt_hint: Duration::from_millis(10),
+            loss_hint: 0.0,
         }
     }
 

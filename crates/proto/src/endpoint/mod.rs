@@ -44,6 +44,9 @@ pub struct LinkParams {
     pub rate_bps: Option<u64>,
     /// Expected round trip, used before one is measured and for resend timers.
     pub rtt_hint: Duration,
+    /// Expected fraction of frames lost, 0 if unknown: the loss estimate starts from it
+    /// (the FEC rule must choose before the first transfer has measured anything).
+    pub loss_hint: f64,
 }
 
 /// Protocol settings.

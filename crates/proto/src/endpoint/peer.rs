@@ -94,8 +94,9 @@ pub(crate) struct LossMeter {
 impl LossMeter {
     /// Bytes after which old observations weigh half.
     const WINDOW: f64 = 64.0 * 1024.0;
-    /// Bytes that must be seen before the estimate is trusted.
-    const MIN_SEEN: f64 = 2048.0;
+    /// Weight of the link's expected loss, in bytes of observation: it rules until
+    /// about this much has been sent, then measurements take over.
+    const PRIOR: f64 = 4096.0;
 
     pub fn on_sent(&mut self, bytes: u64) {
         self.sent += bytes as f64;
@@ -109,13 +110,14 @@ impl LossMeter {
         self.lost = (self.lost + bytes as f64).min(self.sent);
     }
 
-    /// The loss rate, 0 until enough has been sent to tell.
-    pub fn rate(&self) -> f64 {
-        if self.sent < Self::MIN_SEEN {
-            0.0
+    /// The loss rate: measurements blended with `hint`, the link's expected loss.
+    pub fn rate(&self, hint: f64) -> f64 {
+        let hint = if hint.is_finite() {
+            hint.clamp(0.0, 1.0)
         } else {
-            (self.lost / self.sent).clamp(0.0, 1.0)
-        }
+            0.0
+        };
+        ((self.lost + hint * Self::PRIOR) / (self.sent + Self::PRIOR)).clamp(0.0, 1.0)
     }
 }
 

@@ -307,7 +307,7 @@ impl Endpoint {
             let pushes_first =
                 p.streamer && !p.recon.stopped && (p.frames <= 2 || p.frames % 3 == 1);
             let path = super::coding::PathView {
-                loss: p.loss.rate(),
+                loss: p.loss.rate(params.loss_hint),
                 rtt: p.cc.srtt.unwrap_or(params.rtt_hint),
                 rate: if p.cc.enabled {
                     p.cc.rate_estimate() as u64
@@ -315,10 +315,15 @@ impl Endpoint {
                     params.rate_bps.map_or(0, |r| r / 8)
                 },
                 params,
+                // Bytes still to send: what keeps the link busy while a report is due.
                 queued_total: p
                     .out
                     .iter()
-                    .map(|o| o.length.saturating_sub(o.held.covered()))
+                    .map(|o| {
+                        o.length
+                            .saturating_sub(o.held.covered())
+                            .saturating_sub(o.in_flight.covered())
+                    })
                     .sum(),
             };
             for phase in 0..2 {
@@ -349,6 +354,18 @@ impl Endpoint {
                             continue;
                         }
                         if !o.fec_decided {
+                            // Decided when its data would start, with the loss measured
+                            // by then: not with the manifests that may all go at once.
+                            // Multi-frame payloads that could be coded are decided
+                            // when a frame has room for their data, with the loss
+                            // measured by then: not along with manifests that may all
+                            // go at once.
+                            let codable = !o.journal
+                                && o.length > budget as u64
+                                && o.length <= super::coding::FEC_MAX_LEN;
+                            if fec_mode != FecMode::Off && codable && w.remaining() * 2 < budget {
+                                continue;
+                            }
                             Self::decide_fec(
                                 fec_mode,
                                 &self.policy,
@@ -585,7 +602,7 @@ impl Endpoint {
             }
             p.cc.tick(now);
             let mut backoff = false;
-            let loss = p.loss.rate();
+            let loss = p.loss.rate(params.loss_hint);
             for o in p.out.iter_mut() {
                 if let Some(f) = o.fec.as_mut()
                     && f.await_since.is_some_and(|t| now >= t + rto)

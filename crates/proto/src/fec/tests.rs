@@ -448,12 +448,16 @@ fn policy_matches_the_link_profiles() {
     let mut busy = input(0.01, 230, 3_750_000, 1 << 20, 1400);
     busy.queued = 10 << 20;
     assert!(!pol.plan(&busy).use_fec);
-    // uhf-csma-lossy broadcast to 4 neighbours: one repair symbol serves all of them.
+    // uhf-csma-lossy broadcast to 4 neighbours: every symbol serves all of them, where
+    // pieces go to each alone. Rounds are cheap there, so little goes up front.
     let mut uhf = input(0.10, 30, 16_000, 20_000, 160);
     uhf.receivers = 4;
     let b = pol.plan(&uhf);
-    assert!(b.use_fec, "{b:?}");
-    assert!(b.repair_ratio > 0.10, "{b:?}");
+    assert!(b.use_fec && b.fec_time * 2 < b.arq_time, "{b:?}");
+    // The same with 1 s report rounds: repair up front.
+    uhf.rtt = Duration::from_secs(1);
+    let b = pol.plan(&uhf);
+    assert!(b.use_fec && b.repair_ratio > 0.10, "{b:?}");
     // A tiny bundle on a short lossy unicast hop: one frame, just resend it.
     assert!(!pol.plan(&input(0.05, 20, 16_000, 100, 100)).use_fec);
     // Empty payloads and bad inputs never use FEC.
@@ -471,10 +475,21 @@ fn planned_repair_suffices_for_every_receiver() {
     let data = payload(60_000, 11);
     let mut enc = FecEncoder::new(data.clone(), 200).unwrap();
     let kt = enc.source_symbols();
-    let mut uhf = input(0.10, 30, 16_000, 60_000, 200);
+    // A lossy radio whose report rounds are dear (2 s): the plan sends enough up front
+    // for every receiver to finish in one pass.
+    let mut uhf = input(0.10, 2000, 16_000, 60_000, 200);
     uhf.receivers = 3;
     let plan = pol.plan(&uhf);
     assert!(plan.use_fec);
+    // Where a round costs little (30 ms) next to the airtime, less goes up front and
+    // the top-ups after reports do the rest.
+    let mut cheap = uhf;
+    cheap.rtt = Duration::from_millis(30);
+    let c = pol.plan(&cheap);
+    assert!(
+        c.use_fec && c.repair_symbols < plan.repair_symbols,
+        "{c:?} vs {plan:?}"
+    );
     let mut failures = 0;
     for seed in 0..30 {
         let mut rng = ChaCha8Rng::seed_from_u64(100 + seed);
