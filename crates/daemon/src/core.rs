@@ -778,7 +778,8 @@ impl Core {
         let mut built = 0;
         let mut more = true;
         while built < budget {
-            let Some(f) = self.ep.poll_transmit(now, id, max, store) else {
+            // Head and shared payload tail, copied once, straight into the batch.
+            let Some(f) = self.ep.poll_transmit_parts(now, id, max, store) else {
                 more = false;
                 break;
             };
@@ -805,7 +806,7 @@ impl Core {
             if b.count == 0 {
                 b.seg = f.len();
             }
-            b.buf.extend_from_slice(&f);
+            f.write_to(&mut b.buf);
             b.count += 1;
         }
         if b.count > 0 {

@@ -2,6 +2,8 @@
 
 use std::io::Read;
 
+use bytes::Bytes;
+
 use skywave_bundle::{BundleId, SignedManifest};
 use skywave_proto::{BundleStore, Offer, Written};
 use skywave_store::{PayloadReader, PieceOutcome, Query, Store, StoreError};
@@ -26,8 +28,14 @@ struct Cached {
 
 #[derive(Debug)]
 enum Body {
+    /// A journal: grows in place as newer versions are read.
     Mem(Vec<u8>),
-    Reader { r: PayloadReader, pos: u64 },
+    /// A plain bundle: frames to every peer carry slices of this one buffer.
+    Shared(Bytes),
+    Reader {
+        r: PayloadReader,
+        pos: u64,
+    },
 }
 
 /// Payloads up to this size are cached whole while being sent.
@@ -78,7 +86,8 @@ impl StoreAdapter {
         }
         let body = if length <= CACHE_MAX {
             match self.store.read_payload(id) {
-                Ok(data) => Body::Mem(data),
+                Ok(data) if journal => Body::Mem(data),
+                Ok(data) => Body::Shared(Bytes::from(data)),
                 Err(e) => {
                     tracing::error!(%id, "reading payload: {e}");
                     return false;
@@ -127,6 +136,30 @@ impl BundleStore for StoreAdapter {
         self.store.get(id).ok().flatten().map(|b| b.manifest)
     }
 
+    fn read_shared(
+        &mut self,
+        id: &BundleId,
+        version: u64,
+        offset: u64,
+        len: usize,
+    ) -> Option<Bytes> {
+        let served = self
+            .cache
+            .as_ref()
+            .is_some_and(|c| c.id == *id && c.version == version);
+        if !served && !self.load(id, version) {
+            return None;
+        }
+        match &self.cache.as_ref()?.body {
+            Body::Shared(data) if self.cache.as_ref()?.version == version => {
+                let start = (offset as usize).min(data.len());
+                let end = start.saturating_add(len).min(data.len());
+                Some(data.slice(start..end))
+            }
+            _ => None,
+        }
+    }
+
     fn read(&mut self, id: &BundleId, version: u64, offset: u64, buf: &mut [u8]) -> usize {
         // A cached journal newer than asked serves the older version's bytes (a prefix).
         let served = match &self.cache {
@@ -140,6 +173,12 @@ impl BundleStore for StoreAdapter {
             return 0;
         };
         match &mut c.body {
+            Body::Shared(data) => {
+                let start = (offset as usize).min(data.len());
+                let n = (data.len() - start).min(buf.len());
+                buf[..n].copy_from_slice(&data[start..start + n]);
+                n
+            }
             Body::Mem(data) => {
                 let start = (offset as usize).min(data.len());
                 let n = (data.len() - start).min(buf.len());

@@ -17,7 +17,7 @@ use std::time::Duration;
 use skywave_bundle::{BundleId, Manifest, SecretKey, SignedManifest, hash_payload};
 
 use crate::endpoint::{Config, Endpoint, Event, LinkParams};
-use crate::store::MemStore;
+use crate::store::{BundleStore, MemStore};
 use crate::wire::{self, FrameWriter, Message};
 
 /// Manifest dates used by generated bundles (2026-11-22).
@@ -807,4 +807,115 @@ pub fn session_bytes(data: &[u8]) {
         return;
     };
     session(profile, &Op::decode_all(rest));
+}
+
+/// A store holding one bundle whose payload is a shared buffer: what a real store's
+/// in-memory cache offers ([`BundleStore::read_shared`]).
+#[derive(Debug)]
+pub struct SharedStore {
+    pub inner: MemStore,
+    pub payload: bytes::Bytes,
+}
+
+impl BundleStore for SharedStore {
+    fn inventory(&mut self) -> Vec<(BundleId, u64, u64)> {
+        self.inner.inventory()
+    }
+    fn manifest(&mut self, id: &BundleId) -> Option<SignedManifest> {
+        self.inner.manifest(id)
+    }
+    fn read(&mut self, id: &BundleId, version: u64, offset: u64, buf: &mut [u8]) -> usize {
+        self.inner.read(id, version, offset, buf)
+    }
+    fn read_shared(
+        &mut self,
+        id: &BundleId,
+        version: u64,
+        offset: u64,
+        len: usize,
+    ) -> Option<bytes::Bytes> {
+        self.inner.manifest(id).filter(|m| m.version() == version)?;
+        let start = (offset as usize).min(self.payload.len());
+        let end = start.saturating_add(len).min(self.payload.len());
+        Some(self.payload.slice(start..end))
+    }
+    fn offer(&mut self, m: &SignedManifest) -> crate::Offer {
+        self.inner.offer(m)
+    }
+    fn write(&mut self, id: &BundleId, version: u64, offset: u64, data: &[u8]) -> crate::Written {
+        self.inner.write(id, version, offset, data)
+    }
+}
+
+/// One sender with sessions to `n` empty receivers over point-to-point links (link `i`
+/// of the sender leads to receiver `i`, lossless and instant), for fan-out tests and
+/// benchmarks. Call [`FanOut::offer`] to store a bundle at the sender, then poll it.
+#[derive(Debug)]
+pub struct FanOut {
+    pub sender: Endpoint,
+    pub store: SharedStore,
+    pub receivers: Vec<(Endpoint, MemStore)>,
+    pub now: Duration,
+    pub mtu: usize,
+}
+
+impl FanOut {
+    pub fn params(mtu: usize) -> LinkParams {
+        LinkParams {
+            mtu,
+            shared: false,
+            paced: false,
+            half_duplex: false,
+            rate_bps: None,
+            rtt_hint: Duration::from_millis(10),
+            loss_hint: 0.0,
+        }
+    }
+
+    /// Sessions established and reconciled with every receiver.
+    pub fn new(n: usize, mtu: usize) -> Self {
+        let mut sender = Endpoint::new(Config::default(), node_key(0), 7);
+        let mut store = SharedStore {
+            inner: MemStore::new(),
+            payload: bytes::Bytes::new(),
+        };
+        let now = Duration::from_millis(1);
+        let mut receivers: Vec<(Endpoint, MemStore)> = (0..n)
+            .map(|i| {
+                let mut ep =
+                    Endpoint::new(Config::default(), node_key(i as u64 + 1), 100 + i as u64);
+                ep.link_up(now, 0, Self::params(mtu));
+                (ep, MemStore::new())
+            })
+            .collect();
+        for i in 0..n {
+            sender.link_up(now, i, Self::params(mtu));
+        }
+        for _ in 0..8 {
+            for (i, (ep, st)) in receivers.iter_mut().enumerate() {
+                while let Some(f) = sender.poll_transmit(now, i, mtu, &mut store) {
+                    ep.handle_frame(now, 0, &f, st);
+                }
+                while let Some(f) = ep.poll_transmit(now, 0, mtu, st) {
+                    sender.handle_frame(now, i, &f, &mut store);
+                }
+            }
+        }
+        Self {
+            sender,
+            store,
+            receivers,
+            now,
+            mtu,
+        }
+    }
+
+    /// Stores bundle `n` of `len` bytes at the sender: it is offered to every receiver.
+    pub fn offer(&mut self, n: u64, len: usize) -> SignedManifest {
+        let (m, payload) = bundle(n, 1, len);
+        self.store.payload = bytes::Bytes::from(payload.clone());
+        self.store.inner.insert(m.clone(), payload);
+        self.sender.bundle_stored(self.now, m.id(), &mut self.store);
+        m
+    }
 }

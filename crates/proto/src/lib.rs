@@ -15,6 +15,6 @@ pub mod wire;
 
 pub use endpoint::{
     Config, Direction, Endpoint, Event, FecMode, LinkId, LinkParams, PeerInfo, ReconState, Stats,
-    TransferInfo, TransferState,
+    TransferInfo, TransferState, Transmit,
 };
 pub use store::{BundleStore, MemStore, Offer, Written};

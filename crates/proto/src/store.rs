@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use bytes::Bytes;
 use skywave_bundle::{BundleId, RangeSet, SignedManifest, hash_payload};
 
 /// The answer to a manifest offered by a peer.
@@ -41,6 +42,19 @@ pub trait BundleStore {
     /// Reads held payload bytes of `id` at `version` into `buf`; returns bytes read
     /// (0 if that version is not held).
     fn read(&mut self, id: &BundleId, version: u64, offset: u64, buf: &mut [u8]) -> usize;
+    /// Held payload bytes `[offset, offset + len)` of `id` at `version` (fewer at the
+    /// end) as a handle on a buffer the store keeps in memory, so that frames to many
+    /// peers share it; `None` if the store has no such buffer (then [`Self::read`]).
+    fn read_shared(
+        &mut self,
+        id: &BundleId,
+        version: u64,
+        offset: u64,
+        len: usize,
+    ) -> Option<Bytes> {
+        let _ = (id, version, offset, len);
+        None
+    }
     /// A peer offers this manifest.
     fn offer(&mut self, m: &SignedManifest) -> Offer;
     /// A piece of an offered bundle arrived.

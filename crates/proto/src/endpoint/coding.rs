@@ -77,6 +77,12 @@ pub(super) fn missing_source_symbols(o: &Outgoing, symbol_size: u16) -> u64 {
 }
 
 impl Endpoint {
+    /// Bundles being decoded from FEC symbols (tests: the count stays bounded).
+    #[doc(hidden)]
+    pub fn fec_decoders(&self) -> usize {
+        self.fec_rx.len()
+    }
+
     /// Applies the FEC rule to `o` at its first data: FEC when the mode allows, the
     /// bundle can be coded in one block within [`FEC_MAX_LEN`], and the rule expects it
     /// to finish sooner than retransmission (or always, in [`FecMode::Always`]).
@@ -194,9 +200,12 @@ impl Endpoint {
                     }
                     let esi = tx.enc.layout().repair_esi(tx.next_repair);
                     if esi >= tx.enc.esi_limit() {
-                        // Every repair symbol of the code is spent (a receiver that
-                        // still lacks the bundle after 4 K of them is not listening).
-                        f.owed = 0;
+                        // Every repair symbol of the code is spent (a long outage, or a
+                        // decoder fed symbols of another code): what the peer still
+                        // lacks goes as pieces, with retransmission, as source symbols
+                        // are sent once only.
+                        tracing::debug!(id = %o.id, "FEC code spent; sending pieces instead");
+                        o.fec = None;
                         break;
                     }
                     esi
@@ -213,7 +222,7 @@ impl Endpoint {
                     break;
                 }
             };
-            if !w.fec(&o.r, esi, &data) {
+            if !w.fec_shared(&o.r, esi, data) {
                 break;
             }
             let f = o.fec.as_mut().expect("checked above");
@@ -321,6 +330,8 @@ impl Endpoint {
                 f.needed = f.needed.min(from_have);
                 continue;
             };
+            // A decoder never needs more than the source symbols: a larger claim is a lie
+            // that must not buy the rest of the code.
             f.needed = needed;
             let before = f.sent.len();
             f.sent.retain(|&x| x > last_esi);

@@ -177,13 +177,49 @@ impl Stats {
         .sum()
     }
 
-    fn count_frame(&mut self, frame: &[u8]) {
+    fn count_frame(&mut self, t: &Transmit) {
         self.frames_sent += 1;
-        self.bytes_sent += frame.len() as u64;
+        self.bytes_sent += t.len() as u64;
         // Re-walk the messages just built to attribute bytes to types.
-        for (ty, len) in crate::wire::message_sizes(frame) {
+        for (ty, len) in crate::wire::message_sizes_split(&t.head, t.len()) {
             self.sent_by_type[(ty as usize).min(15)] += len as u64;
         }
+    }
+}
+
+/// A frame to send: `head` then `tail`. The tail, when not empty, is a shared handle on
+/// payload bytes or an FEC symbol (the data of the frame's last message), so a payload
+/// sent to many peers is never copied into a frame per peer: a driver writes both parts
+/// (vectored I/O, or one copy into its own send buffer).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transmit {
+    pub head: Vec<u8>,
+    pub tail: Bytes,
+}
+
+impl Transmit {
+    pub fn len(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends the whole frame to `out`.
+    pub fn write_to(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.head);
+        out.extend_from_slice(&self.tail);
+    }
+
+    /// The frame in one buffer (no copy when there is no tail).
+    pub fn into_vec(self) -> Vec<u8> {
+        if self.tail.is_empty() {
+            return self.head;
+        }
+        let mut v = self.head;
+        v.extend_from_slice(&self.tail);
+        v
     }
 }
 

@@ -124,14 +124,7 @@ impl LossMeter {
 impl Outgoing {
     /// Next range to send: the first byte neither held nor in flight.
     pub fn next_range(&self, max: u64) -> Option<(u64, u64)> {
-        let mut blocked = self.held.clone();
-        for (s, e) in self.in_flight.iter() {
-            blocked.insert(s, e);
-        }
-        blocked
-            .missing(self.length)
-            .first()
-            .map(|&(s, e)| (s, e.min(s.saturating_add(max))))
+        first_gap(&self.held, &self.in_flight, self.length, max)
     }
 
     /// Forgets the FEC state (a new session): the rule is applied again, and source
@@ -153,6 +146,43 @@ impl Outgoing {
         // A symbol is needed if any byte of it is missing.
         covered.missing(self.length).first().map(|&(s, _)| s / t)
     }
+}
+
+/// The first byte below `length` in neither `a` nor `b`, and the end of that gap (at
+/// most `max` long). A walk over both sorted range lists: called for every frame, so
+/// nothing is copied.
+pub(crate) fn first_gap(a: &RangeSet, b: &RangeSet, length: u64, max: u64) -> Option<(u64, u64)> {
+    let mut a = a.iter().peekable();
+    let mut b = b.iter().peekable();
+    let mut pos = 0u64;
+    loop {
+        let mut moved = false;
+        for it in [&mut a, &mut b] {
+            while let Some(&(s, e)) = it.peek() {
+                if s > pos {
+                    break;
+                }
+                if e > pos {
+                    pos = e;
+                    moved = true;
+                }
+                it.next();
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    if pos >= length {
+        return None;
+    }
+    let gap_end = [a.peek().map(|r| r.0), b.peek().map(|r| r.0)]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(length)
+        .min(length);
+    Some((pos, gap_end.min(pos.saturating_add(max))))
 }
 
 /// A bundle being received from a peer.
@@ -371,6 +401,42 @@ impl Peer {
         *r = merged;
         if r.first().is_some_and(|&(_, hi)| hi == pn) {
             self.ack_largest_at = now;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn set(v: &[(u64, u64)]) -> RangeSet {
+        let mut r = RangeSet::new();
+        for &(s, l) in v {
+            r.insert(s, s + l);
+        }
+        r
+    }
+
+    proptest! {
+        #[test]
+        fn first_gap_is_the_first_missing_range_of_the_union(
+            a in proptest::collection::vec((0u64..200, 1u64..40), 0..8),
+            b in proptest::collection::vec((0u64..200, 1u64..40), 0..8),
+            length in 0u64..260,
+            max in 1u64..300,
+        ) {
+            let (a, b) = (set(&a), set(&b));
+            let mut union = a.clone();
+            for (s, e) in b.iter() {
+                union.insert(s, e);
+            }
+            let want = union
+                .missing(length)
+                .first()
+                .map(|&(s, e)| (s, e.min(s.saturating_add(max))));
+            prop_assert_eq!(first_gap(&a, &b, length, max), want);
         }
     }
 }

@@ -6,7 +6,9 @@ use std::time::Duration;
 use super::cc::PieceRef;
 use super::handle::requeue_lost;
 use super::peer::Peer;
-use super::{Endpoint, FecMode, HELLO_HEARD, LinkId, LinkParams};
+use bytes::Bytes;
+
+use super::{Endpoint, FecMode, HELLO_HEARD, LinkId, LinkParams, Transmit};
 use crate::store::BundleStore;
 use crate::wire::{self, Ack, BundleRef, FrameWriter, Header};
 
@@ -58,6 +60,19 @@ impl Endpoint {
         max_len: usize,
         store: &mut dyn BundleStore,
     ) -> Option<Vec<u8>> {
+        self.poll_transmit_parts(now, link, max_len, store)
+            .map(Transmit::into_vec)
+    }
+
+    /// [`Endpoint::poll_transmit`] with the frame as head and shared tail: payload data
+    /// and FEC symbols are handles on buffers shared by every peer they go to.
+    pub fn poll_transmit_parts(
+        &mut self,
+        now: Duration,
+        link: LinkId,
+        max_len: usize,
+        store: &mut dyn BundleStore,
+    ) -> Option<Transmit> {
         self.now = self.now.max(now);
         self.load_held(store);
         let l = self.links.get(&link)?;
@@ -68,12 +83,22 @@ impl Endpoint {
         if budget < wire::MIN_FRAME {
             return None;
         }
-        let keys: Vec<[u8; 32]> = self
-            .peers
-            .values()
-            .filter(|p| p.link == link && p.established)
-            .map(|p| p.key)
-            .collect();
+        // A point-to-point link has one peer: no scan of every session per frame.
+        let keys: Vec<[u8; 32]> = match (l.params.shared, l.peer) {
+            (false, Some(k)) => self
+                .peers
+                .get(&k)
+                .filter(|p| p.link == link && p.established)
+                .map(|p| p.key)
+                .into_iter()
+                .collect(),
+            _ => self
+                .peers
+                .values()
+                .filter(|p| p.link == link && p.established)
+                .map(|p| p.key)
+                .collect(),
+        };
         let start = l.rr;
         for i in 0..keys.len() {
             let key = keys[(start + i) % keys.len()];
@@ -110,7 +135,10 @@ impl Endpoint {
                 super::HELLO_CELLS,
                 &sketch,
             );
-            let f = w.finish();
+            let f = Transmit {
+                head: w.finish(),
+                tail: Bytes::new(),
+            };
             self.stats.count_frame(&f);
             return Some(f);
         }
@@ -124,13 +152,12 @@ impl Endpoint {
         key: [u8; 32],
         budget: usize,
         store: &mut dyn BundleStore,
-    ) -> Option<Vec<u8>> {
+    ) -> Option<Transmit> {
         let params = self.links.get(&link)?.params;
         let rto = self.rto(self.peers.get(&key)?, &params);
         let over_limit = self.over_limit(&params);
         let report_now = self.cfg.report_interval;
         let set_size = self.held.len() as u64;
-        let sketch = super::sketch_words(&self.cells, &self.sketch);
         let (my_key, my_tag, nonce) = (self.key, self.tag, self.nonce);
         let pn = self.links.get(&link)?.pn;
         let fec_mode = self.cfg.fec;
@@ -173,7 +200,7 @@ impl Endpoint {
                 nonce,
                 set_size,
                 HELLO_HEARD | super::HELLO_CELLS,
-                &sketch,
+                &super::sketch_words(&self.cells, &self.sketch),
             )
         {
             p.hello_due = false;
@@ -300,6 +327,7 @@ impl Endpoint {
                 .is_some_and(|t| t <= now);
         if may_send_data {
             let track_sends = !p.cc.enabled;
+            let track_acks = p.cc.enabled;
             p.frames += 1;
             // While reconciliation runs, the first two frames and every third after
             // them put pushes (guesses and store-and-forward) ahead of symbols: the
@@ -406,11 +434,27 @@ impl Endpoint {
                             if room == 0 || (room < MIN_PIECE && want > room) {
                                 break;
                             }
-                            let n = room.min(want).min(self.buf.len());
-                            let got = store.read(&o.id, o.r.version, start, &mut self.buf[..n]);
-                            if got == 0 || !w.piece(&o.r, start, &self.buf[..got]) {
-                                break;
-                            }
+                            let n = room.min(want);
+                            // A handle on the payload if the store holds it in memory,
+                            // else a copy.
+                            let got = match store.read_shared(&o.id, o.r.version, start, n) {
+                                Some(b) if !b.is_empty() => {
+                                    let got = b.len();
+                                    if !w.piece_shared(&o.r, start, b) {
+                                        break;
+                                    }
+                                    got
+                                }
+                                _ => {
+                                    let n = n.min(self.buf.len());
+                                    let got =
+                                        store.read(&o.id, o.r.version, start, &mut self.buf[..n]);
+                                    if got == 0 || !w.piece(&o.r, start, &self.buf[..got]) {
+                                        break;
+                                    }
+                                    got
+                                }
+                            };
                             let stop = start + got as u64;
                             if o.in_flight.is_empty() {
                                 // The resend timer runs from the first byte in flight.
@@ -431,7 +475,9 @@ impl Endpoint {
                             self.stats.piece_bytes_sent += got as u64;
                             self.stats.piece_bytes_resent += got as u64 - fresh;
                             p.loss.on_sent(got as u64);
-                            pieces.push((o.id, o.r.version, start, got as u64));
+                            if track_acks {
+                                pieces.push((o.id, o.r.version, start, got as u64));
+                            }
                             substantive = true;
                             eliciting = true;
                         }
@@ -484,11 +530,13 @@ impl Endpoint {
             p.unacked_eliciting = 0;
             p.ack_due = None;
         }
-        let f = w.finish();
-        if tracing::enabled!(tracing::Level::TRACE)
-            && let Ok((h, msgs)) = wire::parse(&f)
-        {
-            tracing::trace!(t = now.as_secs_f64(), node = %super::hex8(&my_key), pn = h.pn, msgs = ?msgs.iter().map(super::describe).collect::<Vec<_>>(), "tx");
+        let (head, tail) = w.finish_parts();
+        let f = Transmit { head, tail };
+        if tracing::enabled!(tracing::Level::TRACE) {
+            let flat = f.clone().into_vec();
+            if let Ok((h, msgs)) = wire::parse(&flat) {
+                tracing::trace!(t = now.as_secs_f64(), node = %super::hex8(&my_key), pn = h.pn, msgs = ?msgs.iter().map(super::describe).collect::<Vec<_>>(), "tx");
+            }
         }
         p.over_bytes += f.len() as u64;
         if eliciting {

@@ -3,6 +3,7 @@
 //! [`parse`] checks a whole frame before anything is acted on: a frame with any
 //! malformed message is dropped whole. [`FrameWriter`] builds frames up to a size limit.
 
+use bytes::Bytes;
 use skywave_bundle::{BundleId, RangeSet, varint};
 
 use crate::recon::riblt::{SYMBOL_LEN, Symbol};
@@ -423,6 +424,12 @@ pub fn parse(frame: &[u8]) -> Result<(Header, Vec<Message<'_>>), WireError> {
 
 /// `(type, encoded size)` of each message of a well-formed frame (for accounting).
 pub fn message_sizes(frame: &[u8]) -> Vec<(u8, usize)> {
+    message_sizes_split(frame, frame.len())
+}
+
+/// [`message_sizes`] of a frame of `total` bytes of which `head` is the start and every
+/// message header lies in `head` (a [`FrameWriter::finish_parts`] frame).
+pub fn message_sizes_split(frame: &[u8], total: usize) -> Vec<(u8, usize)> {
     let mut out = Vec::new();
     let Some(&flags) = frame.get(1) else {
         return out;
@@ -432,7 +439,7 @@ pub fn message_sizes(frame: &[u8]) -> Vec<(u8, usize)> {
         return out;
     };
     pos += n;
-    while pos < frame.len() {
+    while pos < total.min(frame.len()) {
         let ty = frame[pos];
         let Ok((len, n)) = varint::get(&frame[pos + 1..]) else {
             break;
@@ -445,11 +452,18 @@ pub fn message_sizes(frame: &[u8]) -> Vec<(u8, usize)> {
 }
 
 /// Builds one frame within a byte budget.
+///
+/// The data of the last PIECE or FEC message may be a shared [`Bytes`] handle (a slice of
+/// a payload or a symbol held for many peers): it is kept apart as the frame's tail, and
+/// copied in only if another message follows. [`FrameWriter::finish_parts`] returns the
+/// frame as head and tail, so a driver writes both without the payload ever being copied
+/// into a frame of its own.
 #[derive(Debug)]
 pub struct FrameWriter {
     buf: Vec<u8>,
     limit: usize,
     header_len: usize,
+    tail: Bytes,
 }
 
 impl FrameWriter {
@@ -470,20 +484,29 @@ impl FrameWriter {
             buf,
             limit,
             header_len,
+            tail: Bytes::new(),
         }
     }
 
     /// Bytes still free.
     pub fn remaining(&self) -> usize {
-        self.limit.saturating_sub(self.buf.len())
+        self.limit.saturating_sub(self.len())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.buf.len() == self.header_len
+        self.len() == self.header_len
     }
 
     pub fn len(&self) -> usize {
-        self.buf.len()
+        self.buf.len() + self.tail.len()
+    }
+
+    /// A shared tail followed by another message is copied in.
+    fn flush_tail(&mut self) {
+        if !self.tail.is_empty() {
+            let t = std::mem::take(&mut self.tail);
+            self.buf.extend_from_slice(&t);
+        }
     }
 
     /// Space a message with a body of `body` bytes takes.
@@ -508,6 +531,7 @@ impl FrameWriter {
         if Self::cost(body) > self.remaining() {
             return false;
         }
+        self.flush_tail();
         self.buf.push(ty);
         varint::put(&mut self.buf, body as u64);
         true
@@ -664,6 +688,33 @@ impl FrameWriter {
         true
     }
 
+    /// [`FrameWriter::piece`] with the data as a shared handle, kept as the frame's tail.
+    pub fn piece_shared(&mut self, r: &BundleRef, offset: u64, data: Bytes) -> bool {
+        if !self.begin(ty::PIECE, r.len() + varint::len(offset) + data.len()) {
+            return false;
+        }
+        r.put(&mut self.buf);
+        varint::put(&mut self.buf, offset);
+        self.tail = data;
+        true
+    }
+
+    /// [`FrameWriter::fec`] with the symbol as a shared handle, kept as the frame's tail.
+    pub fn fec_shared(&mut self, r: &BundleRef, esi: u64, data: Bytes) -> bool {
+        let size = data.len() as u64;
+        if !self.begin(
+            ty::FEC,
+            r.len() + varint::len(size) + varint::len(esi) + data.len(),
+        ) {
+            return false;
+        }
+        r.put(&mut self.buf);
+        varint::put(&mut self.buf, size);
+        varint::put(&mut self.buf, esi);
+        self.tail = data;
+        true
+    }
+
     pub fn fec(&mut self, r: &BundleRef, esi: u64, data: &[u8]) -> bool {
         let size = data.len() as u64;
         if !self.begin(
@@ -701,8 +752,14 @@ impl FrameWriter {
         true
     }
 
-    pub fn finish(self) -> Vec<u8> {
+    pub fn finish(mut self) -> Vec<u8> {
+        self.flush_tail();
         self.buf
+    }
+
+    /// The frame as head and shared tail (empty if none): `head ++ tail` is the frame.
+    pub fn finish_parts(self) -> (Vec<u8>, Bytes) {
+        (self.buf, self.tail)
     }
 }
 

@@ -262,3 +262,41 @@ fn fixed_bytes_of_fec_and_need() {
     assert!(w.raw(ty::NEED, &body));
     assert_eq!(parse(&w.finish()), Err(WireError::Malformed("NEED")));
 }
+
+#[test]
+fn a_shared_tail_gives_the_same_bytes() {
+    let data = bytes::Bytes::from_static(b"payload bytes held once");
+    let header = Header {
+        addr: Some((1, 2)),
+        pn: 9,
+    };
+    let mut plain = FrameWriter::new(header, 200);
+    assert!(plain.piece(&r(), 64, &data));
+    let plain = plain.finish();
+    // As the last message: kept apart as the tail.
+    let mut w = FrameWriter::new(header, 200);
+    assert!(w.piece_shared(&r(), 64, data.slice(..)));
+    assert_eq!(w.len(), plain.len());
+    let (head, tail) = w.finish_parts();
+    assert_eq!(tail.as_ptr(), data.as_ptr(), "not copied");
+    assert_eq!([head, tail.to_vec()].concat(), plain);
+    // Followed by another message: copied in, and the frame still parses.
+    let mut w = FrameWriter::new(header, 200);
+    assert!(w.piece_shared(&r(), 64, data.slice(..)));
+    assert!(w.have_all(&r()));
+    let (head, tail) = w.finish_parts();
+    assert!(tail.is_empty());
+    let (_, msgs) = parse(&head).unwrap();
+    assert_eq!(msgs.len(), 2);
+    assert_eq!(
+        msgs[0],
+        Message::Piece {
+            r: r(),
+            offset: 64,
+            data: &data
+        }
+    );
+    // The budget counts the tail.
+    let mut w = FrameWriter::new(header, 40);
+    assert!(!w.fec_shared(&r(), 3, data.slice(..)));
+}
