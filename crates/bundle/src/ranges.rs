@@ -18,18 +18,29 @@ impl RangeSet {
         if start >= end {
             return 0;
         }
-        let before = self.covered();
         // First range whose end reaches `start` (touching ranges merge).
         let i = self.ranges.partition_point(|&(_, e)| e < start);
         let mut j = i;
         let (mut s, mut e) = (start, end);
+        let mut merged = 0;
         while j < self.ranges.len() && self.ranges[j].0 <= end {
-            s = s.min(self.ranges[j].0);
-            e = e.max(self.ranges[j].1);
+            let (rs, re) = self.ranges[j];
+            s = s.min(rs);
+            e = e.max(re);
+            merged += re - rs;
             j += 1;
         }
-        self.ranges.splice(i..j, [(s, e)]);
-        self.covered() - before
+        // In place where possible: a transfer extends its last range once per piece.
+        match j - i {
+            0 => self.ranges.insert(i, (s, e)),
+            1 => self.ranges[i] = (s, e),
+            _ => {
+                self.ranges[i] = (s, e);
+                self.ranges.drain(i + 1..j);
+            }
+        }
+        // The merged ranges are disjoint and inside `[s, e)`.
+        (e - s) - merged
     }
 
     /// Removes `[start, end)`, splitting a range that straddles it. Returns the bytes
