@@ -332,6 +332,7 @@ impl Endpoint {
             };
             // A decoder never needs more than the source symbols: a larger claim is a lie
             // that must not buy the rest of the code.
+            let needed = needed.min(f.kt);
             f.needed = needed;
             let before = f.sent.len();
             f.sent.retain(|&x| x > last_esi);
