@@ -1204,6 +1204,7 @@ fn enqueue(p: &mut Peer, m: &SignedManifest, now: Duration) {
         addressed_to_peer: addressed,
         queued_at: now,
         seq: p.out_seq,
+        timeouts: 0,
         fec_decided: false,
         fec: None,
     });

@@ -48,6 +48,8 @@ pub(crate) struct Outgoing {
     pub addressed_to_peer: bool,
     pub queued_at: Duration,
     pub seq: u64,
+    /// Resend timeouts of this transfer.
+    pub timeouts: u8,
     /// The FEC rule has been applied to this transfer (at its first data).
     pub fec_decided: bool,
     /// Sent as RaptorQ symbols rather than pieces.
