@@ -351,15 +351,19 @@ impl Endpoint {
                 },
                 params,
                 // Bytes still to send: what keeps the link busy while a report is due.
-                queued_total: p
-                    .out
-                    .iter()
-                    .map(|o| {
-                        o.length
-                            .saturating_sub(o.held.covered())
-                            .saturating_sub(o.in_flight.covered())
-                    })
-                    .sum(),
+                // Only counted while a transfer waits for the rule (every frame else).
+                queued_total: if fec_mode != FecMode::Off && p.out.iter().any(|o| !o.fec_decided) {
+                    p.out
+                        .iter()
+                        .map(|o| {
+                            o.length
+                                .saturating_sub(o.held.covered())
+                                .saturating_sub(o.in_flight.covered())
+                        })
+                        .sum()
+                } else {
+                    0
+                },
             };
             for phase in 0..2 {
                 if (phase == 0) == pushes_first {
