@@ -1184,6 +1184,10 @@ fn enqueue(p: &mut Peer, m: &SignedManifest, now: Duration) {
     }
     p.out_seq += 1;
     let addressed = m.manifest().recipient.is_some_and(|r| r.0 == p.key);
+    if p.out.capacity() == 0 {
+        // Most peers have one transfer at a time: no room for four (~1 KB) per peer.
+        p.out.reserve_exact(1);
+    }
     p.out.push(Outgoing {
         id,
         r: BundleRef::new(&id, version),
