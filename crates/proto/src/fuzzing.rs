@@ -834,7 +834,10 @@ impl BundleStore for SharedStore {
         offset: u64,
         len: usize,
     ) -> Option<bytes::Bytes> {
-        self.inner.manifest(id).filter(|m| m.version() == version)?;
+        self.inner
+            .held
+            .get(id)
+            .filter(|(m, _)| m.version() == version)?;
         let start = (offset as usize).min(self.payload.len());
         let end = start.saturating_add(len).min(self.payload.len());
         Some(self.payload.slice(start..end))

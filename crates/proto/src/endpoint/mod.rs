@@ -181,9 +181,9 @@ impl Stats {
         self.frames_sent += 1;
         self.bytes_sent += t.len() as u64;
         // Re-walk the messages just built to attribute bytes to types.
-        for (ty, len) in crate::wire::message_sizes_split(&t.head, t.len()) {
+        crate::wire::for_each_message_size(&t.head, t.len(), |ty, len| {
             self.sent_by_type[(ty as usize).min(15)] += len as u64;
-        }
+        });
     }
 }
 

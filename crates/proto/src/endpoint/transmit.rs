@@ -30,20 +30,24 @@ const MIN_PIECE: usize = 24;
 
 impl Endpoint {
     fn rto(&self, p: &Peer, params: &LinkParams) -> Duration {
+        Self::rto_for(&self.cfg, p, params)
+    }
+
+    fn rto_for(cfg: &super::Config, p: &Peer, params: &LinkParams) -> Duration {
         let measured =
             p.cc.srtt
                 .map(|s| s + (p.cc.rttvar() * 4).max(Duration::from_millis(10)));
         let rtt = measured.unwrap_or(params.rtt_hint * 2).max(params.rtt_hint);
-        let mut t = rtt + self.cfg.report_interval + Duration::from_millis(10);
+        let mut t = rtt + cfg.report_interval + Duration::from_millis(10);
         if params.half_duplex {
-            t += self.cfg.max_over * 2;
+            t += cfg.max_over * 2;
         }
         if params.shared {
             // On a shared channel a report may wait out the peer's over and ours (each up
             // to SHARED_OVER) and a radio queue before it is heard: a shorter timer
             // resends what was not lost (uhf-100x100 seeds 1-20: 3 runs past 75 KB on
             // air without this floor, none with it).
-            t = t.max(SHARED_OVER * 2 + params.rtt_hint + self.cfg.report_interval);
+            t = t.max(SHARED_OVER * 2 + params.rtt_hint + cfg.report_interval);
         }
         t * 2u32.pow(p.backoff.min(5))
     }
@@ -90,30 +94,27 @@ impl Endpoint {
         if budget < wire::MIN_FRAME {
             return None;
         }
-        // A point-to-point link has one peer: no scan of every session per frame.
-        let keys: Vec<[u8; 32]> = match (l.params.shared, l.peer) {
-            (false, Some(k)) => self
-                .peers
-                .get(&k)
-                .filter(|p| p.link == link && p.established)
-                .map(|p| p.key)
-                .into_iter()
-                .collect(),
-            _ => self
+        // A point-to-point link has one peer: no scan of every session, no list.
+        if let (false, Some(k)) = (l.params.shared, l.peer) {
+            if let Some(f) = self.build_for_peer(now, link, k, budget, store) {
+                return Some(f);
+            }
+        } else {
+            let keys: Vec<[u8; 32]> = self
                 .peers
                 .values()
                 .filter(|p| p.link == link && p.established)
                 .map(|p| p.key)
-                .collect(),
-        };
-        let start = l.rr;
-        for i in 0..keys.len() {
-            let key = keys[(start + i) % keys.len()];
-            if let Some(f) = self.build_for_peer(now, link, key, budget, store) {
-                if let Some(l) = self.links.get_mut(&link) {
-                    l.rr = (start + i + 1) % keys.len().max(1);
+                .collect();
+            let start = l.rr;
+            for i in 0..keys.len() {
+                let key = keys[(start + i) % keys.len()];
+                if let Some(f) = self.build_for_peer(now, link, key, budget, store) {
+                    if let Some(l) = self.links.get_mut(&link) {
+                        l.rr = (start + i + 1) % keys.len().max(1);
+                    }
+                    return Some(f);
                 }
-                return Some(f);
             }
         }
         // Discovery: a HELLO to whoever hears it.
@@ -161,7 +162,6 @@ impl Endpoint {
         store: &mut dyn BundleStore,
     ) -> Option<Transmit> {
         let params = self.links.get(&link)?.params;
-        let rto = self.rto(self.peers.get(&key)?, &params);
         let over_limit = self.over_limit(&params);
         let report_now = self.cfg.report_interval;
         let set_size = self.held.len() as u64;
@@ -189,7 +189,11 @@ impl Endpoint {
             }
         }
         let mut fec_sent: Vec<(BundleRef, Vec<u64>)> = Vec::new();
-        let p = self.peers.get_mut(&key)?;
+        let p = self
+            .peers
+            .get_mut(&key)
+            .filter(|p| p.link == link && p.established)?;
+        let rto = Self::rto_for(&self.cfg, p, &params);
         let header = Header {
             addr: params.shared.then_some((my_tag, p.tag)),
             pn,

@@ -431,12 +431,19 @@ pub fn message_sizes(frame: &[u8]) -> Vec<(u8, usize)> {
 /// message header lies in `head` (a [`FrameWriter::finish_parts`] frame).
 pub fn message_sizes_split(frame: &[u8], total: usize) -> Vec<(u8, usize)> {
     let mut out = Vec::new();
+    for_each_message_size(frame, total, |ty, size| out.push((ty, size)));
+    out
+}
+
+/// Calls `f(type, encoded size)` for each message, as [`message_sizes_split`], without
+/// allocating (once per frame sent, for the accounting).
+pub fn for_each_message_size(frame: &[u8], total: usize, mut f: impl FnMut(u8, usize)) {
     let Some(&flags) = frame.get(1) else {
-        return out;
+        return;
     };
     let mut pos = 2 + if flags & F_ADDRESSED != 0 { 8 } else { 0 };
     let Some(Ok((_, n))) = frame.get(pos..).map(varint::get) else {
-        return out;
+        return;
     };
     pos += n;
     while pos < total.min(frame.len()) {
@@ -445,10 +452,9 @@ pub fn message_sizes_split(frame: &[u8], total: usize) -> Vec<(u8, usize)> {
             break;
         };
         let size = 1 + n + len as usize;
-        out.push((ty, size));
+        f(ty, size);
         pos += size;
     }
-    out
 }
 
 /// Builds one frame within a byte budget.
