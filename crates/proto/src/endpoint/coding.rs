@@ -151,7 +151,7 @@ impl Endpoint {
         }
         stats.fec_transfers += 1;
         tracing::debug!(id = %o.id, loss = path.loss, receivers, repair = plan.repair_symbols, arq = ?plan.arq_time, fec = ?plan.fec_time, "transfer by FEC");
-        o.fec = Some(OutFec {
+        o.fec = Some(Box::new(OutFec {
             symbol_size: t,
             kt: layout.source_symbols(),
             upfront: plan.repair_symbols,
@@ -163,7 +163,7 @@ impl Endpoint {
             sent: VecDeque::new(),
             last_sent_at: Duration::ZERO,
             await_since: None,
-        });
+        }));
     }
 
     /// Writes FEC symbols of `o` while they fit and are due: source symbols the peer

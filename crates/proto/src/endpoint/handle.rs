@@ -423,10 +423,14 @@ impl Endpoint {
                     let cutoff = now.checked_sub(covered_after).unwrap_or_default();
                     // Frames leave and arrive in order: a range sent before one the
                     // report holds, and not held itself, was lost.
+                    // An entry is one send instant (pieces sent together are one
+                    // entry): any of it held is such a frame.
                     let newest_held = o
                         .sends
                         .iter()
-                        .filter(|(s, e, _)| held.contains(*s, *e))
+                        .filter(|&&(s, e, _)| {
+                            !held.missing(e).iter().any(|&(ms, me)| ms <= s && me >= e)
+                        })
                         .map(|x| x.2)
                         .max();
                     let mut keep = std::collections::VecDeque::new();

@@ -243,7 +243,7 @@ pub struct Endpoint {
     tag: u32,
     nonce: u64,
     links: BTreeMap<LinkId, Link>,
-    peers: BTreeMap<[u8; 32], Peer>,
+    peers: peer::Peers,
     by_tag: HashMap<(LinkId, u32), [u8; 32]>,
     /// Bundles held, by id prefix: what "already held" answers are based on.
     held: HashMap<[u8; 8], (BundleId, u64)>,
@@ -448,7 +448,7 @@ impl Endpoint {
             tag: u32::from_le_bytes(key[..4].try_into().expect("4 bytes")),
             nonce,
             links: BTreeMap::new(),
-            peers: BTreeMap::new(),
+            peers: peer::Peers::default(),
             by_tag: HashMap::new(),
             held: HashMap::new(),
             held_loaded: false,
@@ -626,6 +626,8 @@ impl Endpoint {
 
     fn offer_to_peers(&mut self, now: Duration, m: &SignedManifest, except: Option<[u8; 32]>) {
         let (id, version) = (m.id(), m.version());
+        // One copy of the manifest for every peer it goes to.
+        let encoded = Bytes::copy_from_slice(m.as_bytes());
         for p in self.peers.values_mut() {
             // Keep the reconciliation state current.
             let sid = short_id(&p.salt, &id, version);
@@ -642,7 +644,7 @@ impl Endpoint {
             if Some(p.key) == except || !p.established || p.peer_has.contains(&(id, version)) {
                 continue;
             }
-            enqueue(p, m, now);
+            enqueue_shared(p, m, &encoded, now);
         }
     }
 
@@ -966,8 +968,7 @@ impl Endpoint {
         }
         let p = self
             .peers
-            .entry(key)
-            .or_insert_with(|| Peer::new(key, link, now, Cc::new(&params)));
+            .get_or_insert_with(key, || Peer::new(key, link, now, Cc::new(&params)));
         if p.link != link {
             p.link = link;
             p.cc = Cc::new(&params);
@@ -1146,6 +1147,11 @@ fn hex8(k: &[u8; 32]) -> String {
 }
 
 fn enqueue(p: &mut Peer, m: &SignedManifest, now: Duration) {
+    enqueue_shared(p, m, &Bytes::copy_from_slice(m.as_bytes()), now);
+}
+
+/// [`enqueue`] with the manifest's bytes already in a shared buffer.
+fn enqueue_shared(p: &mut Peer, m: &SignedManifest, encoded: &Bytes, now: Duration) {
     let (id, version) = (m.id(), m.version());
     if p.peer_has.contains(&(id, version))
         || p.out.iter().any(|o| o.id == id && o.r.version >= version)
@@ -1193,7 +1199,7 @@ fn enqueue(p: &mut Peer, m: &SignedManifest, now: Duration) {
         r: BundleRef::new(&id, version),
         length,
         journal,
-        manifest: Bytes::copy_from_slice(m.as_bytes()),
+        manifest: encoded.clone(),
         manifest_acked: false,
         manifest_sent_at: None,
         held,

@@ -52,8 +52,9 @@ pub(crate) struct Outgoing {
     pub timeouts: u8,
     /// The FEC rule has been applied to this transfer (at its first data).
     pub fec_decided: bool,
-    /// Sent as RaptorQ symbols rather than pieces.
-    pub fec: Option<OutFec>,
+    /// Sent as RaptorQ symbols rather than pieces (boxed: most transfers are not, and a
+    /// transfer's size is per-peer memory in a fan-out).
+    pub fec: Option<Box<OutFec>>,
 }
 
 /// An outgoing transfer sent by FEC. Source symbols (the payload in `T`-byte slices) go
@@ -440,5 +441,61 @@ mod tests {
                 .map(|&(s, e)| (s, e.min(s.saturating_add(max))));
             prop_assert_eq!(first_gap(&a, &b, length, max), want);
         }
+    }
+}
+
+/// A node key as four big-endian words: ordered exactly as its bytes, compared inline
+/// (a `[u8; 32]` key costs a `memcmp` call per comparison, and the session map is
+/// searched for every frame sent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct PeerKey([u64; 4]);
+
+impl From<&[u8; 32]> for PeerKey {
+    fn from(k: &[u8; 32]) -> Self {
+        let w = |i: usize| u64::from_be_bytes(k[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+        Self([w(0), w(1), w(2), w(3)])
+    }
+}
+
+/// Sessions by node key, in key order.
+#[derive(Debug, Default)]
+pub(crate) struct Peers(BTreeMap<PeerKey, Peer>);
+
+impl Peers {
+    pub fn get(&self, k: &[u8; 32]) -> Option<&Peer> {
+        self.0.get(&PeerKey::from(k))
+    }
+
+    pub fn get_mut(&mut self, k: &[u8; 32]) -> Option<&mut Peer> {
+        self.0.get_mut(&PeerKey::from(k))
+    }
+
+    /// The session with `k`, made by `new` if there is none.
+    pub fn get_or_insert_with(&mut self, k: [u8; 32], new: impl FnOnce() -> Peer) -> &mut Peer {
+        self.0.entry(PeerKey::from(&k)).or_insert_with(new)
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &Peer> {
+        self.0.values()
+    }
+
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Peer> {
+        self.0.values_mut()
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &[u8; 32]> {
+        self.0.values().map(|p| &p.key)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8; 32], &Peer)> {
+        self.0.values().map(|p| (&p.key, p))
+    }
+}
+
+impl std::ops::Index<&[u8; 32]> for Peers {
+    type Output = Peer;
+
+    fn index(&self, k: &[u8; 32]) -> &Peer {
+        self.get(k).expect("a session with that key")
     }
 }

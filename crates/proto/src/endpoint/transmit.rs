@@ -478,10 +478,16 @@ impl Endpoint {
                             o.last_sent_at = now;
                             o.in_flight.insert(start, stop);
                             if track_sends {
-                                if o.sends.len() >= MAX_TRACKED_SENDS {
-                                    o.sends.pop_front();
+                                match o.sends.back_mut() {
+                                    // Sent at the same instant, right after: one entry.
+                                    Some(b) if b.1 == start && b.2 == now => b.1 = stop,
+                                    _ => {
+                                        if o.sends.len() >= MAX_TRACKED_SENDS {
+                                            o.sends.pop_front();
+                                        }
+                                        o.sends.push_back((start, stop, now));
+                                    }
                                 }
-                                o.sends.push_back((start, stop, now));
                             }
                             let fresh = o.sent_ever.insert(start, stop);
                             if fresh < got as u64 {
