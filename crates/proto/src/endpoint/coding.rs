@@ -134,11 +134,18 @@ impl Endpoint {
             if fec_tx.len() >= MAX_ENCODERS {
                 return;
             }
-            let mut buf = vec![0u8; o.length as usize];
-            if store.read(&o.id, o.r.version, 0, &mut buf) != buf.len() {
-                return;
-            }
-            let Ok(enc) = FecEncoder::new(Bytes::from(buf), t) else {
+            // The store's own buffer if it lends one (no copy), else a copy.
+            let payload = match store.read_shared(&o.id, o.r.version, 0, o.length as usize) {
+                Some(b) if b.len() as u64 == o.length => b,
+                _ => {
+                    let mut buf = vec![0u8; o.length as usize];
+                    if store.read(&o.id, o.r.version, 0, &mut buf) != buf.len() {
+                        return;
+                    }
+                    Bytes::from(buf)
+                }
+            };
+            let Ok(enc) = FecEncoder::new(payload, t) else {
                 return;
             };
             fec_tx.insert(
