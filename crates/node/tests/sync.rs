@@ -431,3 +431,70 @@ fn journal_stream_lag_stays_within_a_round_trip_and_a_second() {
         );
     }
 }
+
+/// Two empty radios; each stores one bundle at its own moment around session set-up
+/// (before, during and after the HELLOs), as a daemon's first insert over HTTP does.
+/// Whatever the moments, both bundles arrive.
+#[test]
+fn inserts_racing_the_session_setup_still_arrive() {
+    let mut failures = Vec::new();
+    for seed in 1..=6u64 {
+        for ta in (0..400u64).step_by(7) {
+            for tb in [0u64, 13, 60, 150, 333] {
+                let (ka, kb) = (key(500 + seed), key(900 + seed));
+                let pa: Vec<u8> = (0..16_000).map(|j| (j * 13 + 1) as u8).collect();
+                let pb: Vec<u8> = (0..2_000).map(|j| (j * 7 + 5) as u8).collect();
+                let ma = Manifest::new(ka.bundle_id(), 1, 16_000, hash_payload(&pa), DATE)
+                    .sign(&ka)
+                    .unwrap();
+                let mb = Manifest::new(kb.bundle_id(), 1, 2_000, hash_payload(&pb), DATE)
+                    .sign(&kb)
+                    .unwrap();
+                let cfg = LinkConfig::profile("uhf-csma").unwrap();
+                let mut sim = Simulator::new(seed);
+                let na = sim.add_node(SimNode::new(
+                    Config::default(),
+                    key(2_000 + seed).public(),
+                    seed ^ 1,
+                    MemStore::new(),
+                ));
+                let nb = sim.add_node(SimNode::new(
+                    Config::default(),
+                    key(3_000 + seed).public(),
+                    seed ^ 2,
+                    MemStore::new(),
+                ));
+                let link = sim.add_medium(&[na, nb], Adjacency::full(2), &cfg).unwrap();
+                for n in [na, nb] {
+                    let port = sim.port(n, link).unwrap();
+                    sim.node_mut::<SimNode<MemStore>>(n)
+                        .unwrap()
+                        .attach(port, params_for(&cfg));
+                }
+                let mut inserts = vec![(ta, na, ma.clone(), pa.clone()), (tb, nb, mb, pb)];
+                inserts.sort_by_key(|x| x.0);
+                for (t, n, m, payload) in inserts {
+                    let at = SimTime::from_nanos(t * 1_000_000);
+                    sim.run_until(at);
+                    let id = m.id();
+                    let node = sim.node_mut::<SimNode<MemStore>>(n).unwrap();
+                    node.store.insert(m, payload);
+                    node.ep.bundle_stored(dur(at), id, &mut node.store);
+                }
+                let end = SimTime::from_nanos(20_000_000_000);
+                let both = |sim: &Simulator| {
+                    sim.node::<SimNode<MemStore>>(na).unwrap().store.held.len() == 2
+                        && sim.node::<SimNode<MemStore>>(nb).unwrap().store.held.len() == 2
+                };
+                while !both(&sim) && sim.now() < end && sim.step() {}
+                if !both(&sim) {
+                    failures.push((seed, ta, tb));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "(seed, ms A stored, ms B stored) that never synced: {failures:?}"
+    );
+}

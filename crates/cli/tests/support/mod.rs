@@ -216,7 +216,13 @@ fn nix_alive(pid: u32) -> bool {
 fn tail(log: &Path) -> String {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(40)..].join("\n")
+    // SKYWAVE_TEST_LOG (a log level for the daemons) is for chasing a failure: show more.
+    let keep = if std::env::var_os("SKYWAVE_TEST_LOG").is_some() {
+        600
+    } else {
+        40
+    };
+    lines[lines.len().saturating_sub(keep)..].join("\n")
 }
 
 fn launch(dir: &Path, log: &Path, args: &[String]) -> (Child, RuntimeInfo) {
@@ -224,7 +230,9 @@ fn launch(dir: &Path, log: &Path, args: &[String]) -> (Child, RuntimeInfo) {
     let mut child = Command::new(BIN)
         .arg("--dir")
         .arg(dir)
-        .args(["--log", "info", "daemon", "--http", "127.0.0.1:0"])
+        .arg("--log")
+        .arg(std::env::var("SKYWAVE_TEST_LOG").unwrap_or_else(|_| "info".into()))
+        .args(["daemon", "--http", "127.0.0.1:0"])
         .args(args)
         .env_remove("SKYWAVE_HOME")
         .env_remove("RUST_LOG")

@@ -487,6 +487,7 @@ impl Endpoint {
                 r,
                 start,
                 &data[..(stop - start) as usize],
+                !overheard && owner == key,
                 store,
             );
         } else if let Some(p) = self.peers.get_mut(&owner) {
@@ -513,7 +514,8 @@ impl Endpoint {
                 {
                     break;
                 }
-                self.store_piece(now, owner, r, s, &payload[s as usize..e as usize], store);
+                let part = &payload[s as usize..e as usize];
+                self.store_piece(now, owner, r, s, part, false, store);
             }
         }
     }

@@ -156,11 +156,13 @@ impl Endpoint {
         store: &mut dyn BundleStore,
     ) {
         self.stats.piece_bytes_received += data.len() as u64;
-        self.store_piece(now, key, r, offset, data, store);
+        self.store_piece(now, key, r, offset, data, true, store);
     }
 
     /// Stores received payload bytes in the transfer of `r` from `key` (a piece, an FEC
-    /// source symbol, or decoded bytes), and owes the report.
+    /// source symbol, or decoded bytes), and owes the report. `sent_to_us`: `key` sent
+    /// these bytes to us, so bytes we hold mean it missed a report.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn store_piece(
         &mut self,
         now: Duration,
@@ -168,6 +170,7 @@ impl Endpoint {
         r: BundleRef,
         offset: u64,
         data: &[u8],
+        sent_to_us: bool,
         store: &mut dyn BundleStore,
     ) {
         let holds = self.holds(&r);
@@ -215,6 +218,17 @@ impl Endpoint {
             }
             Written::Duplicate => {
                 self.stats.duplicate_bytes_received += data.len() as u64;
+                inc.held.insert(offset, end);
+                if sent_to_us {
+                    // The sender resent bytes we hold: it missed our report (lost, or
+                    // collided on a shared channel). Say again what we hold, or it
+                    // resends them at every timeout and never gets to the rest.
+                    if !p.have.contains(&r) {
+                        p.have.push(r);
+                    }
+                    let due = now + self.cfg.report_interval;
+                    p.have_due = Some(p.have_due.map_or(due, |d| d.min(due)));
+                }
             }
             Written::Complete => {
                 let inc = p.incoming.remove(&r).expect("present");
