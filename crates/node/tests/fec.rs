@@ -131,10 +131,12 @@ fn lossy_radio_pair_completes_by_fec() {
         assert!(a.fec_repair_bytes_sent > 0, "seed {seed}: no repair sent");
         assert!(b.fec_decoded >= 4, "seed {seed}: {} decoded", b.fec_decoded);
         // 24 KB of payload: the channel loses 10% and collisions more (reports and
-        // data contend). FEC is neither slower nor costlier on air than pieces.
-        assert!(on_air(&r) < 64_000, "seed {seed}: {} B on air", on_air(&r));
+        // data contend). FEC is never slower than pieces, and costs at most a few
+        // percent more on air (pieces resend only what a report shows lost: with one
+        // receiver they are about as frugal).
+        assert!(on_air(&r) < 56_000, "seed {seed}: {} B on air", on_air(&r));
         assert!(
-            on_air(&r) <= on_air(&arq),
+            on_air(&r) * 100 <= on_air(&arq) * 103,
             "seed {seed}: FEC {} B vs pieces {} B on air",
             on_air(&r),
             on_air(&arq)

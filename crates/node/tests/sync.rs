@@ -487,7 +487,9 @@ fn inserts_racing_the_session_setup_still_arrive() {
                         && sim.node::<SimNode<MemStore>>(nb).unwrap().store.held.len() == 2
                 };
                 while !both(&sim) && sim.now() < end && sim.step() {}
-                if !both(&sim) {
+                // 18 KB at 128 kbit/s is 1.2 s of air; the channel's backoffs and the
+                // pauses for reports take the rest (seeds 1-6: median 2.8 s, worst 10.0 s).
+                if !both(&sim) || sim.now() > SimTime::from_nanos(12_000_000_000) {
                     failures.push((seed, ta, tb));
                 }
             }

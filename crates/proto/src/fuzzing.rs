@@ -87,6 +87,7 @@ pub fn frame(data: &[u8]) {
                 needed,
                 last_esi,
             } => w.need(r, *needed, *last_esi),
+            Message::Heard { pn } => w.heard(*pn),
             Message::Unknown { ty } => {
                 unknown = true;
                 w.raw(*ty, &[])

@@ -385,6 +385,12 @@ impl Endpoint {
         let covered_after = p.cc.srtt.map_or(rtt_hint * 2, |s| {
             s + (p.cc.rttvar() * 4).max(s / 2) + self.cfg.report_interval
         });
+        // The HEARD ahead of this report: which of our frames it reflects (shared
+        // channels). Only for telling lost from late below: the RTT sample stays the
+        // time since our last send of the bundle, as a report answering it would be
+        // (timed from the frame it heard, it would count the wait for the channel,
+        // and the FEC rule would put more repair up front than the loss needs).
+        let heard = self.rx_heard.filter(|_| !p.cc.enabled);
         if !p.cc.enabled && !p.out[i].resent {
             // No acks on this link: a report answering our last send is the RTT sample.
             // Not after a resend: which copy it answers is unknown (Karn).
@@ -442,13 +448,13 @@ impl Endpoint {
                     let newest_held = o
                         .sends
                         .iter()
-                        .filter(|&&(s, e, _)| {
+                        .filter(|&&(s, e, _, _)| {
                             !held.missing(e).iter().any(|&(ms, me)| ms <= s && me >= e)
                         })
                         .map(|x| x.2)
                         .max();
                     let mut keep = std::collections::VecDeque::new();
-                    for (s, e, at) in o.sends.drain(..) {
+                    for (s, e, at, pn) in o.sends.drain(..) {
                         let missing: Vec<(u64, u64)> = held
                             .missing(e)
                             .into_iter()
@@ -460,13 +466,19 @@ impl Endpoint {
                         if missing.is_empty() {
                             continue;
                         }
-                        if at <= cutoff || newest_held.is_some_and(|n| at < n) {
+                        // With HEARD the report says which frames it reflects;
+                        // without, a send old enough is taken as covered.
+                        let lost = match heard {
+                            Some(h) => pn <= h,
+                            None => at <= cutoff,
+                        } || newest_held.is_some_and(|n| at < n);
+                        if lost {
                             for (a, b) in missing {
                                 still.remove(a, b);
                                 p.loss.on_lost(b - a);
                             }
                         } else {
-                            keep.push_back((s, e, at));
+                            keep.push_back((s, e, at, pn));
                         }
                     }
                     o.sends = keep;
@@ -534,7 +546,7 @@ fn absorb_journal_report(o: &mut super::peer::Outgoing, held: &RangeSet, now: Du
     if o.held.covered() > before {
         o.progress_at = now;
     }
-    o.sends.retain(|&(s, e, _)| !o.held.contains(s, e));
+    o.sends.retain(|&(s, e, _, _)| !o.held.contains(s, e));
 }
 
 /// A report (a snapshot of what the peer held when it was built) lacking ranges whose

@@ -263,6 +263,8 @@ pub struct Endpoint {
     buf: Vec<u8>,
     /// Latest time seen in any call.
     now: Duration,
+    /// The HEARD of the frame being handled.
+    rx_heard: Option<u64>,
     /// Jitter for HELLO timing (xorshift, seeded from the nonce): radios that start
     /// together, or hear the same HELLO, must not answer in lockstep, or hidden
     /// terminals collide at their common neighbour on every retry.
@@ -461,6 +463,7 @@ impl Endpoint {
             policy: crate::fec::FecPolicy::default(),
             buf: vec![0; 2048],
             now: Duration::ZERO,
+            rx_heard: None,
             rng: (nonce ^ u64::from_le_bytes(key[8..16].try_into().expect("8 bytes"))) | 1,
         }
     }
@@ -666,6 +669,7 @@ impl Endpoint {
             .get(&p.link)
             .is_some_and(|l| l.params.half_duplex);
         p.peer_nonce = nonce;
+        p.heard_pn = None;
         p.salt = salt;
         p.streamer = streamer;
         p.established = true;
@@ -843,8 +847,16 @@ impl Endpoint {
             p.over_bytes = 0;
             if paced {
                 p.record_pn(header.pn, now);
+            } else {
+                // Frames arrive in order on links without acks (radios, modems, streams).
+                p.heard_pn = Some(header.pn);
             }
         }
+        // The HEARD this frame's reports follow (see `on_have`).
+        self.rx_heard = msgs.iter().find_map(|m| match m {
+            Message::Heard { pn } => Some(*pn),
+            _ => None,
+        });
         let mut eliciting = false;
         let mut fec_reports: Vec<BundleRef> = Vec::new();
         if tracing::enabled!(tracing::Level::TRACE) {
@@ -852,7 +864,7 @@ impl Endpoint {
         }
         for m in msgs {
             match m {
-                Message::Hello { .. } | Message::Unknown { .. } => {}
+                Message::Hello { .. } | Message::Heard { .. } | Message::Unknown { .. } => {}
                 Message::Symbols { first, data, .. } => {
                     eliciting = true;
                     self.on_symbols(now, key, first, data, store);

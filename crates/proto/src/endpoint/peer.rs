@@ -35,7 +35,8 @@ pub(crate) struct Outgoing {
     pub delivered: RangeSet,
     /// Links without acks: when each in-flight range left, so that a report which
     /// should have covered a range, and does not, marks it lost without a timeout.
-    pub sends: VecDeque<(u64, u64, Duration)>,
+    /// Each entry: `(start, end, sent at, packet number of its last frame)`.
+    pub sends: VecDeque<(u64, u64, Duration, u64)>,
     /// Last time the peer reported progress (or the transfer started).
     pub progress_at: Duration,
     /// When anything of this bundle was last sent: reports answering it give RTT samples
@@ -328,6 +329,9 @@ pub(crate) struct Peer {
     pub ack_largest_at: Duration,
     pub ack_due: Option<Duration>,
     pub unacked_eliciting: u32,
+    /// Links without acks: the packet number of the last frame the peer sent us, echoed
+    /// in HEARD ahead of our reports.
+    pub heard_pn: Option<u64>,
     pub cc: Cc,
     pub last_heard: Duration,
     /// Doublings of the resend timeout since the last clean round trip.
@@ -372,6 +376,7 @@ impl Peer {
             ack_largest_at: now,
             ack_due: None,
             unacked_eliciting: 0,
+            heard_pn: None,
             cc,
             last_heard: now,
             backoff: 0,

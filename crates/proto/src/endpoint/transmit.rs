@@ -237,16 +237,17 @@ impl Endpoint {
         // 3. "I hold it all": never displaced by anything else. Each goes out twice, in
         // two frames. On a shared medium the copy only rides in a frame sent anyway: a
         // frame of its own is one more contention for the channel, delaying every report.
+        // Riding copies are written last, into room the frame has left: written first,
+        // a dozen of them can leave no room for the manifest or piece the frame would
+        // carry, and then no frame is sent at all.
         let again = std::mem::take(&mut p.have_all_again);
         let mut again_rest = Vec::new();
         let mut again_riding = Vec::new();
         for r in again {
-            if w.have_all(&r) {
-                if params.shared {
-                    again_riding.push(r);
-                } else {
-                    substantive = true;
-                }
+            if params.shared {
+                again_riding.push(r);
+            } else if w.have_all(&r) {
+                substantive = true;
             } else {
                 again_rest.push(r);
             }
@@ -308,6 +309,22 @@ impl Endpoint {
         let report_due =
             p.have_due.is_some_and(|d| d <= now) || (params.half_duplex && !p.have.is_empty());
         if report_due {
+            // On a shared channel a report can wait long for the air: say which of the
+            // peer's frames it reflects, when a reported bundle spans several frames
+            // (else there is nothing to tell apart). A half-duplex link reports at each
+            // turn, never late; links with acks have them.
+            let spans_frames = |r: &BundleRef| {
+                p.incoming
+                    .get(r)
+                    .is_some_and(|inc| inc.manifest.manifest().length > params.mtu as u64)
+            };
+            if params.shared
+                && !p.cc.enabled
+                && p.have.iter().any(spans_frames)
+                && let Some(h) = p.heard_pn
+            {
+                let _ = w.heard(h);
+            }
             let i = 0;
             while i < p.have.len() {
                 let r = p.have[i];
@@ -479,13 +496,17 @@ impl Endpoint {
                             o.in_flight.insert(start, stop);
                             if track_sends {
                                 match o.sends.back_mut() {
-                                    // Sent at the same instant, right after: one entry.
-                                    Some(b) if b.1 == start && b.2 == now => b.1 = stop,
+                                    // Sent at the same instant, right after: one entry,
+                                    // numbered by its last frame.
+                                    Some(b) if b.1 == start && b.2 == now => {
+                                        b.1 = stop;
+                                        b.3 = pn;
+                                    }
                                     _ => {
                                         if o.sends.len() >= MAX_TRACKED_SENDS {
                                             o.sends.pop_front();
                                         }
-                                        o.sends.push_back((start, stop, now));
+                                        o.sends.push_back((start, stop, now, pn));
                                     }
                                 }
                             }
@@ -546,6 +567,11 @@ impl Endpoint {
             again_riding.append(&mut p.have_all_again);
             p.have_all_again = again_riding;
             return None;
+        }
+        for r in again_riding {
+            if !w.have_all(&r) {
+                p.have_all_again.push(r);
+            }
         }
         if ack_written {
             p.unacked_eliciting = 0;

@@ -33,6 +33,7 @@ pub mod ty {
     pub const FEC: u8 = 0x0a;
     pub const RECON_MORE: u8 = 0x0b;
     pub const NEED: u8 = 0x0c;
+    pub const HEARD: u8 = 0x0d;
 }
 
 /// Why a frame was dropped.
@@ -142,6 +143,13 @@ pub enum Message<'a> {
         needed: u64,
         last_esi: u64,
     },
+    /// Links without acks: the packet number of the last frame received from the peer
+    /// this frame goes to. The reports after it in the frame describe what that frame
+    /// and every earlier one brought, so the peer tells a lost piece from one still on
+    /// its way however late the report arrives.
+    Heard {
+        pn: u64,
+    },
     Unknown {
         ty: u8,
     },
@@ -235,6 +243,7 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
         ty::FEC => "FEC",
         ty::RECON_MORE => "RECON_MORE",
         ty::NEED => "NEED",
+        ty::HEARD => "HEARD",
         _ => return Ok(Message::Unknown { ty }),
     };
     let mut c = Cursor {
@@ -380,6 +389,11 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
                 needed,
                 last_esi,
             }
+        }
+        ty::HEARD => {
+            let pn = c.varint()?;
+            c.end()?;
+            Message::Heard { pn }
         }
         _ => unreachable!("unknown types returned above"),
     };
@@ -746,6 +760,14 @@ impl FrameWriter {
         r.put(&mut self.buf);
         varint::put(&mut self.buf, needed);
         varint::put(&mut self.buf, last_esi);
+        true
+    }
+
+    pub fn heard(&mut self, pn: u64) -> bool {
+        if !self.begin(ty::HEARD, varint::len(pn)) {
+            return false;
+        }
+        varint::put(&mut self.buf, pn);
         true
     }
 

@@ -264,6 +264,22 @@ fn fixed_bytes_of_fec_and_need() {
 }
 
 #[test]
+fn heard_is_a_varint_packet_number() {
+    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    assert!(w.heard(300));
+    let f = w.finish();
+    assert_eq!(f, vec![0x52, 0x00, 0x00, 0x0d, 2, 0xac, 0x02]);
+    let (_, msgs) = parse(&f).unwrap();
+    assert_eq!(msgs, vec![Message::Heard { pn: 300 }]);
+    // Trailing bytes, or none at all, are malformed.
+    for body in [&[0xac, 0x02, 0][..], &[][..]] {
+        let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+        assert!(w.raw(ty::HEARD, body));
+        assert!(parse(&w.finish()).is_err(), "{body:?}");
+    }
+}
+
+#[test]
 fn a_shared_tail_gives_the_same_bytes() {
     let data = bytes::Bytes::from_static(b"payload bytes held once");
     let header = Header {
