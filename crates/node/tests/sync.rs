@@ -500,3 +500,63 @@ fn inserts_racing_the_session_setup_still_arrive() {
         "(seed, ms A stored, ms B stored) that never synced: {failures:?}"
     );
 }
+
+/// Each side stores bundles of random sizes at random moments of the first 3 s, over
+/// every kind of link: all of them arrive, within a bound set by the link's capacity
+/// (a stalled transfer or a lost report that is never repeated fails this).
+#[test]
+fn random_inserts_at_random_moments_converge_over_every_profile() {
+    let profiles = [
+        ("uhf-csma", 30_000u64, 4u64),
+        ("uhf-csma-lossy", 30_000, 4),
+        ("cellular", 30_000, 4),
+        ("lfn-lossy", 30_000, 4),
+        ("satellite", 30_000, 4),
+        ("hf-modem", 3_000, 2),
+    ];
+    for (profile, max_size, seeds) in profiles {
+        for seed in 1..=seeds {
+            let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+            let mut next = || {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng
+            };
+            let mut p = pair(profile, seed, MemStore::new(), MemStore::new());
+            let mut inserts = Vec::new();
+            let mut total = 0u64;
+            for i in 0..6u64 {
+                let k = key(50_000 + 100 * seed + i);
+                let size = next() % max_size;
+                total += size;
+                let payload: Vec<u8> = (0..size).map(|j| (j * 13 + i) as u8).collect();
+                let m = Manifest::new(k.bundle_id(), 1, size, hash_payload(&payload), DATE)
+                    .sign(&k)
+                    .unwrap();
+                let node = if i % 2 == 0 { p.a } else { p.b };
+                inserts.push((next() % 3000, node, m, payload));
+            }
+            inserts.sort_by_key(|x| x.0);
+            for (ms, n, m, payload) in inserts {
+                let at = SimTime::from_nanos(ms * 1_000_000);
+                p.sim.run_until(at);
+                let id = m.id();
+                let node = p.sim.node_mut::<SimNode<MemStore>>(n).unwrap();
+                node.store.insert(m, payload);
+                node.ep.bundle_stored(dur(at), id, &mut node.store);
+            }
+            let cfg = LinkConfig::profile(profile).unwrap();
+            let rate = cfg.up.rate_bps.min(cfg.down.rate_bps) as f64 / 8.0;
+            // Six times the air time of the payloads, plus set-up: far above what any
+            // profile needs (uhf-csma, the slowest for its rate, takes about 3x).
+            let bound = Duration::from_secs_f64(3.0 + 6.0 * total as f64 / rate + 20.0);
+            let t = run_until_synced(&mut p, 6, bound * 2);
+            eprintln!("{profile} seed {seed}: {total} B: {t:?}");
+            assert!(
+                t.is_some_and(|t| t <= bound),
+                "seed {seed}: {profile}: {total} B in 6 bundles took {t:?} (bound {bound:?})"
+            );
+        }
+    }
+}
