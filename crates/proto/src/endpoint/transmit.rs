@@ -306,8 +306,13 @@ impl Endpoint {
             substantive = true;
         }
         // 5. Progress reports, batched.
-        let report_due =
-            p.have_due.is_some_and(|d| d <= now) || (params.half_duplex && !p.have.is_empty());
+        // On a shared channel a report handed to the radio while the peer is mid-over
+        // waits in the radio's backoff, which doubles each time it finds the air busy:
+        // held here until the peer falls quiet, it goes at once onto a free channel.
+        let quiet_at = peer_quiet_at(p, &params);
+        let report_due = (p.have_due.is_some_and(|d| d <= now)
+            && quiet_at.is_none_or(|q| q <= now))
+            || (params.half_duplex && !p.have.is_empty());
         if report_due {
             // On a shared channel a report can wait long for the air: say which of the
             // peer's frames it reflects, when a reported bundle spans several frames
@@ -633,6 +638,7 @@ impl Endpoint {
                 send_at(p.hello_after, &mut at);
             }
             if let Some(d) = p.have_due {
+                let d = peer_quiet_at(p, &l.params).map_or(d, |q| d.max(q));
                 send_at(d, &mut at);
             }
             if let Some(d) = p.ack_due {
@@ -784,4 +790,18 @@ fn sort_outgoing(p: &mut Peer, now: Duration) {
             .partial_cmp(&(!b.addressed_to_peer, w(b), b.seq))
             .unwrap_or(std::cmp::Ordering::Equal)
     });
+}
+
+/// Shared channels: when the peer, now sending, will have been quiet long enough to
+/// take its over as ended (two full frames on the air). `None` when reports need not
+/// wait: another link kind, or we have data of our own to send (reports ride on it).
+/// Never past a whole over after the report fell due.
+fn peer_quiet_at(p: &Peer, params: &LinkParams) -> Option<Duration> {
+    if !params.shared || has_data(p) {
+        return None;
+    }
+    let rate = params.rate_bps? as f64 / 8.0;
+    let gap = Duration::from_secs_f64(2.0 * params.mtu as f64 / rate.max(1.0));
+    let cap = p.have_due? + SHARED_OVER * 2;
+    Some((p.last_heard + gap).min(cap))
 }
