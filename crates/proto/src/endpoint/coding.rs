@@ -6,6 +6,7 @@ use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 use bytes::Bytes;
+use skywave_bundle::RangeSet;
 
 use super::cc::PieceRef;
 use super::peer::{OutFec, Outgoing};
@@ -58,6 +59,16 @@ fn note_sent(f: &mut OutFec, esi: u64) {
         f.sent.pop_front();
     }
     f.sent.push_back(esi);
+}
+
+/// Source symbol `esi` (of `t` bytes) was heard by the peer: its bytes count as sent,
+/// unless the peer already reported holding them.
+fn source_heard(held: &RangeSet, sent_ever: &mut RangeSet, length: u64, esi: u64, t: u16) {
+    let t = u64::from(t);
+    let (s, e) = (esi * t, ((esi + 1) * t).min(length));
+    if !held.contains(s, e) {
+        sent_ever.insert(s, e);
+    }
 }
 
 /// Source symbols of `o` not wholly held by the peer.
@@ -281,24 +292,17 @@ impl Endpoint {
                 if !o.fec_decided {
                     // Likely to go by FEC too: its source pass skips what was heard.
                     if let Some(tx) = self.fec_tx.get(&(link, r)) {
-                        let t = u64::from(tx.enc.symbol_size());
+                        let t = tx.enc.symbol_size();
                         for &esi in esis.iter().filter(|&&e| e < tx.enc.source_symbols()) {
-                            let (s, e) = (esi * t, ((esi + 1) * t).min(o.length));
-                            if !o.held.contains(s, e) {
-                                o.sent_ever.insert(s, e);
-                            }
+                            source_heard(&o.held, &mut o.sent_ever, o.length, esi, t);
                         }
                     }
                 }
                 continue;
             };
-            let t = u64::from(f.symbol_size);
             for &esi in esis {
                 if esi < f.kt {
-                    let (s, e) = (esi * t, ((esi + 1) * t).min(o.length));
-                    if !o.held.contains(s, e) {
-                        o.sent_ever.insert(s, e);
-                    }
+                    source_heard(&o.held, &mut o.sent_ever, o.length, esi, f.symbol_size);
                 } else if f.upfront_done {
                     f.owed = f.owed.saturating_sub(1);
                 } else {
@@ -315,8 +319,7 @@ impl Endpoint {
     /// up to the last ESI the peer received have arrived or were lost (the loss
     /// estimate learns from them); those after it are on their way. The peer is owed
     /// what it still needs beyond what is on its way, with a margin for loss.
-    pub(super) fn apply_fec_reports(&mut self, now: Duration, key: [u8; 32], refs: &[BundleRef]) {
-        let _ = now;
+    pub(super) fn apply_fec_reports(&mut self, key: [u8; 32], refs: &[BundleRef]) {
         let Some(p) = self.peers.get_mut(&key) else {
             return;
         };
@@ -492,11 +495,7 @@ impl Endpoint {
             );
         } else if let Some(p) = self.peers.get_mut(&owner) {
             // Nothing stored, but the sender wants to know what is still needed.
-            if !p.have.contains(&r) {
-                p.have.push(r);
-            }
-            let due = now + self.cfg.report_interval;
-            p.have_due = Some(p.have_due.map_or(due, |d| d.min(due)));
+            super::handle::queue_have(p, r, now + self.cfg.report_interval);
         }
         if let Some(payload) = decoded {
             self.fec_rx.remove(&r);

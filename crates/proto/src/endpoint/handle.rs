@@ -129,15 +129,12 @@ impl Endpoint {
                 let p = self.peers.get_mut(&key).expect("checked");
                 // Say at once what is already held so none of it is sent again; otherwise
                 // the first batched report confirms the manifest.
-                if !p.have.contains(&r) {
-                    p.have.push(r);
-                }
                 let due = if resumed {
                     now
                 } else {
                     now + self.cfg.report_interval
                 };
-                p.have_due = Some(p.have_due.map_or(due, |d| d.min(due)));
+                queue_have(p, r, due);
             }
             Offer::Refused(why) => {
                 tracing::debug!(%id, "refused offer: {why}");
@@ -207,11 +204,7 @@ impl Endpoint {
             Written::Stored => {
                 inc.held.insert(offset, end);
                 let older = !inc.older.is_empty();
-                if !p.have.contains(&r) {
-                    p.have.push(r);
-                }
-                let due = now + self.cfg.report_interval;
-                p.have_due = Some(p.have_due.map_or(due, |d| d.min(due)));
+                queue_have(p, r, now + self.cfg.report_interval);
                 if older {
                     self.publish_prefixes(now, key, r, store);
                 }
@@ -223,11 +216,7 @@ impl Endpoint {
                     // The sender resent bytes we hold: it missed our report (lost, or
                     // collided on a shared channel). Say again what we hold, or it
                     // resends them at every timeout and never gets to the rest.
-                    if !p.have.contains(&r) {
-                        p.have.push(r);
-                    }
-                    let due = now + self.cfg.report_interval;
-                    p.have_due = Some(p.have_due.map_or(due, |d| d.min(due)));
+                    queue_have(p, r, now + self.cfg.report_interval);
                 }
             }
             Written::Complete => {
@@ -252,10 +241,7 @@ impl Endpoint {
                         },
                     );
                 }
-                if !p.have.contains(&r) {
-                    p.have.push(r);
-                }
-                p.have_due = Some(now);
+                queue_have(p, r, now);
             }
             Written::Unknown => {}
         }
@@ -303,10 +289,7 @@ impl Endpoint {
                 if let Offer::Partial(held) = store.offer(&inc.manifest) {
                     p.incoming.insert(r, super::peer::Incoming { held, ..inc });
                 }
-                if !p.have.contains(&r) {
-                    p.have.push(r);
-                }
-                p.have_due = Some(now);
+                queue_have(p, r, now);
             }
             Written::Stored | Written::Duplicate | Written::Unknown => {}
         }
@@ -340,6 +323,7 @@ impl Endpoint {
         key: [u8; 32],
         r: BundleRef,
         ranges: Option<RangeSet>,
+        heard: Option<u64>,
     ) {
         let rtt_hint = self
             .links
@@ -385,12 +369,12 @@ impl Endpoint {
         let covered_after = p.cc.srtt.map_or(rtt_hint * 2, |s| {
             s + (p.cc.rttvar() * 4).max(s / 2) + self.cfg.report_interval
         });
-        // The HEARD ahead of this report: which of our frames it reflects (shared
-        // channels). Only for telling lost from late below: the RTT sample stays the
-        // time since our last send of the bundle, as a report answering it would be
-        // (timed from the frame it heard, it would count the wait for the channel,
-        // and the FEC rule would put more repair up front than the loss needs).
-        let heard = self.rx_heard.filter(|_| !p.cc.enabled);
+        // `heard`, the HEARD ahead of this report: which of our frames it reflects
+        // (shared channels). Only for telling lost from late below: the RTT sample
+        // stays the time since our last send of the bundle, as a report answering it
+        // would be (timed from the frame it heard, it would count the wait for the
+        // channel, and the FEC rule would put more repair up front than the loss needs).
+        let heard = heard.filter(|_| !p.cc.enabled);
         if !p.cc.enabled && !p.out[i].resent {
             // No acks on this link: a report answering our last send is the RTT sample.
             // Not after a resend: which copy it answers is unknown (Karn).
@@ -565,6 +549,14 @@ fn drop_undelivered(o: &mut super::peer::Outgoing, held: &RangeSet) {
             }
         }
     }
+}
+
+/// Owes `p` a HAVE on `r`, due at `due` at the latest (reports are batched).
+pub(super) fn queue_have(p: &mut super::peer::Peer, r: BundleRef, due: Duration) {
+    if !p.have.contains(&r) {
+        p.have.push(r);
+    }
+    p.have_due = Some(p.have_due.map_or(due, |d| d.min(due)));
 }
 
 pub(super) fn queue_have_all(p: &mut super::peer::Peer, r: BundleRef) {

@@ -263,8 +263,6 @@ pub struct Endpoint {
     buf: Vec<u8>,
     /// Latest time seen in any call.
     now: Duration,
-    /// The HEARD of the frame being handled.
-    rx_heard: Option<u64>,
     /// Jitter for HELLO timing (xorshift, seeded from the nonce): radios that start
     /// together, or hear the same HELLO, must not answer in lockstep, or hidden
     /// terminals collide at their common neighbour on every retry.
@@ -463,7 +461,6 @@ impl Endpoint {
             policy: crate::fec::FecPolicy::default(),
             buf: vec![0; 2048],
             now: Duration::ZERO,
-            rx_heard: None,
             rng: (nonce ^ u64::from_le_bytes(key[8..16].try_into().expect("8 bytes"))) | 1,
         }
     }
@@ -853,7 +850,7 @@ impl Endpoint {
             }
         }
         // The HEARD this frame's reports follow (see `on_have`).
-        self.rx_heard = msgs.iter().find_map(|m| match m {
+        let heard = msgs.iter().find_map(|m| match m {
             Message::Heard { pn } => Some(*pn),
             _ => None,
         });
@@ -904,12 +901,12 @@ impl Endpoint {
                     self.on_piece(now, key, r, offset, data, store);
                 }
                 Message::Have { r, ranges } => {
-                    self.on_have(now, key, r, Some(ranges));
+                    self.on_have(now, key, r, Some(ranges), heard);
                     if self.sends_by_fec(&key, &r) && !fec_reports.contains(&r) {
                         fec_reports.push(r);
                     }
                 }
-                Message::HaveAll { r } => self.on_have(now, key, r, None),
+                Message::HaveAll { r } => self.on_have(now, key, r, None, heard),
                 Message::Ack(ack) => self.on_ack(now, key, &ack),
                 Message::Fec {
                     r,
@@ -941,7 +938,7 @@ impl Endpoint {
             }
         }
         if !fec_reports.is_empty() {
-            self.apply_fec_reports(now, key, &fec_reports);
+            self.apply_fec_reports(key, &fec_reports);
         }
         if eliciting && paced {
             let p = self.peers.get_mut(&key).expect("checked");

@@ -421,10 +421,8 @@ impl Endpoint {
                         if !o.fec_decided {
                             // Decided when its data would start, with the loss measured
                             // by then: not with the manifests that may all go at once.
-                            // Multi-frame payloads that could be coded are decided
-                            // when a frame has room for their data, with the loss
-                            // measured by then: not along with manifests that may all
-                            // go at once.
+                            // A multi-frame payload that could be coded waits for a
+                            // frame with room for its data.
                             let codable = !o.journal
                                 && o.length > budget as u64
                                 && o.length <= super::coding::FEC_MAX_LEN;

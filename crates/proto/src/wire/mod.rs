@@ -438,19 +438,14 @@ pub fn parse(frame: &[u8]) -> Result<(Header, Vec<Message<'_>>), WireError> {
 
 /// `(type, encoded size)` of each message of a well-formed frame (for accounting).
 pub fn message_sizes(frame: &[u8]) -> Vec<(u8, usize)> {
-    message_sizes_split(frame, frame.len())
-}
-
-/// [`message_sizes`] of a frame of `total` bytes of which `head` is the start and every
-/// message header lies in `head` (a [`FrameWriter::finish_parts`] frame).
-pub fn message_sizes_split(frame: &[u8], total: usize) -> Vec<(u8, usize)> {
     let mut out = Vec::new();
-    for_each_message_size(frame, total, |ty, size| out.push((ty, size)));
+    for_each_message_size(frame, frame.len(), |ty, size| out.push((ty, size)));
     out
 }
 
-/// Calls `f(type, encoded size)` for each message, as [`message_sizes_split`], without
-/// allocating (once per frame sent, for the accounting).
+/// Calls `f(type, encoded size)` for each message of a frame of `total` bytes of which
+/// `frame` is the start, holding every message header (a [`FrameWriter::finish_parts`]
+/// head), without allocating (once per frame sent, for the accounting).
 pub fn for_each_message_size(frame: &[u8], total: usize, mut f: impl FnMut(u8, usize)) {
     let Some(&flags) = frame.get(1) else {
         return;
