@@ -172,19 +172,15 @@ impl BundleStore for StoreAdapter {
         let Some(c) = &mut self.cache else {
             return 0;
         };
+        let copy_from = |data: &[u8], buf: &mut [u8]| {
+            let start = (offset as usize).min(data.len());
+            let n = (data.len() - start).min(buf.len());
+            buf[..n].copy_from_slice(&data[start..start + n]);
+            n
+        };
         match &mut c.body {
-            Body::Shared(data) => {
-                let start = (offset as usize).min(data.len());
-                let n = (data.len() - start).min(buf.len());
-                buf[..n].copy_from_slice(&data[start..start + n]);
-                n
-            }
-            Body::Mem(data) => {
-                let start = (offset as usize).min(data.len());
-                let n = (data.len() - start).min(buf.len());
-                buf[..n].copy_from_slice(&data[start..start + n]);
-                n
-            }
+            Body::Shared(data) => copy_from(data, buf),
+            Body::Mem(data) => copy_from(data, buf),
             Body::Reader { r, pos } => {
                 if offset < *pos {
                     // Backwards (a resend): reopen, then seek forward.

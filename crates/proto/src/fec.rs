@@ -764,6 +764,17 @@ impl Default for FecPolicy {
     }
 }
 
+/// Symbols to send so that at least `k` arrive, at loss rate `p`, with probability
+/// `1 − delta`: the smallest `m` with `m·q − zq·√(m·p·q) ≥ k` (normal approximation,
+/// Gaussian tail bound for `zq`), rounded up.
+fn symbols_to_deliver(k: f64, p: f64, delta: f64) -> f64 {
+    let q = 1.0 - p;
+    let zq = (2.0 * (1.0 / delta).ln()).sqrt();
+    let spread = zq * (p * q).sqrt();
+    let x = (spread + (spread * spread + 4.0 * q * k).sqrt()) / (2.0 * q);
+    (x * x).ceil()
+}
+
 impl FecPolicy {
     /// Symbols to send so that a receiver still needing `needed` gets enough of them
     /// (plus `extra_symbols`) with probability `success` at loss rate `loss`: the
@@ -774,15 +785,11 @@ impl FecPolicy {
         } else {
             loss.clamp(0.0, self.max_loss)
         };
-        let q = 1.0 - p;
         let k = needed as f64 + f64::from(self.extra_symbols);
         if p == 0.0 {
             return k.ceil() as u64;
         }
-        let zq = (2.0 * (1.0 / (1.0 - self.success).clamp(1e-9, 0.5)).ln()).sqrt();
-        let spread = zq * (p * q).sqrt();
-        let x = (spread + (spread * spread + 4.0 * q * k).sqrt()) / (2.0 * q);
-        (x * x).ceil() as u64
+        symbols_to_deliver(k, p, (1.0 - self.success).clamp(1e-9, 0.5)) as u64
     }
 
     /// The plan for one transfer over one link.
@@ -853,10 +860,7 @@ impl FecPolicy {
         // target probability (normal approximation, Gaussian tail bound for z).
         let k_block = f64::from(layout.block_symbols(0)) + f64::from(self.extra_symbols);
         let delta = (1.0 - self.success).clamp(1e-9, 0.5) / (n * z);
-        let zq = (2.0 * (1.0 / delta).ln()).sqrt();
-        let spread = zq * (p * q).sqrt();
-        let x = (spread + (spread * spread + 4.0 * q * k_block).sqrt()) / (2.0 * q);
-        let per_block = (x * x).ceil();
+        let per_block = symbols_to_deliver(k_block, p, delta);
         let wanted = ((per_block - f64::from(layout.block_symbols(0))).max(0.0) * z) / kt;
         let ratio = wanted.min(self.max_repair_ratio);
         let most = layout.repair_count(ratio);
