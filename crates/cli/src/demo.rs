@@ -259,8 +259,8 @@ impl Endpoint for Watched {
 }
 
 impl LabAgent for Watched {
-    fn attach_link(&mut self, port: PortId, link: &LinkConfig) {
-        self.inner.attach_link(port, link);
+    fn attach_link(&mut self, port: PortId, link: &LinkConfig, dials: bool) {
+        self.inner.attach_link(port, link, dials);
     }
 
     fn handle_insert(&mut self, now: SimTime, bundle: &BundleSpec) {

@@ -14,6 +14,7 @@ use bytes::Bytes;
 use serde_json::json;
 use skywave_bundle::BundleId;
 use skywave_links::{LinkCounters, LinkEvent, LinkHandle, LinkParams, RadioStatus};
+use skywave_node::adapter::{IpLinkConfig, LinkAdapter, Readiness};
 use skywave_node::StoreAdapter;
 use skywave_proto::{Direction, Endpoint, Event, LinkId};
 use tokio::net::{TcpStream, UdpSocket};
@@ -22,9 +23,6 @@ use tokio::sync::{mpsc, oneshot, watch};
 use crate::events::EventLog;
 use crate::ip::{self, TcpTx};
 use crate::status::{LinkView, PeerView, ProtocolView, Status, StoreView, TransferView};
-
-/// Frames narrower than this are not worth sending (see docs/protocol.md).
-pub const MIN_MTU: usize = 64;
 
 /// Frames built for one link before the others get a turn.
 const FAIR_BURST: usize = 256;
@@ -115,7 +113,8 @@ struct LinkEntry {
     kind: String,
     name: String,
     io: Io,
-    params: LinkParams,
+    /// What the endpoint is told and asked of this link (the layer the lab runs too).
+    adapter: LinkAdapter,
     up: bool,
     reason: Option<String>,
     /// Driver links: bytes the driver takes now; 0 after a send until it reports again.
@@ -245,7 +244,7 @@ impl Core {
         self.start.elapsed()
     }
 
-    fn alloc(&mut self, kind: &str, name: String, io: Io, params: LinkParams) -> LinkId {
+    fn alloc(&mut self, kind: &str, name: String, io: Io, adapter: LinkAdapter) -> LinkId {
         let id = self.next_link;
         self.next_link += 1;
         self.links.insert(
@@ -254,7 +253,7 @@ impl Core {
                 kind: kind.into(),
                 name,
                 io,
-                params,
+                adapter,
                 up: false,
                 reason: None,
                 room: 0,
@@ -272,12 +271,13 @@ impl Core {
         id
     }
 
-    fn set_up(&mut self, link: LinkId, params: LinkParams) {
+    fn set_up(&mut self, link: LinkId, adapter: LinkAdapter) {
         let now = self.now();
         let Some(e) = self.links.get_mut(&link) else {
             return;
         };
-        e.params = params;
+        e.adapter = adapter;
+        let params = adapter.params();
         let was = e.up;
         e.up = true;
         e.reason = None;
@@ -351,29 +351,25 @@ impl Core {
         Ok(local)
     }
 
-    fn udp_params(cfg: &crate::config::UdpConfig) -> LinkParams {
-        LinkParams {
-            mtu: cfg.mtu.clamp(MIN_MTU, ip::MAX_DATAGRAM),
-            shared: false,
-            paced: true,
-            half_duplex: false,
+    fn udp_adapter(cfg: &crate::config::UdpConfig) -> LinkAdapter {
+        LinkAdapter::udp(IpLinkConfig {
+            mtu: cfg.mtu,
             rate_bps: cfg.rate,
-            rtt_hint: cfg.rtt,
-            loss_hint: 0.0,
-        }
+            rtt: cfg.rtt,
+        })
     }
 
     fn udp_peer(&mut self, sock: usize, addr: SocketAddr) -> LinkId {
         if let Some(&id) = self.udp[sock].peers.get(&addr) {
             return id;
         }
-        let params = Self::udp_params(&self.udp[sock].cfg);
-        let id = self.alloc("udp", format!("udp:{addr}"), Io::Udp { sock, addr }, params);
+        let adapter = Self::udp_adapter(&self.udp[sock].cfg);
+        let id = self.alloc("udp", format!("udp:{addr}"), Io::Udp { sock, addr }, adapter);
         if let Some(e) = self.links.get_mut(&id) {
             e.learnt = true;
         }
         self.udp[sock].peers.insert(addr, id);
-        self.set_up(id, params);
+        self.set_up(id, adapter);
         id
     }
 
@@ -406,8 +402,12 @@ impl Core {
             tracing::info!(local = %l_display(local), "tcp link listening");
         }
         for addr in cfg.peers {
-            let params = Self::tcp_params(cfg.mtu);
-            let id = self.alloc("tcp", format!("tcp:{addr}"), Io::None, params);
+            let id = self.alloc(
+                "tcp",
+                format!("tcp:{addr}"),
+                Io::None,
+                LinkAdapter::tcp(cfg.mtu),
+            );
             if let Some(e) = self.links.get_mut(&id) {
                 e.reason = Some("connecting".into());
             }
@@ -422,19 +422,6 @@ impl Core {
         Ok(local)
     }
 
-    fn tcp_params(mtu: usize) -> LinkParams {
-        LinkParams {
-            mtu: mtu.clamp(MIN_MTU, u16::MAX as usize),
-            shared: false,
-            // The kernel's TCP paces and recovers; the writer queue is the back-pressure.
-            paced: false,
-            half_duplex: false,
-            rate_bps: None,
-            rtt_hint: Duration::from_millis(100),
-            loss_hint: 0.0,
-        }
-    }
-
     /// Runs a serial, radio, modem or emulated driver as a link.
     pub fn add_driver(&mut self, kind: &str, h: LinkHandle) {
         let LinkHandle {
@@ -444,16 +431,12 @@ impl Core {
             room,
             counters,
         } = h;
-        let params = LinkParams {
-            mtu: 0,
-            shared: false,
-            paced: false,
-            half_duplex: false,
-            rate_bps: None,
-            rtt_hint: Duration::from_secs(1),
-            loss_hint: 0.0,
-        };
-        let id = self.alloc(kind, name, Io::Driver { frames, counters }, params);
+        let id = self.alloc(
+            kind,
+            name,
+            Io::Driver { frames, counters },
+            LinkAdapter::device_starting(),
+        );
         if let Some(e) = self.links.get_mut(&id) {
             e.reason = Some("starting".into());
         }
@@ -549,7 +532,7 @@ impl Core {
         let now = self.now();
         match i {
             Input::Frame { link, data } => self.on_frame(link, &data, now),
-            Input::Up { link, params } => self.set_up(link, params),
+            Input::Up { link, params } => self.set_up(link, LinkAdapter::device(params)),
             Input::Down { link, reason } => self.set_down(link, reason),
             Input::Room { link, room } => {
                 if let Some(e) = self.links.get_mut(&link) {
@@ -569,7 +552,7 @@ impl Core {
                     "tcp",
                     format!("tcp:{peer} (in)"),
                     Io::None,
-                    Self::tcp_params(mtu),
+                    LinkAdapter::tcp(mtu),
                 );
                 if let Some(e) = self.links.get_mut(&id) {
                     e.ephemeral = true;
@@ -588,8 +571,8 @@ impl Core {
                 };
                 tracing::debug!(link, %peer, "tcp connected");
                 e.io = Io::Tcp(tx);
-                let params = e.params;
-                self.set_up(link, params);
+                let adapter = e.adapter;
+                self.set_up(link, adapter);
             }
         }
     }
@@ -705,33 +688,27 @@ impl Core {
                     break;
                 }
                 let Some(e) = self.links.get(&id) else { break };
-                let max = match &e.io {
-                    Io::None => 0,
-                    Io::Udp { sock, .. } => {
-                        if !self.udp[*sock].blocked.is_empty() {
-                            0
-                        } else {
-                            e.params.mtu
-                        }
-                    }
+                // What the socket or driver shows now; the adapter turns it into the
+                // largest frame to ask for.
+                let shows = match &e.io {
+                    Io::None => break,
+                    Io::Udp { sock, .. } => Readiness::Socket {
+                        writable: self.udp[*sock].blocked.is_empty(),
+                    },
                     Io::Tcp(tx) => {
-                        if tx.frames.capacity() == 0 {
+                        let mut writable = tx.frames.capacity() > 0;
+                        if !writable {
                             tx.waiting.store(true, Ordering::Release);
                             // The writer may have drained in between.
-                            if tx.frames.capacity() == 0 {
-                                0
-                            } else {
-                                e.params.mtu
-                            }
-                        } else {
-                            e.params.mtu
+                            writable = tx.frames.capacity() > 0;
                         }
+                        Readiness::Socket { writable }
                     }
-                    Io::Driver { .. } => e.room,
+                    Io::Driver { .. } => Readiness::Room(e.room),
                 };
-                if max < MIN_MTU {
+                let Some(max) = e.adapter.frame_budget(shows) else {
                     break;
-                }
+                };
                 if let Io::Udp { sock, addr } = e.io {
                     let (go_on, sent) =
                         self.gather_udp(id, sock, addr, max, FAIR_BURST - n, &mut store, now);
@@ -1042,14 +1019,14 @@ impl Core {
                         LinkCounters::get(&counters.garbage_bytes),
                     );
                 }
-                let rate = e.params.rate_bps.filter(|_| e.up);
+                let rate = e.adapter.params().rate_bps.filter(|_| e.up);
                 LinkView {
                     id,
                     kind: e.kind.clone(),
                     name: e.name.clone(),
                     up: e.up,
                     reason: e.reason.clone(),
-                    mtu: e.params.mtu,
+                    mtu: e.adapter.params().mtu,
                     rate_bps: rate,
                     bytes_out: e.bytes_out,
                     bytes_in: e.bytes_in,

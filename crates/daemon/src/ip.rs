@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use crate::core::Input;
 
 /// Largest datagram read; anything longer is counted as oversize and dropped.
-pub const MAX_DATAGRAM: usize = 16_384;
+pub const MAX_DATAGRAM: usize = skywave_node::adapter::MAX_DATAGRAM;
 
 /// Beacon: magic, wire version, then the node key.
 pub const BEACON_MAGIC: &[u8; 8] = b"SKYWAVE\x01";
@@ -117,7 +117,7 @@ pub async fn tcp_connection(
                 Ok(Ok(_)) => {}
             }
             let n = u16::from_be_bytes(len) as usize;
-            if n == 0 || n > mtu.max(crate::core::MIN_MTU) {
+            if n == 0 || n > mtu.max(skywave_node::adapter::MIN_FRAME) {
                 return format!("bad frame length {n} (largest accepted {mtu})");
             }
             let mut f = vec![0u8; n];

@@ -105,10 +105,13 @@ pub struct NodeContext<'a> {
 /// after each simulator event it reads the new entries of `accepted`; at the end of the
 /// run it calls `finish`, then reads `stats` and `failure`.
 pub trait LabAgent: Endpoint {
-    /// The node is joined to a link (or shared medium) configured as `link` at `port`.
-    /// Called for every port before anything else happens.
-    fn attach_link(&mut self, port: PortId, link: &LinkConfig) {
-        let _ = (port, link);
+    /// The node is joined to a link (or shared medium) configured as `link` at `port`,
+    /// as seen from this node (`link.up` is its sending direction). `dials`: this node
+    /// starts the conversation (side A of a point-to-point link, every radio); the other
+    /// end of an IP path only answers, as a server learns its client from its first
+    /// packet. Called for every port before anything else happens.
+    fn attach_link(&mut self, port: PortId, link: &LinkConfig, dials: bool) {
+        let _ = (port, link, dials);
     }
 
     /// The node now holds `bundle`, as if written locally (its author, or a holder of a

@@ -484,7 +484,8 @@ pub fn run_with<F: AgentFactory>(
             if let Some(port) = sim.port(ids[node], *lid)
                 && let Some(agent) = sim.node_mut::<F::Agent>(ids[node])
             {
-                agent.attach_link(port, &seen);
+                let dials = cfg.kind == LinkKind::Csma || node == nodes[0];
+                agent.attach_link(port, &seen, dials);
             }
         }
     }

@@ -34,9 +34,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use rand_core::RngCore;
 use skywave_bundle::{BundleId, Manifest, PayloadHasher, SecretKey, SignedManifest};
-use skywave_node::{SimNode, StoreAdapter, params_for};
+use skywave_node::{LinkRole, SimNode, StoreAdapter, adapter_for};
 use skywave_proto::{Config, Event, FecMode};
-use skywave_sim::{Endpoint, LinkConfig, LinkInfo, PortId, SimTime, TransmitError};
+use skywave_sim::{Endpoint, LinkConfig, LinkInfo, LinkKind, PortId, SimTime, TransmitError};
 use skywave_store::{NewBundle, Query, Store, StoreConfig};
 
 use crate::LabError;
@@ -448,8 +448,15 @@ impl Endpoint for SkywaveAgent {
 }
 
 impl LabAgent for SkywaveAgent {
-    fn attach_link(&mut self, port: PortId, link: &LinkConfig) {
-        self.node.attach(port, params_for(link));
+    fn attach_link(&mut self, port: PortId, link: &LinkConfig, dials: bool) {
+        // Radios and modems listen and talk from the start; on an IP path only the
+        // dialing end knows its peer, the other learns it from the first frame.
+        let role = if dials || link.kind != LinkKind::Frame {
+            LinkRole::Dial
+        } else {
+            LinkRole::Listen
+        };
+        self.node.attach_as(port, adapter_for(link), role);
     }
 
     fn handle_insert(&mut self, now: SimTime, bundle: &BundleSpec) {

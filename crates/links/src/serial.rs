@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use serde::Deserialize;
 use skywave_node::framing;
-use skywave_node::sim::{QUEUED_FRAMES, STREAM_MTU};
+use skywave_node::adapter::{QUEUED_FRAMES, STREAM_MTU};
 use skywave_proto::LinkParams;
 use skywave_sim::{Duplex, LinkConfig, LinkKind};
 use tokio::sync::mpsc;
@@ -77,7 +77,7 @@ impl StreamSpec {
             ..LinkConfig::default()
         };
         StreamSpec {
-            params: skywave_node::params_for(&cfg),
+            params: skywave_node::device_params(&cfg),
             rate: rate_bps as f64 / 8.0,
             half: None,
         }
@@ -104,7 +104,7 @@ impl StreamSpec {
             chunk: cfg.chunk,
         });
         Ok(StreamSpec {
-            params: skywave_node::params_for(cfg),
+            params: skywave_node::device_params(cfg),
             rate: rate_bps as f64 / 8.0,
             half,
         })

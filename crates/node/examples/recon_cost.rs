@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use skywave_bundle::{Manifest, SecretKey, SignedManifest, hash_payload};
-use skywave_node::{SimNode, params_for};
+use skywave_node::{SimNode, adapter_for};
 use skywave_proto::{Config, Event, MemStore};
 use skywave_sim::config::LinkConfig;
 use skywave_sim::sim::Simulator;
@@ -70,7 +70,7 @@ fn main() {
             let port = sim.port(n, link).expect("port");
             sim.node_mut::<SimNode<MemStore>>(n)
                 .expect("node")
-                .attach(port, params_for(seen));
+                .attach(port, adapter_for(seen));
         }
         let mut decoded = false;
         let mut first_symbol: Option<f64> = None;

@@ -1,55 +1,31 @@
 //! A protocol endpoint as a node of the simulator, in virtual time.
+//!
+//! The node is the daemon's link handling with the simulator's links as its sockets and
+//! devices: each port has a [`LinkAdapter`] (the layer the daemon uses), and all the port
+//! shows it is what a real socket or driver would (see [`crate::adapter`]).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bytes::Bytes;
-use skywave_proto::{BundleStore, Config, Endpoint, Event, LinkParams};
-use skywave_sim::config::{Duplex, LinkConfig, LinkKind};
+use skywave_proto::{BundleStore, Config, Endpoint, Event};
 use skywave_sim::link::{LinkInfo, PortKind, TransmitError};
 use skywave_sim::sim::PortId;
 use skywave_sim::time::SimTime;
 
+use crate::adapter::{LinkAdapter, Readiness};
 use crate::framing::{self, Deframer};
 
-/// Frame size used on byte-stream links (modems): big enough to amortise headers,
-/// small enough to keep a modem's 1 KiB buffer from holding a whole over.
-pub const STREAM_MTU: usize = 250;
+pub use crate::adapter::{QUEUED_FRAMES, STREAM_MTU};
 
-/// Frames kept queued in a radio or modem: enough to keep it busy, few enough that a
-/// report or an "I have it" does not wait behind seconds of data.
-pub const QUEUED_FRAMES: usize = 2;
-
-/// Protocol link parameters for a simulated link of configuration `cfg`, as seen from
-/// the node whose sending direction is `cfg.up`.
-pub fn params_for(cfg: &LinkConfig) -> LinkParams {
-    // The sending direction's rate: pacing starts from it (a download over an
-    // asymmetric satellite path must not start at the uplink's rate).
-    let rate = cfg.up.rate_bps;
-    let mtu = match cfg.kind {
-        LinkKind::Stream => STREAM_MTU,
-        _ => cfg.up.mtu.min(cfg.down.mtu),
-    };
-    let ser = Duration::from_secs_f64(8.0 * mtu as f64 / rate.max(1) as f64);
-    // A CSMA radio cannot hear while it sends, but the medium has no turns to give:
-    // carrier sense arbitrates, so it is driven as a full-duplex shared link.
-    let half = cfg.duplex == Duplex::Half && cfg.kind != LinkKind::Csma;
-    // Radios and modems are kept at most QUEUED_FRAMES frames deep, which adds that much
-    // waiting to the first transmission of anything.
-    let mut rtt = cfg.up.delay + cfg.down.delay + ser * (2 + 2 * QUEUED_FRAMES as u32);
-    if half {
-        rtt += cfg.turnaround * 2;
-    }
-    LinkParams {
-        mtu,
-        shared: cfg.kind == LinkKind::Csma,
-        // Radios and modems report their buffer space; IP paths do not.
-        paced: cfg.kind == LinkKind::Frame && !half,
-        half_duplex: half,
-        rate_bps: Some(rate),
-        rtt_hint: rtt.max(Duration::from_millis(1)),
-        loss_hint: cfg.up.loss.mean_loss().max(cfg.down.loss.mean_loss()),
-    }
+/// How a node comes to use a link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkRole {
+    /// Greets the peer from the start (a configured peer, a radio, a modem).
+    Dial,
+    /// Says nothing until the peer's first frame arrives, as a daemon learns a UDP peer
+    /// from its traffic: the dialer pays the round trip of finding it.
+    Listen,
 }
 
 fn dur(t: SimTime) -> Duration {
@@ -60,8 +36,10 @@ fn dur(t: SimTime) -> Duration {
 pub struct SimNode<S: BundleStore> {
     pub ep: Endpoint,
     pub store: S,
-    /// Port -> protocol parameters, given when the node is wired up.
-    params: BTreeMap<u16, LinkParams>,
+    /// Port -> its adapter and role, given when the node is wired up.
+    links: BTreeMap<u16, (LinkAdapter, LinkRole)>,
+    /// Listening ports that have heard their peer (and told the endpoint the link is up).
+    heard: std::collections::BTreeSet<u16>,
     deframers: BTreeMap<u16, Deframer>,
     started: bool,
     /// Events the endpoint reported, with the virtual time they were seen.
@@ -83,7 +61,8 @@ impl<S: BundleStore> SimNode<S> {
         Self {
             ep: Endpoint::new(cfg, key, nonce),
             store,
-            params: BTreeMap::new(),
+            links: BTreeMap::new(),
+            heard: Default::default(),
             deframers: BTreeMap::new(),
             started: false,
             events: Vec::new(),
@@ -91,9 +70,25 @@ impl<S: BundleStore> SimNode<S> {
         }
     }
 
-    /// Declares what kind of link is attached at `port` (call before running).
-    pub fn attach(&mut self, port: PortId, params: LinkParams) {
-        self.params.insert(port.0, params);
+    /// Declares the link attached at `port` (call before running): a dialing end.
+    pub fn attach(&mut self, port: PortId, adapter: LinkAdapter) {
+        self.attach_as(port, adapter, LinkRole::Dial);
+    }
+
+    /// Declares the link attached at `port` and how this node comes to use it.
+    pub fn attach_as(&mut self, port: PortId, adapter: LinkAdapter, role: LinkRole) {
+        if adapter.framed() {
+            self.deframers.entry(port.0).or_default();
+        }
+        self.links.insert(port.0, (adapter, role));
+    }
+
+    /// Whether the endpoint may use `port` now: a listening port once it has heard.
+    fn usable(&self, port: u16) -> bool {
+        match self.links.get(&port) {
+            Some((_, LinkRole::Listen)) => self.heard.contains(&port),
+            _ => true,
+        }
     }
 
     fn collect_events(&mut self, now: SimTime) {
@@ -106,6 +101,12 @@ impl<S: BundleStore> SimNode<S> {
 impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
     fn handle_frame(&mut self, now: SimTime, port: PortId, frame: Bytes) {
         let t = dur(now);
+        if self.started
+            && let Some((a, LinkRole::Listen)) = self.links.get(&port.0)
+            && self.heard.insert(port.0)
+        {
+            self.ep.link_up(t, port.0 as usize, a.params());
+        }
         let stream = self.deframers.contains_key(&port.0);
         if stream {
             let frames = self
@@ -128,8 +129,11 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
         if let Some(d) = self.deframers.get_mut(&port.0) {
             d.reset();
         }
-        match (up, self.params.get(&port.0)) {
-            (true, Some(p)) => self.ep.link_up(dur(now), port.0 as usize, *p),
+        match (up, self.links.get(&port.0)) {
+            (true, Some((a, _))) if self.usable(port.0) => {
+                self.ep.link_up(dur(now), port.0 as usize, a.params())
+            }
+            (true, _) => {}
             _ => self.ep.link_down(dur(now), port.0 as usize),
         }
     }
@@ -142,8 +146,10 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
     fn handle_timeout(&mut self, now: SimTime) {
         if !self.started {
             self.started = true;
-            for (&port, p) in &self.params {
-                self.ep.link_up(dur(now), port as usize, *p);
+            for (&port, (a, role)) in &self.links {
+                if *role == LinkRole::Dial {
+                    self.ep.link_up(dur(now), port as usize, a.params());
+                }
             }
         }
         self.ep.handle_timeout(dur(now));
@@ -151,37 +157,32 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
     }
 
     fn poll_transmit(&mut self, now: SimTime, port: PortId, link: &LinkInfo) -> Option<Bytes> {
-        if !self.started || !link.up {
+        if !self.started || !link.up || !self.usable(port.0) {
             return None;
         }
-        let t = dur(now);
-        match link.kind {
-            PortKind::Stream | PortKind::Broadcast
-                if link.buffer.saturating_sub(link.free)
-                    >= QUEUED_FRAMES * STREAM_MTU.min(link.mtu) =>
-            {
-                None
-            }
-            PortKind::Stream => {
-                self.deframers.entry(port.0).or_default();
-                // Never write past the modem's buffer: ask for a frame that fits whole.
-                let room = link.free.saturating_sub(framing::overhead(STREAM_MTU));
-                let f = self.ep.poll_transmit(
-                    t,
-                    port.0 as usize,
-                    room.min(STREAM_MTU),
-                    &mut self.store,
-                )?;
-                let mut out = Vec::with_capacity(f.len() + 4);
-                framing::encode(&f, &mut out);
-                Some(Bytes::from(out))
-            }
-            PortKind::Frame | PortKind::Broadcast => {
-                let room = link.free.min(link.mtu);
-                self.ep
-                    .poll_transmit(t, port.0 as usize, room, &mut self.store)
-                    .map(Bytes::from)
-            }
+        let (adapter, _) = self.links.get(&port.0)?;
+        let now_shows = match link.kind {
+            // A UDP socket: the kernel's send buffer drains at the host's interface rate,
+            // faster than any path modelled here, so it takes every datagram; what the
+            // path cannot carry, its bottleneck queue drops.
+            PortKind::Frame => Readiness::Socket { writable: true },
+            // Radios and modems report their transmit buffer.
+            PortKind::Stream | PortKind::Broadcast => Readiness::DeviceBuffer {
+                free: link.free,
+                held: link.buffer.saturating_sub(link.free),
+            },
+        };
+        let max = adapter.frame_budget(now_shows)?.min(link.mtu);
+        let framed = adapter.framed();
+        let f = self
+            .ep
+            .poll_transmit(dur(now), port.0 as usize, max, &mut self.store)?;
+        if framed {
+            let mut out = Vec::with_capacity(f.len() + framing::overhead(f.len()));
+            framing::encode(&f, &mut out);
+            Some(Bytes::from(out))
+        } else {
+            Some(Bytes::from(f))
         }
     }
 

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use skywave_bundle::{Manifest, SecretKey, hash_payload};
-use skywave_node::{SimNode, params_for};
+use skywave_node::{SimNode, adapter_for};
 use skywave_proto::{Config, FecMode, MemStore, Stats};
 use skywave_sim::config::LinkConfig;
 use skywave_sim::link::Adjacency;
@@ -67,7 +67,7 @@ fn clique(profile: &str, n: usize, count: u64, size: usize, fec: FecMode, seed: 
         let port = sim.port(id, link).unwrap();
         sim.node_mut::<SimNode<MemStore>>(id)
             .unwrap()
-            .attach(port, params_for(&cfg));
+            .attach(port, adapter_for(&cfg));
     }
     let all = |sim: &Simulator| {
         ids.iter().all(|&id| {

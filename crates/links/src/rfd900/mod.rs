@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use serde::Deserialize;
-use skywave_node::sim::QUEUED_FRAMES;
+use skywave_node::adapter::QUEUED_FRAMES;
 use skywave_proto::LinkParams;
 use skywave_sim::LinkConfig;
 use tokio::sync::mpsc;
@@ -80,7 +80,7 @@ pub fn params(air_rate: u64) -> LinkParams {
     let mut cfg = LinkConfig::profile("uhf-csma").expect("built-in profile");
     cfg.up.rate_bps = air_rate;
     cfg.down.rate_bps = air_rate;
-    skywave_node::params_for(&cfg)
+    skywave_node::device_params(&cfg)
 }
 
 pub fn spawn(cfg: Rfd900Config) -> Result<LinkHandle, Error> {

@@ -41,6 +41,8 @@ pub(crate) struct Cc {
     /// than the path's RTT would declare the whole first flight lost.
     initial_rtt: Duration,
     pub srtt: Option<Duration>,
+    /// The last round-trip sample: a queue filling raises it before the smoothed one.
+    latest_rtt: Duration,
     rttvar: Duration,
     min_rtt: Option<(Duration, Duration)>,
     /// (round, highest rate in bytes/s seen in it) for the windowed max.
@@ -51,6 +53,9 @@ pub(crate) struct Cc {
     pub in_flight: u64,
     next_send: Duration,
     startup: bool,
+    /// After startup: pacing below the estimate until the queue startup built is gone
+    /// (in flight down to one BDP), as BBR's DRAIN.
+    draining: bool,
     full_bw: f64,
     full_bw_rounds: u32,
     round: u64,
@@ -91,6 +96,8 @@ impl Cc {
             in_flight: 0,
             next_send: Duration::ZERO,
             startup: true,
+            latest_rtt: Duration::ZERO,
+            draining: false,
             full_bw: 0.0,
             full_bw_rounds: 0,
             round: 0,
@@ -107,11 +114,12 @@ impl Cc {
     }
 
     fn btl_bw(&self) -> f64 {
-        self.bw_samples
-            .iter()
-            .map(|s| s.1)
-            .fold(0.0, f64::max)
-            .max(self.initial_rate)
+        // The initial rate stands in only until the path has been measured: kept as a
+        // floor, it would pace a path slower than the guess above its capacity forever.
+        if self.bw_samples.is_empty() {
+            return self.initial_rate;
+        }
+        self.bw_samples.iter().map(|s| s.1).fold(0.0, f64::max)
     }
 
     fn min_rtt(&self) -> Duration {
@@ -121,6 +129,8 @@ impl Cc {
     fn gain(&self) -> f64 {
         if self.startup {
             STARTUP_GAIN
+        } else if self.draining {
+            1.0 / STARTUP_GAIN
         } else {
             CYCLE[self.cycle_index]
         }
@@ -257,6 +267,7 @@ impl Cc {
             self.pto_count = 0;
             self.rtt_sample(now.saturating_sub(s.time).saturating_sub(ack_delay));
             let raw = now.saturating_sub(s.time);
+            self.latest_rtt = raw;
             if self
                 .min_rtt
                 .is_none_or(|(m, at)| raw <= m || now.saturating_sub(at) > MIN_RTT_WINDOW)
@@ -265,6 +276,11 @@ impl Cc {
             }
         }
         self.largest_acked = Some(self.largest_acked.map_or(largest, |l| l.max(largest)));
+        let bdp = self.btl_bw() * self.min_rtt().as_secs_f64();
+        if self.draining && self.in_flight as f64 <= bdp {
+            self.draining = false;
+            self.cycle_start = now;
+        }
         (acked_pieces, self.detect_losses(now))
     }
 
@@ -299,6 +315,7 @@ impl Cc {
                 self.full_bw_rounds += 1;
                 if self.full_bw_rounds >= 3 {
                     self.startup = false;
+                    self.draining = true;
                 }
             }
         }
@@ -308,8 +325,10 @@ impl Cc {
         let Some(largest) = self.largest_acked else {
             return Vec::new();
         };
-        let srtt = self.srtt.unwrap_or(self.initial_rtt);
-        let threshold = now.saturating_sub(srtt * 9 / 8);
+        // As QUIC (RFC 9002 6.1.2): the larger of the smoothed and the latest RTT, so a
+        // growing queue does not make frames still in it look lost.
+        let rtt = self.srtt.unwrap_or(self.initial_rtt).max(self.latest_rtt);
+        let threshold = now.saturating_sub(rtt * 9 / 8);
         let lost: Vec<u64> = self
             .sent
             .range(..largest)
@@ -353,7 +372,8 @@ impl Cc {
 
     /// Advances the gain cycle (once per min RTT).
     pub fn tick(&mut self, now: Duration) {
-        if !self.startup && now.saturating_sub(self.cycle_start) >= self.min_rtt() {
+        if !self.startup && !self.draining && now.saturating_sub(self.cycle_start) >= self.min_rtt()
+        {
             self.cycle_start = now;
             self.cycle_index = (self.cycle_index + 1) % CYCLE.len();
         }

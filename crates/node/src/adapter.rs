@@ -1,0 +1,341 @@
+//! The link adapter layer: the one place that decides what the protocol endpoint is told
+//! about a link and how large a frame it is asked for, given only what the socket or
+//! device underneath shows.
+//!
+//! The daemon (`skywave-daemon`'s core, over real sockets and drivers) and the simulator
+//! node ([`crate::SimNode`], over the simulator's links) both hold a [`LinkAdapter`] per
+//! link and call the same methods, so a lab figure measures the daemon's own link
+//! handling. What differs is only the [`Readiness`] each passes in:
+//! - **IP paths** ([`Underlay::Datagram`], [`Underlay::Tcp`]): a socket shows whether it
+//!   accepts a write now, nothing else. Neither the path's queue, nor its rate, nor its
+//!   loss reaches the endpoint: it measures them (its congestion control), or the user's
+//!   configuration states them ([`IpLinkConfig`]).
+//! - **Radios and modems** ([`Underlay::Device`]): exactly what their drivers report, the
+//!   bytes the device can take now, and the link description the user configured (rate,
+//!   latency, duplex, buffer of the modem's profile; see [`device_params`]).
+//!
+//! What this layer does not do: pace (the endpoint does on IP paths; devices pace by the
+//! room they report), frame byte streams (see [`crate::framing`]), or own any I/O.
+
+use std::time::Duration;
+
+use skywave_proto::LinkParams;
+use skywave_sim::config::{Duplex, LinkConfig, LinkKind};
+
+use crate::framing;
+
+/// Frames narrower than this are not asked for: a runt's header costs more than it
+/// carries. The endpoint is asked again once the room has grown.
+pub const MIN_FRAME: usize = 64;
+
+/// Frame size used on byte-stream links (modems): big enough to amortise headers,
+/// small enough to keep a modem's 1 KiB buffer from holding a whole over.
+pub const STREAM_MTU: usize = 250;
+
+/// Frames kept queued in a radio or modem: enough to keep it busy, few enough that a
+/// report or an "I have it" does not wait behind seconds of data.
+pub const QUEUED_FRAMES: usize = 2;
+
+/// Largest UDP payload the daemon sends unless configured (fits a 1500 B Ethernet path).
+pub const DEFAULT_UDP_MTU: usize = 1472;
+
+/// Round trip assumed on an IP path until one is measured, unless configured.
+pub const DEFAULT_IP_RTT: Duration = Duration::from_millis(100);
+
+/// Largest datagram accepted on a UDP link (a frame larger than this is dropped on
+/// receipt, so no MTU is configured above it).
+pub const MAX_DATAGRAM: usize = 16_384;
+
+/// What carries a link's frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Underlay {
+    /// A datagram socket (UDP): refuses only when its own send buffer is full.
+    Datagram,
+    /// A TCP connection: the kernel paces and recovers; the writer's queue is the
+    /// back-pressure.
+    Tcp,
+    /// A radio or modem driver that reports the bytes it can take.
+    Device,
+}
+
+/// What the socket or device shows now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Readiness {
+    /// A socket: whether it takes a write now.
+    Socket { writable: bool },
+    /// A driver: frame bytes it takes now without overrunning the device.
+    Room(usize),
+    /// A radio or modem that reports its transmit buffer: free bytes and bytes it still
+    /// holds (unsent).
+    DeviceBuffer { free: usize, held: usize },
+}
+
+/// What a user configures for an IP link (the daemon's `[[link]] type = "udp"` and
+/// `"tcp"`); the lab sets it as a fair user would (the path's MTU and expected RTT).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IpLinkConfig {
+    /// Largest datagram payload (UDP) or frame (TCP).
+    pub mtu: usize,
+    /// Nominal path rate, when the user knows it: pacing starts from it.
+    pub rate_bps: Option<u64>,
+    /// Expected round trip until one is measured.
+    pub rtt: Duration,
+}
+
+impl Default for IpLinkConfig {
+    fn default() -> Self {
+        IpLinkConfig {
+            mtu: DEFAULT_UDP_MTU,
+            rate_bps: None,
+            rtt: DEFAULT_IP_RTT,
+        }
+    }
+}
+
+/// One link as the endpoint sees it. See the module docs.
+#[derive(Clone, Copy, Debug)]
+pub struct LinkAdapter {
+    underlay: Underlay,
+    params: LinkParams,
+    /// Frames are framed ([`crate::framing`]) before they reach the device: a byte
+    /// stream.
+    framed: bool,
+}
+
+impl LinkAdapter {
+    /// A UDP path: the endpoint paces and controls congestion itself, from what it
+    /// measures; it knows the path's rate only if the user said so.
+    pub fn udp(cfg: IpLinkConfig) -> LinkAdapter {
+        LinkAdapter {
+            underlay: Underlay::Datagram,
+            framed: false,
+            params: LinkParams {
+                mtu: cfg.mtu.clamp(MIN_FRAME, MAX_DATAGRAM),
+                shared: false,
+                paced: true,
+                half_duplex: false,
+                rate_bps: cfg.rate_bps,
+                rtt_hint: cfg.rtt.max(Duration::from_micros(100)),
+                loss_hint: 0.0,
+            },
+        }
+    }
+
+    /// A TCP connection carrying length-prefixed frames of at most `mtu` bytes.
+    pub fn tcp(mtu: usize) -> LinkAdapter {
+        LinkAdapter {
+            underlay: Underlay::Tcp,
+            framed: false,
+            params: LinkParams {
+                mtu: mtu.clamp(MIN_FRAME, u16::MAX as usize),
+                shared: false,
+                paced: false,
+                half_duplex: false,
+                rate_bps: None,
+                rtt_hint: DEFAULT_IP_RTT,
+                loss_hint: 0.0,
+            },
+        }
+    }
+
+    /// A radio whose driver described it with `params` (see [`device_params`]).
+    pub fn device(params: LinkParams) -> LinkAdapter {
+        LinkAdapter {
+            underlay: Underlay::Device,
+            params,
+            framed: false,
+        }
+    }
+
+    /// A byte-stream modem described by `params`: frames are framed before they are
+    /// written, so a frame takes a few bytes more of the modem's buffer.
+    pub fn modem(params: LinkParams) -> LinkAdapter {
+        LinkAdapter {
+            underlay: Underlay::Device,
+            params,
+            framed: true,
+        }
+    }
+
+    /// Whether frames are framed ([`crate::framing`]) before they are written.
+    pub fn framed(&self) -> bool {
+        self.framed
+    }
+
+    /// A driver whose link is not up yet: nothing is asked of it.
+    pub fn device_starting() -> LinkAdapter {
+        LinkAdapter::device(LinkParams {
+            mtu: 0,
+            shared: false,
+            paced: false,
+            half_duplex: false,
+            rate_bps: None,
+            rtt_hint: Duration::from_secs(1),
+            loss_hint: 0.0,
+        })
+    }
+
+    pub fn underlay(&self) -> Underlay {
+        self.underlay
+    }
+
+    /// What the endpoint is told (`Endpoint::link_up`).
+    pub fn params(&self) -> LinkParams {
+        self.params
+    }
+
+    /// The largest frame to ask the endpoint for now (`poll_transmit`'s `max_len`), or
+    /// `None` if the link takes nothing now. Spurious calls are harmless.
+    pub fn frame_budget(&self, now: Readiness) -> Option<usize> {
+        let mtu = self.params.mtu;
+        let max = match now {
+            Readiness::Socket { writable } => {
+                if writable {
+                    mtu
+                } else {
+                    0
+                }
+            }
+            Readiness::Room(room) => room.min(mtu),
+            Readiness::DeviceBuffer { free, held } => {
+                // Keep at most QUEUED_FRAMES frames in the device, and never write past
+                // its buffer: ask for a frame that fits whole (once framed).
+                let unit = mtu.min(STREAM_MTU);
+                if held >= QUEUED_FRAMES * unit {
+                    0
+                } else if self.framed {
+                    free.saturating_sub(framing::overhead(unit)).min(unit)
+                } else {
+                    free.min(mtu)
+                }
+            }
+        };
+        (max >= MIN_FRAME.min(mtu.max(1))).then_some(max)
+    }
+}
+
+/// What the protocol is told about a radio or modem described by the link profile
+/// `cfg` (the driver's configured profile, as seen from the sending side: `cfg.up` is
+/// this node's sending direction). Used by the daemon's drivers and by the lab alike.
+///
+/// IP profiles (kind `frame`) are not devices: use [`ip_config_for`] and
+/// [`LinkAdapter::udp`], which is what [`adapter_for`] does.
+pub fn device_params(cfg: &LinkConfig) -> LinkParams {
+    // The sending direction's rate: pacing starts from it.
+    let rate = cfg.up.rate_bps;
+    let mtu = match cfg.kind {
+        LinkKind::Stream => STREAM_MTU,
+        _ => cfg.up.mtu.min(cfg.down.mtu),
+    };
+    let ser = Duration::from_secs_f64(8.0 * mtu as f64 / rate.max(1) as f64);
+    // A CSMA radio cannot hear while it sends, but the medium has no turns to give:
+    // carrier sense arbitrates, so it is driven as a full-duplex shared link.
+    let half = cfg.duplex == Duplex::Half && cfg.kind != LinkKind::Csma;
+    // Radios and modems are kept at most QUEUED_FRAMES frames deep, which adds that much
+    // waiting to the first transmission of anything.
+    let mut rtt = cfg.up.delay + cfg.down.delay + ser * (2 + 2 * QUEUED_FRAMES as u32);
+    if half {
+        rtt += cfg.turnaround * 2;
+    }
+    LinkParams {
+        mtu,
+        shared: cfg.kind == LinkKind::Csma,
+        paced: false,
+        half_duplex: half,
+        rate_bps: Some(rate),
+        rtt_hint: rtt.max(Duration::from_millis(1)),
+        loss_hint: cfg.up.loss.mean_loss().max(cfg.down.loss.mean_loss()),
+    }
+}
+
+/// What a fair user configures for a UDP link over the IP path `cfg`: the largest
+/// datagram the path carries (`mtu`, the sender's port limit) and the round trip they
+/// expect. Not the path's rate or loss: a user rarely knows them, and the daemon does
+/// not need them.
+pub fn ip_config_for(cfg: &LinkConfig) -> IpLinkConfig {
+    IpLinkConfig {
+        mtu: datagram_mtu(cfg),
+        rate_bps: None,
+        rtt: cfg.up.delay + cfg.down.delay,
+    }
+}
+
+/// The largest datagram payload an IP path `cfg` carries in both directions.
+fn datagram_mtu(cfg: &LinkConfig) -> usize {
+    cfg.up.mtu.min(cfg.down.mtu)
+}
+
+/// The adapter for a simulated link `cfg`, as seen from the sending side.
+pub fn adapter_for(cfg: &LinkConfig) -> LinkAdapter {
+    match cfg.kind {
+        LinkKind::Frame => LinkAdapter::udp(ip_config_for(cfg)),
+        LinkKind::Stream => LinkAdapter::modem(device_params(cfg)),
+        LinkKind::Csma => LinkAdapter::device(device_params(cfg)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ip_paths_show_no_rate_or_loss() {
+        let cfg = LinkConfig::profile("lfn-lossy").unwrap();
+        let a = adapter_for(&cfg);
+        let p = a.params();
+        assert_eq!(a.underlay(), Underlay::Datagram);
+        assert_eq!(p.rate_bps, None);
+        assert_eq!(p.loss_hint, 0.0);
+        assert!(p.paced);
+        assert_eq!(p.mtu, 1500);
+        assert_eq!(p.rtt_hint, Duration::from_millis(230));
+    }
+
+    #[test]
+    fn a_socket_refuses_only_when_not_writable() {
+        let a = LinkAdapter::udp(IpLinkConfig::default());
+        assert_eq!(
+            a.frame_budget(Readiness::Socket { writable: true }),
+            Some(DEFAULT_UDP_MTU)
+        );
+        assert_eq!(a.frame_budget(Readiness::Socket { writable: false }), None);
+    }
+
+    #[test]
+    fn devices_get_what_their_driver_reports() {
+        let cfg = LinkConfig::profile("uhf-csma").unwrap();
+        let a = adapter_for(&cfg);
+        assert_eq!(a.underlay(), Underlay::Device);
+        assert_eq!(a.params().rate_bps, Some(128_000));
+        assert!(a.params().shared);
+        assert_eq!(a.frame_budget(Readiness::Room(4096)), Some(223));
+        assert_eq!(a.frame_budget(Readiness::Room(100)), Some(100));
+        assert_eq!(a.frame_budget(Readiness::Room(MIN_FRAME - 1)), None);
+        let buf = |free, held| a.frame_budget(Readiness::DeviceBuffer { free, held });
+        assert_eq!(buf(4096, 0), Some(223));
+        assert_eq!(buf(150, 0), Some(150));
+        assert_eq!(buf(3000, QUEUED_FRAMES * 223), None);
+    }
+
+    #[test]
+    fn a_modem_is_kept_a_few_frames_deep_and_never_overrun() {
+        let cfg = LinkConfig::profile("hf-modem").unwrap();
+        let a = adapter_for(&cfg);
+        let budget = |free, held| a.frame_budget(Readiness::DeviceBuffer { free, held });
+        assert_eq!(budget(1024, 0), Some(STREAM_MTU));
+        // Room for a whole framed frame only.
+        assert_eq!(budget(200, 0), Some(200 - framing::overhead(STREAM_MTU)));
+        assert_eq!(budget(1024, QUEUED_FRAMES * STREAM_MTU), None);
+        assert_eq!(budget(30, 0), None);
+    }
+
+    #[test]
+    fn tiny_frame_budgets_are_not_refused_outright() {
+        // A link whose whole MTU is under MIN_FRAME still gets frames of its MTU.
+        let mut p = device_params(&LinkConfig::profile("uhf-csma").unwrap());
+        p.mtu = 48;
+        let a = LinkAdapter::device(p);
+        assert_eq!(a.frame_budget(Readiness::Room(4096)), Some(48));
+        assert_eq!(a.frame_budget(Readiness::Room(47)), None);
+    }
+}
