@@ -126,8 +126,8 @@ fn same_seed_same_result() {
     assert_eq!(r1, r2);
     assert!(!t1.is_empty());
     assert_eq!(shape(&t1), shape(&t2));
-    // Full-sized datagrams: the link MTU, never more.
-    assert_eq!(t1.iter().map(|t| t.event.len).max(), Some(1400));
+    // Full-sized datagrams: the link MTU less the IPv4 and UDP headers, never more.
+    assert_eq!(t1.iter().map(|t| t.event.len).max(), Some(1372));
     // A different seed draws different losses.
     let (r3, t3) = run(10);
     assert_ne!(shape(&t1), shape(&t3));
@@ -154,13 +154,14 @@ fn bad_input_is_an_error_not_a_panic() {
     let e = quic::run(&lfn, 1000, 1, SimTime::ZERO).unwrap_err();
     assert!(e.contains("deadline"), "{e}");
 
-    let small = link("profile=lfn,mtu=1199B");
+    // An IP MTU of 1227 B leaves 1199 B for a UDP payload (28 B of IPv4 and UDP headers).
+    let small = link("profile=lfn,mtu=1227B");
     let e = quic::run(&small, 1000, 1, t).unwrap_err();
     assert!(e.contains("1199") && e.contains("1200"), "{e}");
 
     let asym = link("profile=lfn,down.mtu=576B");
     let e = quic::run(&asym, 1000, 1, t).unwrap_err();
-    assert!(e.contains("576"), "{e}");
+    assert!(e.contains("548"), "{e}");
 
     for name in ["uhf-csma", "hf-modem"] {
         let e = quic::run(&LinkConfig::profile(name).unwrap(), 1000, 1, t).unwrap_err();
@@ -173,7 +174,8 @@ fn bad_input_is_an_error_not_a_panic() {
 
 #[test]
 fn exactly_the_minimum_mtu_works() {
-    let cfg = link("rate=10Mbps,delay=10ms,mtu=1200B");
+    // 1228 B of IP MTU: 1200 B of UDP payload.
+    let cfg = link("rate=10Mbps,delay=10ms,mtu=1228B");
     let r = quic::run(&cfg, 200_000, 1, SimTime::from_secs(30)).unwrap();
     assert_sane(&r, &cfg);
     assert!(r.settings.contains("mtu=1200B"), "{}", r.settings);
@@ -186,16 +188,16 @@ fn settings_follow_the_link() {
     assert_eq!(s.queue_bytes, 862_500);
     assert_eq!(s.stream_receive_window, 2 * (862_500 + 862_500));
     assert_eq!(s.send_window, 10_000_000);
-    assert_eq!(s.mtu, 1500);
-    // 230 ms + 1500 B at 30 Mbit/s (400 us) + a 50 B ack (13.3 us).
-    assert_eq!(s.initial_rtt, Duration::from_nanos(230_413_334));
+    assert_eq!(s.mtu, 1472);
+    // 230 ms + 1472 B at 30 Mbit/s (392.5 us) + a 50 B ack (13.3 us).
+    assert_eq!(s.initial_rtt, Duration::from_nanos(230_405_868));
     assert_eq!(s.idle_timeout, Duration::from_secs(30));
 
     // A short, slow path keeps quinn's (larger) defaults.
     let cell =
         Settings::for_link(&LinkConfig::profile("cellular").unwrap(), Congestion::Cubic).unwrap();
     assert_eq!(cell.stream_receive_window, 1_250_000);
-    assert_eq!(cell.mtu, 1400);
+    assert_eq!(cell.mtu, 1372);
 
     // The satellite path's data direction is its 2 Mbit/s uplink, 600 ms RTT.
     let sat =

@@ -28,6 +28,8 @@ pub enum LabCommand {
     Run(RunArgs),
     /// Run scenarios x seeds; write results.csv, goodput.svg and completion-cdf.svg.
     Matrix(MatrixArgs),
+    /// Run a grid over the link space; each cell against its physical floor.
+    Sweep(SweepArgs),
 }
 
 /// The node implementation the scenarios run.
@@ -139,6 +141,7 @@ pub fn run(args: LabArgs, json: bool) -> anyhow::Result<ExitCode> {
         LabCommand::List => list(json),
         LabCommand::Run(a) => run_one(a, json),
         LabCommand::Matrix(a) => matrix(a, json),
+        LabCommand::Sweep(a) => sweep(a, json),
     }
 }
 
@@ -362,6 +365,13 @@ fn print_report(o: &mut String, r: &Report) {
         thousands(r.retransmitted_bytes),
         r.dropped_calls
     );
+    if let Some(d) = r.dropped_at_bottleneck {
+        let _ = writeln!(
+            o,
+            "bottleneck {:.1}% of the bytes sent dropped by the path's queue",
+            d * 100.0
+        );
+    }
     let _ = writeln!(
         o,
         "recon      {} B in {} messages",
@@ -556,5 +566,213 @@ fn matrix(a: MatrixArgs, json: bool) -> anyhow::Result<ExitCode> {
         cdf.display()
     );
     emit(o)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// Families to sweep, comma-separated: radio, chain, hf, ip (default: all four).
+    #[arg(long, value_name = "radio,chain,hf,ip")]
+    pub family: Option<String>,
+    /// An axis's values, `AXIS=V1,V2` (every swept family with that axis) or
+    /// `FAMILY.AXIS=V1,V2`; repeatable, e.g. `--axis rate=1.2k,9.6k --axis hf.delay=1s,8s`.
+    /// Axes: radio and chain: rate, mtu, loss, txqueue; hf: rate, delay, buffer; ip: rate,
+    /// rtt, loss, buffer, mtu.
+    #[arg(long, value_name = "AXIS=V1,V2")]
+    pub axis: Vec<String>,
+    /// A reduced grid (a few cells per family; seeds 1-2 unless --seeds) for a quick look.
+    #[arg(long)]
+    pub quick: bool,
+    /// Seeds of every cell: `7`, `1-5`, `1-3,9` (default 1-3; 1-2 with --quick).
+    #[arg(long, value_name = "RANGE")]
+    pub seeds: Option<String>,
+    /// Also write one CSV row per cell and seed to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Also write SVG heat maps (time / floor and bytes on air / useful bytes, per family)
+    /// to DIR.
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
+    /// Print the grid's cells (link, floor, time limit, or why a cell cannot be built)
+    /// without running them.
+    #[arg(long)]
+    pub plan: bool,
+    /// The node implementation to run.
+    #[arg(long, value_enum, default_value_t = Agent::Skywave, value_name = "AGENT")]
+    pub agent: Agent,
+    /// Forward error correction of the skywave agent: off, auto or always.
+    #[arg(long, default_value = "auto", value_name = "off|auto|always")]
+    pub fec: String,
+    /// Where the skywave agent's stores live during the runs; default /dev/shm when it
+    /// exists (nothing touches the disk), else the system's temporary directory.
+    #[arg(long, value_name = "DIR")]
+    pub store_dir: Option<PathBuf>,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+/// `--store-dir`, else /dev/shm when a directory can be made there.
+fn sweep_store_dir(flag: Option<&std::path::Path>) -> Option<PathBuf> {
+    if let Some(d) = flag {
+        return Some(d.to_path_buf());
+    }
+    let shm = std::path::Path::new("/dev/shm");
+    let usable = shm.is_dir()
+        && tempfile::Builder::new()
+            .prefix("skywave-sweep-probe-")
+            .tempdir_in(shm)
+            .is_ok();
+    usable.then(|| shm.to_path_buf())
+}
+
+fn sweep(a: SweepArgs, json: bool) -> anyhow::Result<ExitCode> {
+    use skywave_lab::sweep::{self as sw, Grid, RunStatus};
+    let families = sw::parse_families(a.family.as_deref())?;
+    let grid = Grid::new(&families, &a.axis, a.quick)?;
+    let seeds = skywave_lab::parse_seeds(a.seeds.as_deref().unwrap_or(if a.quick {
+        "1-2"
+    } else {
+        "1-3"
+    }))?;
+    let agent_opts = agent_options(&a.fec)?;
+    let agent = AgentKind::from(a.agent);
+    let cells = grid.cells(agent);
+    if let Some(bad) = cells.iter().find(|c| c.setup.is_err())
+        && cells.iter().all(|c| c.setup.is_err())
+    {
+        anyhow::bail!(
+            "no cell of the grid can be built; e.g. {} {}: {}",
+            bad.family.name(),
+            bad.label(),
+            bad.setup.as_ref().err().map_or("", String::as_str)
+        );
+    }
+    if a.plan {
+        let rows: Vec<serde_json::Value> = cells
+            .iter()
+            .map(|c| {
+                let (floor, timeout, error) = match &c.setup {
+                    Ok(s) => (Some(s.floor.seconds), Some(s.timeout.as_secs_f64()), None),
+                    Err(e) => (None, None, Some(e.clone())),
+                };
+                serde_json::json!({
+                    "family": c.family, "cell": c.label(), "link": c.link,
+                    "floor_seconds": floor, "timeout_seconds": timeout, "error": error,
+                })
+            })
+            .collect();
+        if json {
+            let v = serde_json::json!({ "seeds": seeds, "cells": rows });
+            emit(&format!("{}\n", serde_json::to_string(&v)?))?;
+        } else {
+            let mut o = String::new();
+            for c in &cells {
+                let _ = match &c.setup {
+                    Ok(s) => writeln!(
+                        o,
+                        "{:<6} {:<44} floor {:>9.3} s, limit {:>6.0} s  {}",
+                        c.family.name(),
+                        c.label(),
+                        s.floor.seconds,
+                        s.timeout.as_secs_f64(),
+                        c.link
+                    ),
+                    Err(e) => writeln!(o, "{:<6} {:<44} error: {e}", c.family.name(), c.label()),
+                };
+            }
+            let _ = writeln!(
+                o,
+                "{} cells x {} seeds = {} runs ({} cells cannot be built)",
+                cells.len(),
+                seeds.len(),
+                cells.iter().filter(|c| c.setup.is_ok()).count() * seeds.len(),
+                cells.iter().filter(|c| c.setup.is_err()).count()
+            );
+            emit(&o)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let store_dir = sweep_store_dir(a.store_dir.as_deref());
+    let threads = a
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let tty = std::io::stderr().is_terminal();
+    let on_run = |d: &sw::RunDone<'_>| {
+        let r = d.result;
+        let what = match r.status {
+            RunStatus::Complete => format!(
+                "complete {:.2} s ({:.2}x floor)",
+                r.time_seconds.unwrap_or(0.0),
+                d.cell
+                    .setup
+                    .as_ref()
+                    .map_or(0.0, |s| r.time_seconds.unwrap_or(0.0) / s.floor.seconds)
+            ),
+            RunStatus::Timeout => format!("timeout at {:.0} s", r.virtual_seconds),
+            RunStatus::Error => format!("error: {}", r.error.as_deref().unwrap_or("?")),
+        };
+        let line = format!(
+            "[cells {}/{}, runs {}/{}] {} {} seed {}: {what}",
+            d.cells_done,
+            d.cells_total,
+            d.runs_done,
+            d.runs_total,
+            d.cell.family.name(),
+            d.cell.label(),
+            r.seed
+        );
+        let mut err = std::io::stderr().lock();
+        let _ = if tty {
+            write!(err, "\r\x1b[2K{line}")
+        } else {
+            writeln!(err, "{line}")
+        };
+        let _ = err.flush();
+    };
+    let report = sw::sweep(
+        &grid,
+        &sw::SweepOptions {
+            seeds: &seeds,
+            agent,
+            agent_opts,
+            scratch_dir: store_dir.as_deref(),
+            threads,
+            on_run: Some(&on_run),
+        },
+    )?;
+    if tty {
+        eprintln!();
+    }
+    let mut wrote = Vec::new();
+    if let Some(path) = &a.csv {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        let file =
+            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        sw::write_csv(&report, std::io::BufWriter::new(file))?;
+        wrote.push(path.display().to_string());
+    }
+    if let Some(dir) = &a.plots {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        for (name, svg) in sw::heatmaps(&report) {
+            let path = dir.join(name);
+            std::fs::write(&path, svg).with_context(|| format!("writing {}", path.display()))?;
+            wrote.push(path.display().to_string());
+        }
+    }
+    if json {
+        emit(&format!("{}\n", serde_json::to_string(&report)?))?;
+        if !wrote.is_empty() {
+            eprintln!("wrote {}", wrote.join(", "));
+        }
+    } else {
+        let mut o = sw::table(&report);
+        if !wrote.is_empty() {
+            let _ = writeln!(o, "\nwrote {}", wrote.join(", "));
+        }
+        emit(&o)?;
+    }
     Ok(ExitCode::SUCCESS)
 }

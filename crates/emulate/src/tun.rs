@@ -143,7 +143,11 @@ impl TunEmulator {
                 hint: "IP packets are frames; carry a byte stream with --stream tcp or --stream pty",
             });
         }
-        let driver = Driver::new(link, opts)?;
+        // TUN packets carry their own IP headers: the model must not add them again.
+        let mut link = link.clone();
+        link.up.header = 0;
+        link.down.header = 0;
+        let driver = Driver::new(&link, opts)?;
         let mut emu = TunEmulator {
             driver,
             devs: None,

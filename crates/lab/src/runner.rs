@@ -146,6 +146,9 @@ pub struct Report {
     pub recon_messages: u64,
     pub retransmitted_bytes: u64,
     pub dropped_calls: u64,
+    /// IP links: bytes the bottleneck queue dropped (drop-tail) as a fraction of the
+    /// bytes senders handed to the path; `None` on radios and modems.
+    pub dropped_at_bottleneck: Option<f64>,
     /// For writes after t = 0 (hf-live, journal records).
     pub latency: Option<LatencyStats>,
     /// Journals: the most bytes written but not yet held by a receiver.
@@ -603,6 +606,7 @@ pub fn run_with<F: AgentFactory>(
     let mut link_reports = Vec::new();
     let mut bytes_on_air = 0;
     let mut dropped_calls = 0;
+    let (mut ip_offered, mut ip_queue_dropped) = (0u64, 0u64);
     for (lid, nodes) in &links {
         let mut ports = Vec::new();
         for &node in nodes {
@@ -611,6 +615,10 @@ pub fn run_with<F: AgentFactory>(
             };
             bytes_on_air += st.sent.bytes;
             dropped_calls += st.call_drops;
+            if cfg.kind == LinkKind::Frame {
+                ip_offered += st.offered.bytes;
+                ip_queue_dropped += st.dropped(DropReason::QueueFull).bytes;
+            }
             ports.push(PortReport {
                 node: scenario.topology.nodes[node].clone(),
                 offered_frames: st.offered.frames,
@@ -696,6 +704,8 @@ pub fn run_with<F: AgentFactory>(
         recon_messages: agent_stats.recon_messages,
         retransmitted_bytes: agent_stats.retransmitted_bytes,
         dropped_calls,
+        dropped_at_bottleneck: (cfg.kind == LinkKind::Frame && ip_offered > 0)
+            .then(|| ip_queue_dropped as f64 / ip_offered as f64),
         latency,
         backlog_max_bytes: tr.backlog_max,
         events: sim.steps(),

@@ -260,9 +260,10 @@ pub fn ip_config_for(cfg: &LinkConfig) -> IpLinkConfig {
     }
 }
 
-/// The largest datagram payload an IP path `cfg` carries in both directions.
+/// The largest datagram payload an IP path `cfg` carries in both directions (its MTU
+/// less the IP and UDP headers).
 fn datagram_mtu(cfg: &LinkConfig) -> usize {
-    cfg.up.mtu.min(cfg.down.mtu)
+    cfg.up.max_datagram().min(cfg.down.max_datagram())
 }
 
 /// The adapter for a simulated link `cfg`, as seen from the sending side.
@@ -287,7 +288,7 @@ mod tests {
         assert_eq!(p.rate_bps, None);
         assert_eq!(p.loss_hint, 0.0);
         assert!(p.paced);
-        assert_eq!(p.mtu, 1500);
+        assert_eq!(p.mtu, 1472);
         assert_eq!(p.rtt_hint, Duration::from_millis(230));
     }
 

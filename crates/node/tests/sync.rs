@@ -242,14 +242,19 @@ fn ip_paths_near_capacity() {
     out.push(("cellular", cell));
     let (sat_up, _, _) = one_way("satellite", 10, 1);
     let (sat_down, _, _) = transfer("satellite", 10, 1, true);
-    eprintln!("{out:?} cellular resent {resent:.3} satellite up {sat_up:.2} s down {sat_down:.2} s");
+    eprintln!(
+        "{out:?} cellular resent {resent:.3} satellite up {sat_up:.2} s down {sat_down:.2} s"
+    );
     assert!(lfn >= HONEST_LFN, "lfn: {lfn}");
     assert!(lossy >= HONEST_LFN_LOSSY, "lfn-lossy: {lossy}");
     assert!(cell >= HONEST_CELLULAR, "cellular: {cell}");
     assert!(resent <= HONEST_CELLULAR_RESENT, "cellular resent {resent}");
     // The 2 Mbit/s uplink and the 20 Mbit/s downlink: completion within a factor of
     // (size / rate + RTT).
-    assert!(sat_up <= HONEST_SAT * (80e6 / 2e6 + 0.6), "satellite: {sat_up} s");
+    assert!(
+        sat_up <= HONEST_SAT * (80e6 / 2e6 + 0.6),
+        "satellite: {sat_up} s"
+    );
     assert!(
         sat_down <= HONEST_SAT * (80e6 / 20e6 + 0.6),
         "satellite down: {sat_down} s"

@@ -23,9 +23,10 @@
 //! sim.run_until(SimTime::from_secs(5));
 //! let sink = sim.node::<RefEndpoint>(b).unwrap().stats();
 //! assert_eq!(sink.recv_bytes, 1_000_000);
-//! // 8e6 bits at 8 Mbit/s, plus 50 ms.
-//! assert_eq!(sink.last_rx, Some(SimTime::from_millis(1050)));
-//! assert_eq!(sim.link_stats(link, a).unwrap().sent.bytes, 1_000_000);
+//! // 1000 datagrams of 1000 B + 28 B IP/UDP header: 8.224e6 bits at 8 Mbit/s, plus 50 ms.
+//! assert_eq!(sink.last_rx, Some(SimTime::from_millis(1078)));
+//! // Bytes on the wire include the headers.
+//! assert_eq!(sim.link_stats(link, a).unwrap().sent.bytes, 1_028_000);
 //! # Ok::<(), skywave_sim::ConfigError>(())
 //! ```
 

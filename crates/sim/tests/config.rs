@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use proptest::prelude::*;
+use skywave_sim::config::{IP_UDP_HEADER, TxQueue};
 use skywave_sim::{
     BufferSize, ConfigError, DirConfig, Duplex, GilbertElliott, LinkConfig, LinkKind, LossModel,
     PROFILES, Side,
@@ -321,13 +322,14 @@ fn dir() -> impl Strategy<Value = DirConfig> {
             prob(),
             1usize..65536,
             0usize..64,
+            0usize..64,
             buffer,
         ),
     )
         .prop_map(
             |(
                 (rate_bps, delay, jitter, jitter_corr, loss),
-                (reorder, rd, dup, cor, mtu, oh, buffer),
+                (reorder, rd, dup, cor, mtu, oh, header, buffer),
             )| {
                 DirConfig {
                     rate_bps,
@@ -341,6 +343,8 @@ fn dir() -> impl Strategy<Value = DirConfig> {
                     corrupt: cor,
                     mtu,
                     overhead: oh,
+                    // Below the MTU; the round-trip test zeroes it for streams.
+                    header: header.min(mtu - 1),
                     buffer,
                 }
             },
@@ -359,6 +363,11 @@ proptest! {
         chunk in 1usize..4096,
         crc in any::<bool>(),
     ) {
+        let (mut up, mut down) = (up, down);
+        if stream {
+            up.header = 0;
+            down.header = 0;
+        }
         let cfg = LinkConfig {
             name: String::new(),
             kind: if stream { LinkKind::Stream } else { LinkKind::Frame },
@@ -382,4 +391,152 @@ proptest! {
     fn spec_parser_never_panics(s in "[a-z.=,%0-9-]{0,60}") {
         let _ = LinkConfig::parse_spec(&s);
     }
+}
+
+#[test]
+fn csma_specs_round_trip_with_and_without_a_transmit_queue() {
+    for (spec, q) in [
+        ("profile=uhf-csma", TxQueue::Bytes),
+        ("profile=uhf-csma,txqueue=bytes", TxQueue::Bytes),
+        ("profile=uhf-csma,txqueue=none", TxQueue::None),
+        ("profile=uhf-csma,txqueue=1,buffer=256B", TxQueue::Frames(1)),
+        (
+            "profile=uhf-csma-lossy,txqueue=3,cw-min=8",
+            TxQueue::Frames(3),
+        ),
+        (
+            "kind=csma,rate=9600bps,mtu=255,overhead=12,txqueue=1",
+            TxQueue::Frames(1),
+        ),
+    ] {
+        let cfg = LinkConfig::parse_spec(spec).unwrap();
+        assert_eq!(cfg.csma.txqueue, q, "{spec}");
+        assert_eq!(cfg.up.header, 0, "{spec}: radios have no IP header");
+        let out = cfg.to_spec();
+        // The default is not written, so csma specs read as they did before the option.
+        assert_eq!(out.contains("txqueue="), q != TxQueue::Bytes, "{out}");
+        assert!(!out.contains("header="), "{out}");
+        let mut back = LinkConfig::parse_spec(&out).unwrap();
+        back.name = cfg.name.clone();
+        assert_eq!(back, cfg, "{out}");
+    }
+    assert!(
+        LinkConfig::parse_spec("profile=uhf-csma,txqueue=none")
+            .unwrap()
+            .to_spec()
+            .contains(",txqueue=none,")
+    );
+}
+
+#[test]
+fn txqueue_in_a_toml_file() {
+    let links = LinkConfig::parse_toml(
+        "[links.fake]\nprofile = \"uhf-csma\"\ntxqueue = \"none\"\n\
+         [links.one]\nprofile = \"uhf-csma\"\ntxqueue = 1\n",
+    )
+    .unwrap();
+    assert_eq!(links["fake"].csma.txqueue, TxQueue::None);
+    assert_eq!(links["one"].csma.txqueue, TxQueue::Frames(1));
+    let e = LinkConfig::parse_toml("[links.x]\nprofile = \"uhf-csma\"\ntxqueue = -1\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("'links.x.txqueue'") && e.contains("none"), "{e}");
+}
+
+#[test]
+fn bad_txqueue_values_name_the_field_and_the_accepted_values() {
+    for v in ["banana", "0", "-1", "1.5", ""] {
+        let e = expect_err(&format!("profile=uhf-csma,txqueue={v}"));
+        assert!(
+            e.contains("'txqueue'") && e.contains("none") && e.contains("frames"),
+            "{v}: {e}"
+        );
+    }
+    let e = expect_err("profile=uhf-csma,txqueue=banana");
+    assert!(e.contains("'banana'") && e.contains("bytes"), "{e}");
+    let e = expect_err("rate=1Mbps,txqueue=none");
+    assert!(
+        e.contains("'txqueue'") && e.contains("kind csma") && e.contains("frame"),
+        "{e}"
+    );
+    let e = expect_err("profile=hf-modem,txqueue=2");
+    assert!(e.contains("'txqueue'") && e.contains("stream"), "{e}");
+    // The default is accepted for any kind.
+    LinkConfig::parse_spec("rate=1Mbps,txqueue=bytes").unwrap();
+}
+
+#[test]
+fn ip_profiles_and_frame_specs_carry_an_ip_udp_header() {
+    assert_eq!(IP_UDP_HEADER, 28);
+    for name in [
+        "satellite",
+        "cellular",
+        "lfn",
+        "lfn-lossy",
+        "formant-180-5",
+        "formant-20-0",
+        "lan",
+    ] {
+        let c = LinkConfig::profile(name).unwrap();
+        assert_eq!((c.up.header, c.down.header), (28, 28), "{name}");
+        assert_eq!(c.up.max_datagram(), c.up.mtu - 28, "{name}");
+    }
+    assert_eq!(
+        LinkConfig::profile("cellular").unwrap().up.max_datagram(),
+        1372
+    );
+    for name in ["hf-modem", "hf-modem-slow", "uhf-csma", "uhf-csma-lossy"] {
+        let c = LinkConfig::profile(name).unwrap();
+        assert_eq!((c.up.header, c.down.header), (0, 0), "{name}");
+    }
+    // Parsed specs: frame links default to 28, radios and modems to 0.
+    let header = |spec: &str| {
+        let c = LinkConfig::parse_spec(spec).unwrap();
+        (c.up.header, c.down.header)
+    };
+    assert_eq!(header("rate=1Mbps"), (28, 28));
+    assert_eq!(header("rate=1Mbps,header=0B"), (0, 0));
+    assert_eq!(header("rate=1Mbps,header=48"), (48, 48));
+    assert_eq!(header("rate=1Mbps,up.header=48B"), (48, 28));
+    assert_eq!(header("profile=lan,down.header=0"), (28, 0));
+    assert_eq!(header("kind=stream,rate=1475bps"), (0, 0));
+    assert_eq!(header("kind=csma,rate=9600bps"), (0, 0));
+    assert_eq!(header("profile=uhf-csma,kind=frame"), (28, 28));
+    assert_eq!(header("profile=lfn,kind=stream"), (0, 0));
+    // Round trips, including a header of 0 on a frame link.
+    for spec in [
+        "profile=lfn",
+        "rate=1Mbps,header=0B",
+        "up=2Mbps,down=20Mbps,up.header=48B",
+        "profile=satellite,mtu=576",
+        "rate=10Mbps,delay=40ms,mtu=1500,header=0B",
+    ] {
+        let cfg = LinkConfig::parse_spec(spec).unwrap();
+        let out = cfg.to_spec();
+        assert!(out.contains("header="), "{out}");
+        let mut back = LinkConfig::parse_spec(&out).unwrap();
+        back.name = cfg.name.clone();
+        assert_eq!(back, cfg, "{out}");
+    }
+    assert!(
+        LinkConfig::profile("lfn")
+            .unwrap()
+            .to_spec()
+            .contains(",mtu=1500B,overhead=0B,header=28B,")
+    );
+}
+
+#[test]
+fn bad_header_values_name_the_field() {
+    let e = expect_err("rate=1Mbps,header=lots");
+    assert!(e.contains("'header'") && e.contains("KiB"), "{e}");
+    let e = expect_err("rate=1Mbps,mtu=1500,header=1500B");
+    assert!(e.contains("'up.header'") && e.contains("mtu"), "{e}");
+    let e = expect_err("profile=uhf-csma,header=28B");
+    assert!(
+        e.contains("header") && e.contains("kind csma") && e.contains("overhead"),
+        "{e}"
+    );
+    let e = expect_err("profile=hf-modem,down.header=28B");
+    assert!(e.contains("'down.header'") && e.contains("stream"), "{e}");
 }

@@ -171,3 +171,168 @@ fn lossy_profile_loses_ten_percent_per_receiver() {
     let loss = st.dropped(DropReason::Loss).frames as f64 / 20_000.0;
     assert!((loss - 0.10).abs() < 0.011, "seed {SEED}: {loss}");
 }
+
+// --- txqueue: radios with and without a transmit queue ---
+
+#[test]
+fn an_unqueued_radio_overlaps_its_own_back_to_back_frames_and_both_collide() {
+    // Serval's fakecsmaradio: each frame goes on the air the moment it is handed over.
+    let mut m = medium("profile=uhf-csma,txqueue=none", Adjacency::full(3));
+    m.handle_transmit(SimTime::ZERO, 0, frame(200, 1)).unwrap();
+    m.handle_transmit(SimTime::ZERO, 0, frame(200, 2)).unwrap();
+    let seen = drain(&mut m, SimTime::MAX);
+    assert!(seen.is_empty(), "{seen:?}");
+    let st = m.stats(0);
+    assert_eq!(st.offered.frames, 2);
+    assert_eq!(st.sent.frames, 2);
+    // Both frames are lost at both receivers.
+    assert_eq!(st.dropped(DropReason::Collision).frames, 4);
+    assert_eq!(st.delivered.frames, 0);
+    assert_eq!(m.stats(1).received.frames + m.stats(2).received.frames, 0);
+}
+
+#[test]
+fn an_unqueued_radio_overlaps_a_frame_still_on_the_air() {
+    // 200 + 8 B at 128 kbit/s = 13 ms; the second is handed over 5 ms into the first.
+    let mut m = medium("profile=uhf-csma,txqueue=none", Adjacency::full(2));
+    m.handle_transmit(SimTime::ZERO, 0, frame(200, 1)).unwrap();
+    let t = SimTime::from_millis(5);
+    m.handle_timeout(t);
+    m.handle_transmit(t, 0, frame(200, 2)).unwrap();
+    assert!(drain(&mut m, SimTime::MAX).is_empty());
+    assert_eq!(m.stats(0).dropped(DropReason::Collision).frames, 2);
+    // Handed over after the first ended, both arrive, with no backoff.
+    let mut m = medium("profile=uhf-csma,txqueue=none", Adjacency::full(2));
+    m.handle_transmit(SimTime::ZERO, 0, frame(200, 1)).unwrap();
+    let t = SimTime::from_millis(13);
+    assert_eq!(t.as_nanos(), airtime_nanos(208, 128_000));
+    m.handle_timeout(t);
+    let mut seen = Vec::new();
+    common::collect(&mut m, t, &mut seen);
+    assert_eq!(seen.len(), 1, "the first arrived as it ended");
+    m.handle_transmit(t, 0, frame(200, 2)).unwrap();
+    seen.extend(drain(&mut m, SimTime::MAX));
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[1].time, t + std::time::Duration::from_millis(13));
+}
+
+#[test]
+fn an_unqueued_radio_does_not_sense_the_carrier() {
+    // Radio 1 is 5 ms into a frame (well past its preamble); radio 0 starts anyway, and
+    // radio 2, hearing both, loses both. A queued radio would have deferred.
+    let mut m = medium("profile=uhf-csma,txqueue=none", Adjacency::full(3));
+    m.handle_transmit(SimTime::ZERO, 1, frame(200, 1)).unwrap();
+    let t = SimTime::from_millis(5);
+    m.handle_timeout(t);
+    m.handle_transmit(t, 0, frame(200, 2)).unwrap();
+    drain(&mut m, SimTime::MAX);
+    assert_eq!(m.stats(2).received.frames, 0);
+    assert_eq!(m.stats(0).dropped(DropReason::Collision).frames, 1, "at 2");
+    assert_eq!(m.stats(1).dropped(DropReason::Collision).frames, 1, "at 2");
+    // Each sender was transmitting while the other's frame arrived.
+    assert_eq!(m.stats(0).dropped(DropReason::ReceiverBusy).frames, 1);
+    assert_eq!(m.stats(1).dropped(DropReason::ReceiverBusy).frames, 1);
+}
+
+#[test]
+fn an_unqueued_radio_reports_one_frame_of_room_only_while_silent() {
+    let mut m = medium("profile=uhf-csma,txqueue=none", Adjacency::full(2));
+    let idle = m.info(SimTime::ZERO, 0);
+    assert_eq!((idle.free, idle.buffer, idle.mtu), (223, 223, 223));
+    m.handle_transmit(SimTime::ZERO, 0, frame(223, 1)).unwrap();
+    assert_eq!(m.info(SimTime::ZERO, 0).free, 0);
+    // Still accepted while busy (and it will collide): the radio has nothing to refuse with.
+    assert!(m.handle_transmit(SimTime::ZERO, 0, frame(10, 2)).is_ok());
+    let mut writable = false;
+    let t = SimTime::from_millis(20);
+    m.handle_timeout(t);
+    while let Some(ev) = m.poll_event() {
+        writable |= ev == skywave_sim::LinkEvent::Writable { port: 0 };
+    }
+    assert!(writable, "the sender hears when the radio fell silent");
+    assert_eq!(m.info(t, 0).free, 223);
+    assert_eq!(
+        m.handle_transmit(t, 0, frame(224, 3)),
+        Err(TransmitError::TooBig { len: 224, mtu: 223 })
+    );
+}
+
+#[test]
+fn a_sender_that_respects_free_never_collides_with_itself_on_an_unqueued_radio() {
+    let cfg = LinkConfig::parse_spec("profile=uhf-csma,txqueue=none").unwrap();
+    let mut sim = Simulator::new(SEED);
+    let a = sim.add_node(RefEndpoint::saturating(223).with_limit(223 * 1000));
+    let b = sim.add_node(RefEndpoint::sink());
+    let l = sim.add_medium(&[a, b], Adjacency::full(2), &cfg).unwrap();
+    sim.run_until(SimTime::from_secs(60));
+    let st = sim.link_stats(l, a).unwrap();
+    assert_eq!(st.sent.frames, 1000);
+    assert_eq!(st.delivered.frames, 1000);
+    assert_eq!(st.dropped_total().frames, 0);
+    // Back to back, with no backoff: 1000 x 14.4375 ms.
+    let last = sim.node::<RefEndpoint>(b).unwrap().stats().last_rx.unwrap();
+    assert_eq!(last.as_nanos(), 1000 * airtime_nanos(231, 128_000));
+}
+
+#[test]
+fn a_queued_radio_sends_back_to_back_frames_one_after_the_other() {
+    let mut m = medium("profile=uhf-csma", Adjacency::full(3));
+    m.handle_transmit(SimTime::ZERO, 0, frame(200, 1)).unwrap();
+    m.handle_transmit(SimTime::ZERO, 0, frame(200, 2)).unwrap();
+    let seen = drain(&mut m, SimTime::MAX);
+    assert_eq!(seen.len(), 4, "both frames at both receivers");
+    assert_eq!(m.stats(0).dropped_total().frames, 0);
+    for r in [1, 2] {
+        let got: Vec<u8> = seen
+            .iter()
+            .filter(|s| s.port == r)
+            .map(|s| s.frame[0])
+            .collect();
+        assert_eq!(got, [1, 2]);
+    }
+}
+
+#[test]
+fn txqueue_limits_the_frames_waiting() {
+    // txqueue=1: the first frame waits out its backoff in the queue; the second finds the
+    // queue full although 4 KiB of buffer are free.
+    let mut m = medium("profile=uhf-csma,txqueue=1", Adjacency::full(2));
+    m.handle_transmit(SimTime::ZERO, 0, frame(200, 1)).unwrap();
+    assert_eq!(m.info(SimTime::ZERO, 0).free, 0);
+    assert_eq!(
+        m.handle_transmit(SimTime::ZERO, 0, frame(200, 2)),
+        Err(TransmitError::QueueFull { len: 200, free: 0 })
+    );
+    let seen = drain(&mut m, SimTime::MAX);
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].frame[0], 1);
+    let st = m.stats(0);
+    assert_eq!(st.dropped(DropReason::QueueFull).frames, 1);
+    assert_eq!(st.sent.frames, 1);
+    assert_eq!(m.info(SimTime::MAX, 0).free, 4096);
+    // txqueue=2: both fit; the byte limit still applies.
+    let mut m = medium("profile=uhf-csma,txqueue=2,buffer=300B", Adjacency::full(2));
+    m.handle_transmit(SimTime::ZERO, 0, frame(200, 1)).unwrap();
+    assert_eq!(
+        m.handle_transmit(SimTime::ZERO, 0, frame(200, 2)),
+        Err(TransmitError::QueueFull {
+            len: 200,
+            free: 100
+        })
+    );
+    m.handle_transmit(SimTime::ZERO, 0, frame(100, 3)).unwrap();
+    assert!(m.handle_transmit(SimTime::ZERO, 0, frame(1, 4)).is_err());
+    assert_eq!(drain(&mut m, SimTime::MAX).len(), 2);
+}
+
+#[test]
+fn txqueue_applies_to_csma_media_only() {
+    for spec in ["profile=lfn,txqueue=none", "profile=hf-modem,txqueue=1"] {
+        let e = LinkConfig::parse_spec(spec).unwrap_err().to_string();
+        assert!(e.contains("'txqueue'") && e.contains("csma"), "{spec}: {e}");
+    }
+    // Switching a csma profile to another kind keeps the default, so that is fine...
+    LinkConfig::parse_spec("profile=uhf-csma,kind=frame").unwrap();
+    // ...but not with a csma-only queue.
+    assert!(LinkConfig::parse_spec("profile=uhf-csma,txqueue=none,kind=frame").is_err());
+}

@@ -21,24 +21,101 @@ fn link(spec: &str) -> Link {
 
 #[test]
 fn n_bytes_take_8n_over_r_plus_overhead_and_delay() {
-    // 100 frames of 1000 B + 8 B overhead at 64 kbit/s, 250 ms one-way.
+    // 100 datagrams of 1000 B + 28 B IP/UDP header (the default of a frame spec) + 8 B
+    // overhead at 64 kbit/s, 250 ms one-way.
     let mut l = link("rate=64kbps,delay=250ms,overhead=8,buffer=1MiB");
     for i in 0..100 {
         l.handle_transmit(SimTime::ZERO, 0, frame(1000, i)).unwrap();
     }
     let seen = drain(&mut l, SimTime::MAX);
     assert_eq!(seen.len(), 100);
-    let per_frame = airtime_nanos(1008, 64_000);
-    assert_eq!(per_frame, 126_000_000);
+    let per_frame = airtime_nanos(1036, 64_000);
+    assert_eq!(per_frame, 129_500_000);
     for (k, s) in seen.iter().enumerate() {
         let expect = (k as u64 + 1) * per_frame + 250_000_000;
         assert_eq!(s.time.as_nanos(), expect, "frame {k}");
         assert_eq!(s.port, 1);
+        assert_eq!(
+            s.frame.len(),
+            1000,
+            "the receiver gets the datagram, not the header"
+        );
     }
+    // Byte counters count bytes on the wire: datagram + header.
     let st = l.stats(0);
-    assert_eq!(st.sent.bytes, 100_000);
+    assert_eq!(st.sent.bytes, 102_800);
+    assert_eq!(st.delivered.bytes, 102_800);
     assert_eq!(st.air_nanos, 100 * per_frame);
+    assert_eq!(l.stats(1).received.bytes, 102_800);
+}
+
+#[test]
+fn without_a_header_n_bytes_take_exactly_8n_over_r() {
+    let mut l = link("rate=64kbps,delay=250ms,overhead=8,buffer=1MiB,header=0B");
+    for i in 0..100 {
+        l.handle_transmit(SimTime::ZERO, 0, frame(1000, i)).unwrap();
+    }
+    let seen = drain(&mut l, SimTime::MAX);
+    let per_frame = airtime_nanos(1008, 64_000);
+    assert_eq!(per_frame, 126_000_000);
+    assert_eq!(seen[99].time.as_nanos(), 100 * per_frame + 250_000_000);
+    assert_eq!(l.stats(0).sent.bytes, 100_000);
     assert_eq!(l.stats(1).received.bytes, 100_000);
+}
+
+#[test]
+fn the_largest_datagram_is_the_mtu_less_the_ip_udp_header() {
+    let mut l = link("rate=1Mbps,mtu=1500");
+    assert_eq!(l.info(SimTime::ZERO, 0).mtu, 1472);
+    let err = l.handle_transmit(SimTime::ZERO, 0, frame(1473, 1));
+    assert_eq!(
+        err,
+        Err(TransmitError::TooBig {
+            len: 1473,
+            mtu: 1472
+        })
+    );
+    l.handle_transmit(SimTime::ZERO, 0, frame(1472, 2)).unwrap();
+    let seen = drain(&mut l, SimTime::MAX);
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].frame.len(), 1472);
+    // A 1500 B IP packet on the wire.
+    assert_eq!(l.stats(0).sent.bytes, 1500);
+    assert_eq!(
+        l.stats(0).refused,
+        skywave_sim::Counter {
+            frames: 1,
+            bytes: 1501
+        }
+    );
+    // The same on a named IP profile.
+    let lfn = Link::new(&LinkConfig::profile("lfn").unwrap(), SEED, 0).unwrap();
+    assert_eq!(lfn.info(SimTime::ZERO, 0).mtu, 1472);
+}
+
+#[test]
+fn the_header_takes_airtime_queue_space_and_counts_as_sent() {
+    // 1000 B + 28 B at 1 Mbit/s = 8.224 ms.
+    let mut l = link("rate=1Mbps,buffer=2056B");
+    l.handle_transmit(SimTime::ZERO, 0, frame(1000, 1)).unwrap();
+    // The first is on the air; two more fill the 2056 B queue exactly (2 x 1028 B).
+    l.handle_transmit(SimTime::ZERO, 0, frame(1000, 2)).unwrap();
+    assert_eq!(l.info(SimTime::ZERO, 0).free, 1000);
+    l.handle_transmit(SimTime::ZERO, 0, frame(1000, 3)).unwrap();
+    assert_eq!(l.info(SimTime::ZERO, 0).free, 0);
+    let err = l.handle_transmit(SimTime::ZERO, 0, frame(1, 4));
+    assert_eq!(err, Err(TransmitError::QueueFull { len: 1, free: 0 }));
+    let seen = drain(&mut l, SimTime::MAX);
+    assert_eq!(seen.len(), 3);
+    assert_eq!(seen[0].time.as_nanos(), 8_224_000);
+    assert_eq!(seen[2].time.as_nanos(), 3 * 8_224_000);
+    let st = l.stats(0);
+    assert_eq!(st.air_nanos, 3 * 8_224_000);
+    assert_eq!(st.offered.bytes, 3 * 1028 + 29);
+    assert_eq!(st.sent.bytes, 3 * 1028);
+    assert_eq!(st.delivered.bytes, 3 * 1028);
+    assert_eq!(st.dropped(DropReason::QueueFull).bytes, 29);
+    assert_eq!(l.stats(1).received.bytes, 3 * 1028);
 }
 
 #[test]
@@ -51,8 +128,9 @@ fn one_megabyte_through_the_simulator_matches_closed_form() {
     sim.run_until(secs(10.0));
     let sink = sim.node::<RefEndpoint>(b).unwrap().stats();
     assert_eq!(sink.recv_bytes, 1_000_000);
-    // 8 * 1e6 / 1e7 = 0.8 s of serialization, plus 20 ms.
-    assert_eq!(sink.last_rx, Some(secs(0.82)), "seed {SEED}");
+    // 800 datagrams of 1250 B + 28 B header: 8 * 1,022,400 / 1e7 = 0.81792 s of
+    // serialization, plus 20 ms.
+    assert_eq!(sink.last_rx, Some(secs(0.83792)), "seed {SEED}");
 }
 
 fn throughput(spec: &str, sender: RefEndpoint, secs_run: u64) -> (f64, u64) {
@@ -76,12 +154,18 @@ fn throughput(spec: &str, sender: RefEndpoint, secs_run: u64) -> (f64, u64) {
 
 #[test]
 fn paced_sender_throughput_equals_link_rate() {
+    // The link carries 1028 B per 1000 B datagram: pacing the datagrams at the link rate
+    // less the header share fills it exactly.
+    let payload_bps = 2e6 * 1000.0 / 1028.0;
     let (bps, drops) = throughput(
         "rate=2Mbps,delay=50ms",
-        RefEndpoint::paced(2_000_000, 1000),
+        RefEndpoint::paced(payload_bps as u64, 1000),
         30,
     );
-    assert!((bps / 2e6 - 1.0).abs() < 1e-4, "seed {SEED}: {bps} bit/s");
+    assert!(
+        (bps / payload_bps - 1.0).abs() < 1e-4,
+        "seed {SEED}: {bps} bit/s"
+    );
     assert_eq!(drops, 0);
     let (bps, _) = throughput(
         "rate=2Mbps,delay=50ms",
@@ -93,8 +177,13 @@ fn paced_sender_throughput_equals_link_rate() {
 
 #[test]
 fn saturating_sender_fills_the_link_without_drops() {
+    // Datagrams of mtu - header = 1472 B; the header's share of the rate is not goodput.
     let (bps, drops) = throughput("rate=30Mbps,delay=115ms", RefEndpoint::saturating(1500), 5);
-    assert!((bps / 30e6 - 1.0).abs() < 1e-4, "seed {SEED}: {bps} bit/s");
+    let payload_bps = 30e6 * 1472.0 / 1500.0;
+    assert!(
+        (bps / payload_bps - 1.0).abs() < 1e-4,
+        "seed {SEED}: {bps} bit/s"
+    );
     assert_eq!(drops, 0, "a sender that respects free space never overruns");
 }
 
@@ -125,7 +214,7 @@ fn asymmetric_rates_per_direction() {
 
 #[test]
 fn mtu_refuses_oversize_frames_never_truncates() {
-    let mut l = link("rate=1Mbps,mtu=1500");
+    let mut l = link("rate=1Mbps,mtu=1500,header=0B");
     let err = l.handle_transmit(SimTime::ZERO, 0, frame(1501, 1));
     assert_eq!(
         err,
@@ -145,8 +234,8 @@ fn mtu_refuses_oversize_frames_never_truncates() {
 
 #[test]
 fn drop_tail_counts_only_bytes_waiting_to_be_sent() {
-    // 1000 B frames take 1 s each; 5 s one-way delay.
-    let mut l = link("rate=8kbps,delay=5s,buffer=3000B");
+    // 1000 B datagrams + 28 B header take 1.028 s each; 5 s one-way delay.
+    let mut l = link("rate=8kbps,delay=5s,buffer=3084B");
     let t0 = SimTime::ZERO;
     // The first goes straight on the air and does not count against the queue.
     for i in 0..4 {
@@ -156,12 +245,13 @@ fn drop_tail_counts_only_bytes_waiting_to_be_sent() {
     let err = l.handle_transmit(t0, 0, frame(1, 9));
     assert_eq!(err, Err(TransmitError::QueueFull { len: 1, free: 0 }));
     assert_eq!(l.stats(0).dropped(DropReason::QueueFull).frames, 1);
-    // After 4 s everything has left the air but is still propagating: the queue is empty.
+    // After 4 s everything has left the air but is still propagating: the queue is empty,
+    // and the largest datagram that fits is the queue less one header.
     l.handle_timeout(SimTime::from_secs(4));
-    assert_eq!(l.info(SimTime::from_secs(4), 0).free, 3000);
+    assert_eq!(l.info(SimTime::from_secs(4), 0).free, 3084 - 28);
     let seen = drain(&mut l, SimTime::MAX);
     assert_eq!(seen.len(), 4);
-    assert_eq!(seen[3].time, SimTime::from_secs(9));
+    assert_eq!(seen[3].time, secs(9.112));
 }
 
 #[test]
@@ -170,13 +260,16 @@ fn bdp_buffer_is_rate_times_rtt() {
     // 30 Mbit/s x 230 ms = 862,500 B.
     assert_eq!(cfg.buffer_bytes(skywave_sim::Side::A), 862_500);
     let l = Link::new(&cfg, SEED, 0).unwrap();
-    assert_eq!(l.info(SimTime::ZERO, 0).free, 862_500);
+    // Free space is for a datagram, whose header also takes queue space.
+    assert_eq!(l.info(SimTime::ZERO, 0).free, 862_500 - 28);
+    assert_eq!(l.info(SimTime::ZERO, 0).buffer, 862_500);
 }
 
 #[test]
 fn half_duplex_one_over_each_way_costs_one_turnaround() {
-    // 100 B at 800 bit/s = 1 s; turnaround 2 s; one-way 4 s.
-    let mut l = link("rate=800bps,delay=4s,duplex=half,turnaround=2s");
+    // 100 B at 800 bit/s = 1 s; turnaround 2 s; one-way 4 s. A half-duplex radio's frames
+    // carry no IP header.
+    let mut l = link("rate=800bps,delay=4s,duplex=half,turnaround=2s,header=0B");
     l.handle_transmit(SimTime::ZERO, 0, frame(100, 1)).unwrap();
     l.handle_transmit(SimTime::ZERO, 1, frame(100, 2)).unwrap();
     let seen = drain(&mut l, SimTime::MAX);
@@ -190,7 +283,7 @@ fn half_duplex_one_over_each_way_costs_one_turnaround() {
 
 #[test]
 fn half_duplex_never_has_both_directions_on_the_air() {
-    let mut l = link("rate=800bps,delay=0,duplex=half,turnaround=500ms");
+    let mut l = link("rate=800bps,delay=0,duplex=half,turnaround=500ms,header=0B");
     for i in 0..5 {
         l.handle_transmit(SimTime::ZERO, 0, frame(100, i)).unwrap();
         l.handle_transmit(SimTime::ZERO, 1, frame(100, i)).unwrap();
@@ -207,8 +300,10 @@ fn half_duplex_never_has_both_directions_on_the_air() {
 fn half_duplex_max_over_alternates_saturating_sides() {
     // Frames of 100 B take 1 s; overs of at most 10 s; 2 s turnaround: a 12 s cycle per
     // side, so 24 s per full exchange, with 10 frames each way per exchange.
-    let cfg = LinkConfig::parse_spec("rate=800bps,duplex=half,turnaround=2s,over=10s,buffer=1KiB")
-        .unwrap();
+    let cfg = LinkConfig::parse_spec(
+        "rate=800bps,duplex=half,turnaround=2s,over=10s,buffer=1KiB,header=0B",
+    )
+    .unwrap();
     let mut sim = Simulator::new(SEED);
     let a = sim.add_node(RefEndpoint::saturating(100));
     let b = sim.add_node(RefEndpoint::saturating(100));
@@ -435,9 +530,9 @@ fn jitter_stays_in_bounds_and_never_reorders_by_itself() {
         .stats();
     assert_eq!(sink.out_of_order, 0, "seed {SEED}");
     assert_eq!(sim.link_stats(l, a).unwrap().delivered.frames, 20_000);
-    // First frame: 80 us serialization + 100 ms +- 20 ms.
+    // First frame: (100 + 28) B = 102.4 us serialization + 100 ms +- 20 ms.
     let first = sink.first_rx.unwrap().as_secs_f64();
-    assert!((0.080..=0.1201).contains(&first), "{first}");
+    assert!((0.0801..=0.12011).contains(&first), "{first}");
 }
 
 #[test]

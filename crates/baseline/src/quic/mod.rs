@@ -161,7 +161,8 @@ impl Settings {
                 cfg.kind.as_str()
             ));
         }
-        let mtu = cfg.up.mtu.min(cfg.down.mtu);
+        // The largest UDP payload the path carries (its MTU less the IP and UDP headers).
+        let mtu = cfg.up.max_datagram().min(cfg.down.max_datagram());
         if mtu < QUIC_MIN_MTU {
             return Err(format!(
                 "link MTU {mtu} B is below QUIC's minimum datagram size of {QUIC_MIN_MTU} B \

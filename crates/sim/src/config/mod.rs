@@ -124,6 +124,11 @@ pub struct DirConfig {
     pub mtu: usize,
     /// Bytes of airtime added to every frame (preamble, sync, headers not visible).
     pub overhead: usize,
+    /// Frame links only: bytes the network adds to every datagram (IPv4 20 + UDP 8 = 28,
+    /// [`IP_UDP_HEADER`]). A datagram of `len` bytes occupies `len + header` bytes of queue,
+    /// airtime and byte counters; `mtu` is the IP MTU, so the largest datagram a sender may
+    /// hand over is `mtu - header` ([`DirConfig::max_datagram`]). Zero for radios and modems.
+    pub header: usize,
     /// Transmit queue limit (frames waiting to be sent; not what is on the air or in flight).
     pub buffer: BufferSize,
 }
@@ -142,9 +147,38 @@ impl Default for DirConfig {
             corrupt: 0.0,
             mtu: 1500,
             overhead: 0,
+            header: 0,
             buffer: BufferSize::Bdp(1.0),
         }
     }
+}
+
+/// Bytes IPv4 (20) and UDP (8) add to every datagram: the `header` of the IP profiles and
+/// of parsed frame-kind specs.
+pub const IP_UDP_HEADER: usize = 28;
+
+impl DirConfig {
+    /// The largest datagram a sender may hand over: `mtu - header` (for radios and modems,
+    /// whose header is 0, the MTU itself).
+    pub fn max_datagram(&self) -> usize {
+        self.mtu.saturating_sub(self.header)
+    }
+}
+
+/// How a CSMA radio holds frames the host hands it before they go on the air.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxQueue {
+    /// A drop-tail queue limited by `buffer` bytes only; frames wait for carrier sense and
+    /// backoff (the default; spec `txqueue=bytes`).
+    Bytes,
+    /// No queue (spec `txqueue=none`): a frame goes on the air the moment the host hands it
+    /// over, without carrier sense or backoff, as Serval's `fakecsmaradio` does; a frame
+    /// handed over while the radio is still sending overlaps its previous frame, and both
+    /// are lost at every receiver. `buffer` does not apply.
+    None,
+    /// At most this many frames wait (spec `txqueue=N`, N >= 1), and at most `buffer`
+    /// bytes; beyond either the frame is dropped (`QueueFull`).
+    Frames(u32),
 }
 
 /// Carrier-sense multiple access parameters (kind `csma`).
@@ -156,6 +190,8 @@ pub struct CsmaConfig {
     pub cw_min: u32,
     /// The window doubles each time the channel is found busy, up to this.
     pub cw_max: u32,
+    /// The radio's transmit queue.
+    pub txqueue: TxQueue,
 }
 
 impl Default for CsmaConfig {
@@ -164,6 +200,7 @@ impl Default for CsmaConfig {
             slot: Duration::from_micros(500),
             cw_min: 16,
             cw_max: 1024,
+            txqueue: TxQueue::Bytes,
         }
     }
 }

@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::{
-    BufferSize, ConfigError, DirConfig, Duplex, GilbertElliott, LinkConfig, LinkKind, LossModel,
+    BufferSize, ConfigError, DirConfig, Duplex, GilbertElliott, IP_UDP_HEADER, LinkConfig,
+    LinkKind, LossModel, TxQueue,
 };
 use crate::time::nanos;
 
@@ -23,6 +24,7 @@ pub const SPEC_KEYS: &[&str] = &[
     "slot",
     "cw-min",
     "cw-max",
+    "txqueue",
     "up",
     "down",
     // direction keys
@@ -42,6 +44,7 @@ pub const SPEC_KEYS: &[&str] = &[
     "corrupt",
     "mtu",
     "overhead",
+    "header",
     "buffer",
 ];
 
@@ -51,6 +54,7 @@ const DURATION_UNITS: &str =
 const SIZE_UNITS: &str =
     "a size: a whole number of bytes, optionally with unit B, KB, KiB, MB, MiB, GB or GiB";
 const PROB: &str = "a probability: a percentage like 1% or a fraction in 0..=1 like 0.01";
+const TXQUEUE: &str = "none (no queue: each frame goes on the air at once), a whole number of frames of at least 1 (e.g. txqueue=1), or bytes (the default: only buffer= limits the queue)";
 
 fn split_number(s: &str) -> (&str, &str) {
     let end = s
@@ -149,6 +153,25 @@ fn parse_buffer(s: &str) -> Result<BufferSize, String> {
     parse_size(t)
         .map(BufferSize::Bytes)
         .map_err(|_| EXPECTED.to_string())
+}
+
+fn parse_txqueue(s: &str) -> Result<TxQueue, String> {
+    match s.trim() {
+        "none" => Ok(TxQueue::None),
+        "bytes" => Ok(TxQueue::Bytes),
+        n => match n.parse::<u32>() {
+            Ok(n) if n >= 1 => Ok(TxQueue::Frames(n)),
+            _ => Err(TXQUEUE.to_string()),
+        },
+    }
+}
+
+fn fmt_txqueue(q: TxQueue) -> String {
+    match q {
+        TxQueue::Bytes => "bytes".to_string(),
+        TxQueue::None => "none".to_string(),
+        TxQueue::Frames(n) => n.to_string(),
+    }
 }
 
 fn parse_bool(s: &str) -> Result<bool, String> {
@@ -252,6 +275,7 @@ fn apply_dir(d: &mut DirConfig, field: &str, key: &str, v: &str) -> Result<(), C
         "corrupt" => d.corrupt = parse_probability(v).map_err(bad)?,
         "mtu" => d.mtu = to_usize(parse_size(v).map_err(bad)?, field, v)?,
         "overhead" => d.overhead = to_usize(parse_size(v).map_err(bad)?, field, v)?,
+        "header" => d.header = to_usize(parse_size(v).map_err(bad)?, field, v)?,
         "buffer" => d.buffer = parse_buffer(v).map_err(bad)?,
         _ => {
             return Err(ConfigError::UnknownField {
@@ -306,6 +330,7 @@ fn apply(cfg: &mut LinkConfig, key: &str, v: &str) -> Result<(), ConfigError> {
                 cfg.csma.cw_max = n;
             }
         }
+        "txqueue" => cfg.csma.txqueue = parse_txqueue(v).map_err(|e| bad(&e))?,
         "up" => cfg.up.rate_bps = parse_rate(v).map_err(|e| bad(&e))?,
         "down" => cfg.down.rate_bps = parse_rate(v).map_err(|e| bad(&e))?,
         "profile" => return Err(bad("profile only once, as the first item")),
@@ -323,14 +348,42 @@ fn apply(cfg: &mut LinkConfig, key: &str, v: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// The per-datagram header a link of `kind` has unless told otherwise: IPv4 + UDP for
+/// frame links (IP paths), none for radios and modems.
+fn default_header(kind: LinkKind) -> usize {
+    match kind {
+        LinkKind::Frame => IP_UDP_HEADER,
+        LinkKind::Stream | LinkKind::Csma => 0,
+    }
+}
+
 /// Builds a config from key/value items; a `profile` item must come first.
 fn build(name: &str, items: &[(String, String)]) -> Result<LinkConfig, ConfigError> {
-    let (mut cfg, rest) = match items.first() {
-        Some((k, v)) if k == "profile" => (super::profiles::profile(v)?, &items[1..]),
-        _ => (LinkConfig::default(), items),
+    let (mut cfg, rest, base_kind) = match items.first() {
+        Some((k, v)) if k == "profile" => {
+            let p = super::profiles::profile(v)?;
+            let kind = p.kind;
+            (p, &items[1..], Some(kind))
+        }
+        _ => (LinkConfig::default(), items, None),
     };
     for (k, v) in rest {
         apply(&mut cfg, k, v)?;
+    }
+    // A direction whose header was not given keeps the profile's, unless the kind changed
+    // (or there is no profile): then it gets the default of the final kind.
+    if base_kind != Some(cfg.kind) {
+        let given = |dir: &str| {
+            rest.iter()
+                .any(|(k, _)| k == "header" || k.strip_prefix(dir) == Some("header"))
+        };
+        let h = default_header(cfg.kind);
+        if !given("up.") {
+            cfg.up.header = h;
+        }
+        if !given("down.") {
+            cfg.down.header = h;
+        }
     }
     if cfg.up.rate_bps == 0 || cfg.down.rate_bps == 0 {
         return Err(ConfigError::Missing {
@@ -460,7 +513,7 @@ fn fmt_duration(d: Duration) -> String {
     }
 }
 
-fn dir_fields(d: &DirConfig) -> Vec<(&'static str, String)> {
+fn dir_fields(d: &DirConfig, kind: LinkKind) -> Vec<(&'static str, String)> {
     let loss = match d.loss {
         LossModel::None => ("loss", "0".to_string()),
         LossModel::Bernoulli(p) => ("loss", format!("{p}")),
@@ -470,7 +523,7 @@ fn dir_fields(d: &DirConfig) -> Vec<(&'static str, String)> {
         BufferSize::Bytes(n) => format!("{n}B"),
         BufferSize::Bdp(k) => format!("{k}bdp"),
     };
-    vec![
+    let mut v = vec![
         ("rate", format!("{}bps", d.rate_bps)),
         ("delay", fmt_duration(d.delay)),
         ("jitter", fmt_duration(d.jitter)),
@@ -482,8 +535,14 @@ fn dir_fields(d: &DirConfig) -> Vec<(&'static str, String)> {
         ("corrupt", format!("{}", d.corrupt)),
         ("mtu", format!("{}B", d.mtu)),
         ("overhead", format!("{}B", d.overhead)),
-        ("buffer", buffer),
-    ]
+    ];
+    // Only frame links have a header (and their parsed default is not 0, so it is always
+    // written); the other kinds' header is 0 by validation.
+    if kind == LinkKind::Frame {
+        v.push(("header", format!("{}B", d.header)));
+    }
+    v.push(("buffer", buffer));
+    v
 }
 
 pub(super) fn to_spec(cfg: &LinkConfig) -> String {
@@ -505,9 +564,16 @@ pub(super) fn to_spec(cfg: &LinkConfig) -> String {
         cfg.csma.cw_min,
         cfg.csma.cw_max,
     );
+    // Written only when not the default, so csma specs without it read as before.
+    if cfg.csma.txqueue != TxQueue::Bytes {
+        let _ = write!(s, ",txqueue={}", fmt_txqueue(cfg.csma.txqueue));
+    }
     // Direction keys: plain when both directions agree, else up./down. prefixed. The rate
     // goes first so that a spec without a profile always sets it.
-    for ((ku, up), (kd, down)) in dir_fields(&cfg.up).into_iter().zip(dir_fields(&cfg.down)) {
+    for ((ku, up), (kd, down)) in dir_fields(&cfg.up, cfg.kind)
+        .into_iter()
+        .zip(dir_fields(&cfg.down, cfg.kind))
+    {
         if ku == kd && up == down {
             let _ = write!(s, ",{ku}={up}");
         } else {
@@ -548,6 +614,26 @@ pub(super) fn validate(cfg: &LinkConfig) -> Result<(), ConfigError> {
         if d.mtu == 0 {
             return Err(ConfigError::invalid(&f("mtu"), "0", "at least 1 byte"));
         }
+        if d.header != 0 && cfg.kind != LinkKind::Frame {
+            return Err(ConfigError::invalid(
+                &f("header"),
+                &format!("{}B", d.header),
+                format!(
+                    "0B for kind {}: header is what an IP network adds to each datagram of a frame link (per-frame airtime of a radio or modem is overhead=)",
+                    cfg.kind.as_str()
+                ),
+            ));
+        }
+        if d.header >= d.mtu {
+            return Err(ConfigError::invalid(
+                &f("header"),
+                &format!("{}B", d.header),
+                format!(
+                    "less than the mtu ({} B): the largest datagram is mtu - header",
+                    d.mtu
+                ),
+            ));
+        }
         match d.buffer {
             BufferSize::Bytes(0) => {
                 return Err(ConfigError::invalid(&f("buffer"), "0", "at least 1 byte"));
@@ -564,6 +650,21 @@ pub(super) fn validate(cfg: &LinkConfig) -> Result<(), ConfigError> {
     }
     if cfg.chunk == 0 {
         return Err(ConfigError::invalid("chunk", "0", "at least 1 byte"));
+    }
+    match cfg.csma.txqueue {
+        TxQueue::Bytes => {}
+        q if cfg.kind != LinkKind::Csma => {
+            return Err(ConfigError::invalid(
+                "txqueue",
+                &fmt_txqueue(q),
+                format!(
+                    "bytes (the default) for kind {}: txqueue=none and txqueue=N apply to kind csma only",
+                    cfg.kind.as_str()
+                ),
+            ));
+        }
+        TxQueue::Frames(0) => return Err(ConfigError::invalid("txqueue", "0", TXQUEUE)),
+        _ => {}
     }
     if cfg.kind == LinkKind::Csma {
         if cfg.up != cfg.down {

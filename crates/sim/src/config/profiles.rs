@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use super::{BufferSize, ConfigError, DirConfig, Duplex, LinkConfig, LinkKind, LossModel};
+use super::{
+    BufferSize, ConfigError, DirConfig, Duplex, IP_UDP_HEADER, LinkConfig, LinkKind, LossModel,
+};
 
 /// A profile name and a one-line description, for `lab list`.
 #[derive(Clone, Copy, Debug)]
@@ -68,6 +70,8 @@ fn ip_path(name: &str, rate_bps: u64, one_way: Duration, mtu: usize, loss: f64) 
         rate_bps,
         delay: one_way,
         mtu,
+        // `mtu` is the IP MTU; every datagram carries IPv4 + UDP headers on the wire.
+        header: IP_UDP_HEADER,
         loss: if loss > 0.0 {
             LossModel::Bernoulli(loss)
         } else {

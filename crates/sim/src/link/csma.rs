@@ -12,6 +12,12 @@
 //! again; after each transmission `cw` resets. This module does not model capture,
 //! distance-dependent signal strength, or propagation delay (the `delay` setting only
 //! delays delivery to the host).
+//!
+//! The radio's transmit queue is [`TxQueue`]: by default a drop-tail queue of `buffer`
+//! bytes; `Frames(n)` also caps it at `n` waiting frames; `None` is a radio without a
+//! queue (Serval's `fakecsmaradio`): each frame goes on the air the moment the host hands
+//! it over, with no carrier sense and no backoff, so a frame handed over while the radio is
+//! still sending overlaps its own previous frame and both are lost at every receiver.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
@@ -21,7 +27,7 @@ use bytes::Bytes;
 
 use super::channel::Channel;
 use super::{DropReason, LinkEvent, LinkInfo, LinkModel, LinkStats, PortKind, TransmitError};
-use crate::config::{ConfigError, LinkConfig, LinkKind, Side};
+use crate::config::{ConfigError, LinkConfig, LinkKind, Side, TxQueue};
 use crate::rng::{below, link_rng};
 use crate::time::{SimTime, airtime_nanos, nanos};
 use crate::trace::{BROADCAST, TraceEvent, TraceKind, frame_hash};
@@ -133,9 +139,18 @@ struct Radio {
     cw: u32,
     deadline: Option<SimTime>,
     rx: Vec<Rx>,
+    /// `TxQueue::None`: this radio's frames on the air (several when the host handed
+    /// frames over faster than they could be sent).
+    sending: Vec<(u64, Bytes)>,
     /// Impairments of frames arriving at this radio; its RNG also draws the backoffs.
     ch: Channel,
     stats: LinkStats,
+}
+
+impl Radio {
+    fn transmitting(&self) -> bool {
+        matches!(self.state, RadioState::Tx { .. }) || !self.sending.is_empty()
+    }
 }
 
 #[derive(Debug)]
@@ -176,9 +191,12 @@ pub struct CsmaMedium {
     detect: u64,
     cw_min: u32,
     cw_max: u32,
+    txqueue: TxQueue,
     adj: Adjacency,
     radios: Vec<Radio>,
     timers: BinaryHeap<Reverse<(SimTime, u32)>>,
+    /// `TxQueue::None`: ends of transmissions, `(end, radio, transmission id)`.
+    ends: BinaryHeap<Reverse<(SimTime, u32, u64)>>,
     pending: BinaryHeap<Reverse<Pending>>,
     tx_seq: u64,
     events: VecDeque<LinkEvent>,
@@ -211,6 +229,7 @@ impl CsmaMedium {
                 cw: cfg.csma.cw_min,
                 deadline: None,
                 rx: Vec::new(),
+                sending: Vec::new(),
                 ch: Channel::new(d, cfg.crc, link_rng(seed, link_id, i as u64)),
                 stats: LinkStats::default(),
             })
@@ -225,9 +244,11 @@ impl CsmaMedium {
             detect: airtime_nanos(d.overhead as u64, d.rate_bps),
             cw_min: cfg.csma.cw_min,
             cw_max: cfg.csma.cw_max,
+            txqueue: cfg.csma.txqueue,
             adj,
             radios,
             timers: BinaryHeap::new(),
+            ends: BinaryHeap::new(),
             pending: BinaryHeap::new(),
             tx_seq: 0,
             events: VecDeque::new(),
@@ -241,7 +262,7 @@ impl CsmaMedium {
 
     /// True while radio `i` senses a transmission.
     pub fn carrier_sensed(&self, now: SimTime, i: usize) -> bool {
-        matches!(self.radios[i].state, RadioState::Tx { .. })
+        self.radios[i].transmitting()
             || self.radios[i]
                 .rx
                 .iter()
@@ -283,7 +304,8 @@ impl CsmaMedium {
         self.clean_timers();
         let a = self.timers.peek().map_or(SimTime::MAX, |r| r.0.0);
         let b = self.pending.peek().map_or(SimTime::MAX, |r| r.0.at);
-        a.min(b)
+        let c = self.ends.peek().map_or(SimTime::MAX, |r| r.0.0);
+        a.min(b).min(c)
     }
 
     fn advance(&mut self, now: SimTime) {
@@ -297,6 +319,13 @@ impl CsmaMedium {
                     break;
                 };
                 self.deliver(t, p.from, p.to, p.frame, p.corrupted);
+                continue;
+            }
+            if self.ends.peek().is_some_and(|e| e.0.0 == t) {
+                let Some(Reverse((_, i, id))) = self.ends.pop() else {
+                    break;
+                };
+                self.finish_unqueued(i as usize, t, id);
                 continue;
             }
             let Some(Reverse((_, i))) = self.timers.pop() else {
@@ -320,6 +349,7 @@ impl CsmaMedium {
         }
     }
 
+    /// Takes the next queued frame and puts it on the air.
     fn start_tx(&mut self, i: usize, t: SimTime) {
         let r = &mut self.radios[i];
         let Some(frame) = r.queue.pop_front() else {
@@ -327,6 +357,24 @@ impl CsmaMedium {
             return;
         };
         r.queued -= frame.len();
+        let (id, end) = self.launch(i, t, &frame, true);
+        self.radios[i].state = RadioState::Tx { id, frame };
+        self.set_timer(i, end);
+    }
+
+    /// `TxQueue::None`: `frame` goes on the air now, whatever the radio or the channel is
+    /// doing.
+    fn start_unqueued(&mut self, i: usize, t: SimTime, frame: Bytes) {
+        let (id, end) = self.launch(i, t, &frame, false);
+        self.radios[i].sending.push((id, frame));
+        self.ends.push(Reverse((end, i as u32, id)));
+    }
+
+    /// Radio `i` starts sending `frame` at `t`: counts it, and every radio in range starts
+    /// hearing it. Returns the transmission's id and end. `writable`: the frame left the
+    /// queue, so the sender may fill it again.
+    fn launch(&mut self, i: usize, t: SimTime, frame: &Bytes, writable: bool) -> (u64, SimTime) {
+        let r = &mut self.radios[i];
         let air = airtime_nanos(frame.len() as u64 + self.overhead, self.rate);
         r.stats.sent.add(frame.len());
         r.stats.air_nanos += air;
@@ -338,16 +386,11 @@ impl CsmaMedium {
         self.tx_seq += 1;
         let end = t.plus_nanos(air);
         let len = frame.len() as u32;
-        let hash = if self.trace { frame_hash(&frame) } else { 0 };
-        self.radios[i].state = RadioState::Tx { id, frame };
-        self.set_timer(i, end);
+        let hash = if self.trace { frame_hash(frame) } else { 0 };
         for k in 0..self.adj.neighbors[i].len() {
             let n = self.adj.neighbors[i][k] as usize;
             let nb = &mut self.radios[n];
-            let mut doomed = match nb.state {
-                RadioState::Tx { .. } => Some(DropReason::ReceiverBusy),
-                _ => None,
-            };
+            let mut doomed = nb.transmitting().then_some(DropReason::ReceiverBusy);
             for rx in nb.rx.iter_mut().filter(|rx| rx.end > t) {
                 rx.doomed.get_or_insert(DropReason::Collision);
                 doomed.get_or_insert(DropReason::Collision);
@@ -359,7 +402,9 @@ impl CsmaMedium {
                 doomed,
             });
         }
-        self.events.push_back(LinkEvent::Writable { port: i });
+        if writable {
+            self.events.push_back(LinkEvent::Writable { port: i });
+        }
         self.trace(TraceEvent {
             time: t,
             from: i as u32,
@@ -368,6 +413,7 @@ impl CsmaMedium {
             len,
             hash,
         });
+        (id, end)
     }
 
     fn finish_tx(&mut self, i: usize, t: SimTime) {
@@ -375,6 +421,31 @@ impl CsmaMedium {
         let RadioState::Tx { id, frame } = state else {
             return;
         };
+        self.land(i, t, id, &frame);
+        let r = &mut self.radios[i];
+        r.cw = self.cw_min;
+        if !r.queue.is_empty() {
+            self.backoff(i, t, true);
+        }
+    }
+
+    /// `TxQueue::None`: transmission `id` of radio `i` ends; once the radio is silent it
+    /// can take a frame again without overlapping itself.
+    fn finish_unqueued(&mut self, i: usize, t: SimTime, id: u64) {
+        let r = &mut self.radios[i];
+        let Some(pos) = r.sending.iter().position(|s| s.0 == id) else {
+            return;
+        };
+        let (_, frame) = r.sending.remove(pos);
+        self.land(i, t, id, &frame);
+        if self.radios[i].sending.is_empty() {
+            self.events.push_back(LinkEvent::Writable { port: i });
+        }
+    }
+
+    /// Transmission `id` of radio `i` (`frame`) ends at `t`: each radio in range gets it,
+    /// unless it was doomed while it was being heard, then meets that radio's channel.
+    fn land(&mut self, i: usize, t: SimTime, id: u64, frame: &Bytes) {
         for k in 0..self.adj.neighbors[i].len() {
             let n = self.adj.neighbors[i][k] as usize;
             let nb = &mut self.radios[n];
@@ -396,7 +467,7 @@ impl CsmaMedium {
                             to: n as u32,
                             kind: TraceKind::Drop(reason),
                             len: frame.len() as u32,
-                            hash: frame_hash(&frame),
+                            hash: frame_hash(frame),
                         });
                     }
                 }
@@ -423,11 +494,6 @@ impl CsmaMedium {
                     }
                 }
             }
-        }
-        let r = &mut self.radios[i];
-        r.cw = self.cw_min;
-        if !r.queue.is_empty() {
-            self.backoff(i, t, true);
         }
     }
 
@@ -462,11 +528,23 @@ impl LinkModel for CsmaMedium {
 
     fn info(&self, _now: SimTime, port: usize) -> LinkInfo {
         let r = &self.radios[port];
+        // What the radio's driver can know: its queue space; an unqueued radio has none,
+        // so it offers one frame while it is silent and nothing while its own frame is on
+        // the air (the host knows when it last wrote and the rate; it does not sense the
+        // channel).
+        let (free, buffer) = match self.txqueue {
+            TxQueue::None if r.sending.is_empty() => (self.mtu, self.mtu),
+            TxQueue::None => (0, self.mtu),
+            TxQueue::Frames(n) if r.queue.len() >= n as usize => (0, self.buffer),
+            TxQueue::Frames(_) | TxQueue::Bytes => {
+                (self.buffer.saturating_sub(r.queued), self.buffer)
+            }
+        };
         LinkInfo {
             kind: PortKind::Broadcast,
             mtu: self.mtu,
-            free: self.buffer.saturating_sub(r.queued),
-            buffer: self.buffer,
+            free,
+            buffer,
             rate_bps: self.rate,
             overhead: self.overhead as usize,
             delay: self.delay,
@@ -504,8 +582,18 @@ impl LinkModel for CsmaMedium {
             return Err(TransmitError::TooBig { len, mtu: self.mtu });
         }
         r.stats.offered.add(len);
+        if self.txqueue == TxQueue::None {
+            self.trace(ev);
+            self.start_unqueued(port, now, data);
+            return Ok(());
+        }
         let free = self.buffer.saturating_sub(r.queued);
-        if len > free {
+        let full = match self.txqueue {
+            TxQueue::Frames(n) => r.queue.len() >= n as usize,
+            _ => false,
+        };
+        if len > free || full {
+            let free = if full { 0 } else { free };
             r.stats.drop(DropReason::QueueFull, len);
             ev.kind = TraceKind::Drop(DropReason::QueueFull);
             self.trace(ev);

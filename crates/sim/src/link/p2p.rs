@@ -7,6 +7,11 @@
 //! then the other side gets it after the turnaround time. A stream link is a modem: the
 //! queue is its TX buffer, the air carries chunks of up to `chunk` bytes, and a write that
 //! does not fit drops the call until the redial time has passed.
+//!
+//! A frame link may add a per-datagram `header` (IPv4 + UDP on an IP path): a datagram of
+//! `len` bytes then occupies `len + header` bytes of queue and airtime and is counted as
+//! `len + header` bytes in every byte counter of [`LinkStats`]; the receiver gets the
+//! `len` bytes it was given. The largest datagram accepted is `mtu - header`.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
@@ -59,6 +64,8 @@ struct Dir {
     rate: u64,
     overhead: u64,
     mtu: usize,
+    /// Bytes on the wire per datagram beyond its own (frame links; 0 for streams).
+    header: usize,
     buffer: usize,
     delay: Duration,
     queue: VecDeque<Bytes>,
@@ -108,6 +115,11 @@ impl Link {
                 rate: d.rate_bps,
                 overhead: d.overhead as u64,
                 mtu: d.mtu,
+                header: if cfg.kind == LinkKind::Frame {
+                    d.header
+                } else {
+                    0
+                },
                 buffer: usize::try_from(cfg.buffer_bytes(side)).unwrap_or(usize::MAX),
                 delay: d.delay,
                 queue: VecDeque::new(),
@@ -215,8 +227,9 @@ impl Link {
                     TraceKind::Deliver
                 };
                 self.trace(t, d, kind, Some(&f.frame));
-                self.dirs[d].stats.delivered.add(f.frame.len());
-                self.dirs[1 - d].stats.received.add(f.frame.len());
+                let wire = f.frame.len() + self.dirs[d].header;
+                self.dirs[d].stats.delivered.add(wire);
+                self.dirs[1 - d].stats.received.add(wire);
                 self.events.push_back(LinkEvent::Deliver {
                     port: 1 - d,
                     frame: f.frame,
@@ -277,9 +290,10 @@ impl Link {
         } else {
             dir.queue.pop_front().unwrap_or_default()
         };
-        dir.queued -= frame.len();
-        let air = airtime_nanos(frame.len() as u64 + dir.overhead, dir.rate);
-        dir.stats.sent.add(frame.len());
+        let wire = frame.len() + dir.header;
+        dir.queued -= wire;
+        let air = airtime_nanos(wire as u64 + dir.overhead, dir.rate);
+        dir.stats.sent.add(wire);
         dir.stats.air_nanos += air;
         let end = t.plus_nanos(air);
         self.trace(t, d, TraceKind::Send, Some(&frame));
@@ -301,7 +315,7 @@ impl Link {
         if self.stream {
             self.events.push_back(LinkEvent::Writable { port: d });
         }
-        let len = air.frame.len();
+        let len = air.frame.len() + self.dirs[d].header;
         let hash_src = if self.trace {
             Some(air.frame.clone())
         } else {
@@ -361,7 +375,8 @@ impl Link {
             lost.extend(dir.flight.drain().map(|f| f.0.frame));
             dir.queued = 0;
             for f in lost {
-                dir.stats.drop(DropReason::CallDropped, f.len());
+                dir.stats
+                    .drop(DropReason::CallDropped, f.len() + dir.header);
             }
         }
         self.dirs[port].stats.call_drops += 1;
@@ -409,8 +424,12 @@ impl LinkModel for Link {
     fn info(&self, now: SimTime, port: usize) -> LinkInfo {
         let d = &self.dirs[port.min(1)];
         let up = self.down_until.is_none();
+        // A frame sender can hand over a datagram of `free` bytes: queue space less the
+        // header that datagram will carry.
         let free = if up {
-            d.buffer.saturating_sub(self.occupied(now, port.min(1)))
+            d.buffer
+                .saturating_sub(self.occupied(now, port.min(1)))
+                .saturating_sub(d.header)
         } else {
             0
         };
@@ -420,7 +439,11 @@ impl LinkModel for Link {
             } else {
                 PortKind::Frame
             },
-            mtu: if self.stream { d.buffer } else { d.mtu },
+            mtu: if self.stream {
+                d.buffer
+            } else {
+                d.mtu.saturating_sub(d.header)
+            },
             free,
             buffer: d.buffer,
             rate_bps: d.rate,
@@ -466,16 +489,18 @@ impl LinkModel for Link {
             }
         } else {
             let dir = &mut self.dirs[port];
-            if len > dir.mtu {
-                dir.stats.refused.add(len);
-                let mtu = dir.mtu;
+            let wire = len + dir.header;
+            let mtu = dir.mtu.saturating_sub(dir.header);
+            if len > mtu {
+                dir.stats.refused.add(wire);
                 self.trace(now, port, TraceKind::Refuse, Some(&data));
                 return Err(TransmitError::TooBig { len, mtu });
             }
-            dir.stats.offered.add(len);
-            let free = dir.buffer.saturating_sub(dir.queued);
-            if len > free {
-                dir.stats.drop(DropReason::QueueFull, len);
+            dir.stats.offered.add(wire);
+            let space = dir.buffer.saturating_sub(dir.queued);
+            if wire > space {
+                dir.stats.drop(DropReason::QueueFull, wire);
+                let free = space.saturating_sub(dir.header);
                 self.trace(
                     now,
                     port,
@@ -487,7 +512,7 @@ impl LinkModel for Link {
         }
         self.trace(now, port, TraceKind::Enqueue, Some(&data));
         let dir = &mut self.dirs[port];
-        dir.queued += len;
+        dir.queued += len + dir.header;
         dir.queue.push_back(data);
         self.kick(now);
         Ok(())
