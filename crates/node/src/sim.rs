@@ -13,7 +13,7 @@ use skywave_sim::link::{LinkInfo, PortKind, TransmitError};
 use skywave_sim::sim::PortId;
 use skywave_sim::time::SimTime;
 
-use crate::adapter::{LinkAdapter, Readiness};
+use crate::adapter::{LinkAdapter, Readiness, Underlay};
 use crate::framing::{self, Deframer};
 
 pub use crate::adapter::{QUEUED_FRAMES, STREAM_MTU};
@@ -46,6 +46,8 @@ pub struct SimNode<S: BundleStore> {
     pub events: Vec<(SimTime, Event)>,
     /// Frames the link refused (should stay 0: the core obeys back-pressure).
     pub refused: u64,
+    /// Datagrams the IP path's bottleneck queue dropped (the sender is not told).
+    pub path_drops: u64,
 }
 
 impl<S: BundleStore> std::fmt::Debug for SimNode<S> {
@@ -67,6 +69,7 @@ impl<S: BundleStore> SimNode<S> {
             started: false,
             events: Vec::new(),
             refused: 0,
+            path_drops: 0,
         }
     }
 
@@ -139,6 +142,16 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
     }
 
     fn handle_transmit_error(&mut self, _now: SimTime, port: PortId, error: &TransmitError) {
+        // A datagram socket hands everything to the path; what the path's queue drops is
+        // loss the endpoint must find out about by itself, not a refusal.
+        let datagram = self
+            .links
+            .get(&port.0)
+            .is_some_and(|(a, _)| a.underlay() == Underlay::Datagram);
+        if datagram && matches!(error, TransmitError::QueueFull { .. }) {
+            self.path_drops += 1;
+            return;
+        }
         self.refused += 1;
         tracing::warn!(port = port.0, "link refused a frame: {error:?}");
     }
