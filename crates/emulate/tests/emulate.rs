@@ -172,8 +172,9 @@ async fn udp_refuses_oversize_and_carries_replies() {
     let (emu, stop, task) =
         start_udp("rate=10Mbps,delay=5ms,mtu=500", b.local_addr().unwrap()).await;
     let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-    a.send_to(&[1; 501], emu).await.unwrap();
-    a.send_to(&[2; 500], emu).await.unwrap();
+    // An IP MTU of 500 B carries UDP payloads of up to 472 B (28 B of IPv4+UDP header).
+    a.send_to(&[1; 473], emu).await.unwrap();
+    a.send_to(&[2; 472], emu).await.unwrap();
     let mut buf = [0u8; 2048];
     let (n, from) = tokio::time::timeout(Duration::from_secs(2), b.recv_from(&mut buf))
         .await
@@ -181,7 +182,7 @@ async fn udp_refuses_oversize_and_carries_replies() {
         .unwrap();
     assert_eq!(
         (n, buf[0]),
-        (500, 2),
+        (472, 2),
         "the oversize datagram must not arrive, truncated or not"
     );
     // B replies to where the datagram came from; it reaches A through the model.
