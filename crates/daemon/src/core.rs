@@ -14,8 +14,8 @@ use bytes::Bytes;
 use serde_json::json;
 use skywave_bundle::BundleId;
 use skywave_links::{LinkCounters, LinkEvent, LinkHandle, LinkParams, RadioStatus};
-use skywave_node::adapter::{IpLinkConfig, LinkAdapter, Readiness};
 use skywave_node::StoreAdapter;
+use skywave_node::adapter::{IpLinkConfig, LinkAdapter, Readiness};
 use skywave_proto::{Direction, Endpoint, Event, LinkId};
 use tokio::net::{TcpStream, UdpSocket};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -364,7 +364,12 @@ impl Core {
             return id;
         }
         let adapter = Self::udp_adapter(&self.udp[sock].cfg);
-        let id = self.alloc("udp", format!("udp:{addr}"), Io::Udp { sock, addr }, adapter);
+        let id = self.alloc(
+            "udp",
+            format!("udp:{addr}"),
+            Io::Udp { sock, addr },
+            adapter,
+        );
         if let Some(e) = self.links.get_mut(&id) {
             e.learnt = true;
         }

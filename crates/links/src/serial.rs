@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use serde::Deserialize;
-use skywave_node::framing;
 use skywave_node::adapter::{QUEUED_FRAMES, STREAM_MTU};
+use skywave_node::framing;
 use skywave_proto::LinkParams;
 use skywave_sim::{Duplex, LinkConfig, LinkKind};
 use tokio::sync::mpsc;
