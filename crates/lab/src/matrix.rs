@@ -139,6 +139,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "backlog_max_bytes",
     "events",
     "fec",
+    "dropped_at_bottleneck",
 ];
 
 fn csv_field(s: &str) -> String {
@@ -188,6 +189,7 @@ pub fn write_csv(reports: &[Report], mut w: impl Write) -> Result<(), LabError> 
             opt(r.backlog_max_bytes),
             r.events.to_string(),
             opt(r.fec.as_deref()),
+            opt(r.dropped_at_bottleneck.map(|d| format!("{d:.4}"))),
         ];
         let line: Vec<String> = row.iter().map(|f| csv_field(f)).collect();
         writeln!(w, "{}", line.join(","))?;

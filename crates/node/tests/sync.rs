@@ -45,7 +45,11 @@ struct Pair {
 }
 
 fn pair(profile: &str, seed: u64, a: MemStore, b: MemStore) -> Pair {
-    let cfg = LinkConfig::profile(profile).unwrap();
+    let cfg = if profile.contains('=') {
+        LinkConfig::parse_spec(profile).unwrap()
+    } else {
+        LinkConfig::profile(profile).unwrap()
+    };
     let mut sim = Simulator::new(seed);
     let na = sim.add_node(SimNode::new(Config::default(), node_key(1), seed ^ 1, a));
     let nb = sim.add_node(SimNode::new(Config::default(), node_key(2), seed ^ 2, b));
@@ -193,13 +197,16 @@ fn uhf_trace() {
     eprintln!("{t:?}");
 }
 
-// Regression bounds of `ip_paths_near_capacity` (see there); seed 1 measured 24.6,
-// 24.3 and 17.5 Mbit/s, 13.5% resent on cellular, satellite 1.04x and 1.57x.
-const HONEST_LFN: f64 = 23e6;
-const HONEST_LFN_LOSSY: f64 = 22.5e6;
-const HONEST_CELLULAR: f64 = 16e6;
+// Bounds of `ip_paths_near_capacity` (seed 1, the honest lab: 26.95, 26.53 and 17.52
+// Mbit/s, 13.4% resent on cellular, satellite 1.04x up and 1.57x down). Where the
+// design's target is met the bound is the target; where not (lfn >= 28 Mbit/s,
+// cellular resent <= 5%, satellite down <= 1.2x) it is today's figure less a margin.
+const HONEST_LFN: f64 = 25.5e6;
+const HONEST_LFN_LOSSY: f64 = 26e6;
+const HONEST_CELLULAR: f64 = 17e6;
 const HONEST_CELLULAR_RESENT: f64 = 0.16;
-const HONEST_SAT: f64 = 1.7;
+const HONEST_SAT_UP: f64 = 1.2;
+const HONEST_SAT_DOWN: f64 = 1.7;
 
 /// One bundle of `mb` megabytes from A to B over `profile`: (seconds, goodput bit/s,
 /// piece bytes resent / payload).
@@ -228,9 +235,7 @@ fn transfer(profile: &str, mb: u64, seed: u64, down: bool) -> (f64, f64, f64) {
 }
 
 /// IP paths as a daemon sees them: no view of the path's rate, loss or queue (docs/lab.md,
-/// "What a node sees"). The bounds are today's honest figures less a margin, so a
-/// regression fails; the design's targets (lfn >= 28 Mbit/s, lfn-lossy >= 26, cellular
-/// >= 17) are not met yet and are tracked with their gaps in docs/lab.md.
+/// "What a node sees"). See the bounds' comment for which targets are met.
 #[test]
 fn ip_paths_near_capacity() {
     let mut out = Vec::new();
@@ -256,7 +261,7 @@ fn ip_paths_near_capacity() {
         "satellite: {sat_up} s"
     );
     assert!(
-        sat_down <= HONEST_SAT * (80e6 / 20e6 + 0.6),
+        sat_down <= HONEST_SAT_DOWN * (80e6 / 20e6 + 0.6),
         "satellite down: {sat_down} s"
     );
 }
@@ -580,4 +585,30 @@ fn random_inserts_at_random_moments_converge_over_every_profile() {
             );
         }
     }
+}
+
+/// A bottleneck queue far below one BDP (30 KB on lfn, 0.035 BDP) drops much of what a
+/// sender paced at its estimate sends; the transfer must still finish, without resending
+/// what the receiver holds over and over.
+#[test]
+fn a_shallow_bottleneck_buffer_does_not_livelock() {
+    let size = 15_000_000;
+    let mut p = pair(
+        "profile=lfn,buffer=30000B",
+        1,
+        store_with(0, 1, size),
+        MemStore::new(),
+    );
+    let t = run_until_synced(&mut p, 1, Duration::from_secs(60));
+    let a = p.sim.node::<SimNode<MemStore>>(p.a).unwrap();
+    let b = p.sim.node::<SimNode<MemStore>>(p.b).unwrap();
+    eprintln!(
+        "{t:?} path drops {}\nA {:?}\nB {:?}\n{:?}",
+        a.path_drops,
+        a.ep.stats(),
+        b.ep.stats(),
+        a.ep.describe_sessions()
+    );
+    let t = t.expect("not done in 60 s");
+    assert!(t < Duration::from_secs(20), "took {t:?}");
 }

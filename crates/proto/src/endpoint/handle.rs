@@ -488,6 +488,9 @@ impl Endpoint {
                 let (s, e) = (off, (off + len).min(o.length));
                 if s < e && !o.held.contains(s, e) {
                     o.delivered.insert(s, e);
+                    // An acknowledgement is progress: the resend timer is for silence,
+                    // not for reports that are slow to come (or too long to send).
+                    o.progress_at = now;
                 }
             }
         }

@@ -719,7 +719,15 @@ impl Endpoint {
                     // No report for a whole timeout: what was sent is presumed lost, and
                     // the timeout doubles until a clean round trip (the path is slower
                     // than measured, or loaded).
-                    o.in_flight = skywave_bundle::RangeSet::new();
+                    // Ranges the peer acknowledged are not lost: resending them is
+                    // what livelocked a shallow bottleneck (every timeout resent
+                    // megabytes the receiver held, while its reports, too fragmented
+                    // to fit a frame, never came).
+                    let mut kept = std::mem::take(&mut o.in_flight);
+                    for (s, e) in o.delivered.missing(o.length) {
+                        kept.remove(s, e);
+                    }
+                    o.in_flight = kept;
                     o.sends.clear();
                     o.timeouts = o.timeouts.saturating_add(1);
                     if !o.manifest_acked && o.timeouts >= 2 {
