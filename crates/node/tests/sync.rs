@@ -257,7 +257,7 @@ fn ip_paths_near_capacity() {
     // The 2 Mbit/s uplink and the 20 Mbit/s downlink: completion within a factor of
     // (size / rate + RTT).
     assert!(
-        sat_up <= HONEST_SAT * (80e6 / 2e6 + 0.6),
+        sat_up <= HONEST_SAT_UP * (80e6 / 2e6 + 0.6),
         "satellite: {sat_up} s"
     );
     assert!(
