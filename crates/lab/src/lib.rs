@@ -13,6 +13,8 @@
 //! - [`runner`]: [`run`] / [`run_with`] drive one scenario and measure a [`Report`] using
 //!   the design's metric definitions.
 //! - [`matrix`] and [`plot`]: scenarios x seeds, a CSV and hand-written SVG figures.
+//! - [`sweep`]: a grid over the link space (rate, frame budget, loss, delay, buffer,
+//!   transmit queue, topology), each cell against its physical floor.
 //!
 //! The lab measures wall time for its reports; everything else is a pure function of the
 //! scenario, the seed and the agent.
@@ -24,6 +26,7 @@ pub mod reference;
 pub mod runner;
 pub mod scenario;
 pub mod skywave_agent;
+pub mod sweep;
 
 pub use agent::{
     Accepted, AgentFactory, AgentStats, BundleKey, BundleKind, BundleSpec, LabAgent, NodeContext,
