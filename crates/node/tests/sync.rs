@@ -612,3 +612,18 @@ fn a_shallow_bottleneck_buffer_does_not_livelock() {
     let t = t.expect("not done in 60 s");
     assert!(t < Duration::from_secs(20), "took {t:?}");
 }
+
+/// Frames of 150 B hold no HELLO with its whole sketch (174 B): the HELLO goes with
+/// what fits, and the session starts (it used to stay silent forever).
+#[test]
+fn frames_too_small_for_the_whole_sketch_still_sync() {
+    let mut p = pair(
+        "profile=uhf-csma,mtu=150B",
+        1,
+        store_with(0, 20, 100),
+        store_with(1000, 20, 100),
+    );
+    let t = run_until_synced(&mut p, 40, Duration::from_secs(60));
+    let t = t.expect("seed 1: 150 B frames did not sync in 60 s");
+    assert!(t < Duration::from_secs(10), "took {t:?}");
+}

@@ -136,11 +136,12 @@ impl Endpoint {
             l.pn += 1;
             let mut w = FrameWriter::new(Header { addr, pn }, budget);
             let sketch = super::sketch_words(&self.cells, &self.sketch);
-            w.hello(
+            hello_fitting(
+                &mut w,
                 &self.key,
                 self.nonce,
                 self.held.len() as u64,
-                super::HELLO_CELLS,
+                0,
                 &sketch,
             );
             let f = Transmit {
@@ -206,11 +207,12 @@ impl Endpoint {
         // 1. HELLO, when the peer has not confirmed hearing us.
         if p.hello_due
             && now >= p.hello_after
-            && w.hello(
+            && hello_fitting(
+                &mut w,
                 &my_key,
                 nonce,
                 set_size,
-                HELLO_HEARD | super::HELLO_CELLS,
+                HELLO_HEARD,
                 &super::sketch_words(&self.cells, &self.sketch),
             )
         {
@@ -810,4 +812,26 @@ fn peer_quiet_at(p: &Peer, params: &LinkParams) -> Option<Duration> {
     let gap = Duration::from_secs_f64(2.0 * params.mtu as f64 / rate.max(1.0));
     let cap = p.have_due? + SHARED_OVER * 2;
     Some((p.last_heard + gap).min(cap))
+}
+
+/// Writes a HELLO with as much of the set's sketch as the frame has room for: the whole
+/// sketch, else the count cells and fewer bottom-k hashes, else no sketch at all (the
+/// peer then estimates the difference from the set sizes). A frame budget too small for
+/// the sketch must not keep the session from starting. False if not even a bare HELLO
+/// fits.
+fn hello_fitting(
+    w: &mut FrameWriter,
+    key: &[u8; 32],
+    nonce: u64,
+    set_size: u64,
+    flags: u8,
+    sketch: &[u64],
+) -> bool {
+    let cells = super::CELLS / 4;
+    for n in (cells..=sketch.len().min(wire::MAX_SKETCH)).rev() {
+        if w.hello(key, nonce, set_size, flags | super::HELLO_CELLS, &sketch[..n]) {
+            return true;
+        }
+    }
+    w.hello(key, nonce, set_size, flags, &[])
 }
