@@ -30,6 +30,8 @@ pub enum LabCommand {
     Matrix(MatrixArgs),
     /// Run a grid over the link space; each cell against its physical floor.
     Sweep(SweepArgs),
+    /// Real daemons through `skywave emulate`, beside the lab's figures for the same cells.
+    Real(crate::lab_real::RealArgs),
 }
 
 /// The node implementation the scenarios run.
@@ -142,6 +144,7 @@ pub fn run(args: LabArgs, json: bool) -> anyhow::Result<ExitCode> {
         LabCommand::Run(a) => run_one(a, json),
         LabCommand::Matrix(a) => matrix(a, json),
         LabCommand::Sweep(a) => sweep(a, json),
+        LabCommand::Real(a) => crate::lab_real::run(a, json),
     }
 }
 

@@ -5,6 +5,7 @@ mod demo;
 mod emulate_cmd;
 mod example;
 mod lab_cmd;
+mod lab_real;
 mod store_cmd;
 mod util;
 

@@ -829,7 +829,13 @@ fn hello_fitting(
 ) -> bool {
     let cells = super::CELLS / 4;
     for n in (cells..=sketch.len().min(wire::MAX_SKETCH)).rev() {
-        if w.hello(key, nonce, set_size, flags | super::HELLO_CELLS, &sketch[..n]) {
+        if w.hello(
+            key,
+            nonce,
+            set_size,
+            flags | super::HELLO_CELLS,
+            &sketch[..n],
+        ) {
             return true;
         }
     }
