@@ -13,7 +13,6 @@ pub mod emulated;
 mod fd;
 pub mod hf;
 mod link;
-mod pacer;
 pub mod pty;
 pub mod rfd900;
 pub mod serial;

@@ -9,8 +9,8 @@ use bytes::Bytes;
 use skywave_node::framing;
 use tokio::sync::{mpsc, watch};
 
-use crate::pacer::Pacer;
 use crate::{LinkCounters, LinkEvent, LinkHandle};
+use skywave_node::pacer::Pacer;
 
 /// Frames queued inside a driver beyond what the device can take (the daemon should
 /// never need them; they absorb a frame sent on a stale `room`).
@@ -125,7 +125,7 @@ impl Backoff {
 /// only as fast as the device drains.
 #[derive(Debug)]
 pub(crate) struct StreamTx {
-    pub pacer: Pacer,
+    pub pacer: Pacer<Instant>,
     mtu: usize,
     queue: VecDeque<Bytes>,
     /// Framed bytes handed to the device but not yet taken by it.
@@ -133,7 +133,7 @@ pub(crate) struct StreamTx {
 }
 
 impl StreamTx {
-    pub(crate) fn new(pacer: Pacer, mtu: usize) -> StreamTx {
+    pub(crate) fn new(pacer: Pacer<Instant>, mtu: usize) -> StreamTx {
         StreamTx {
             pacer,
             mtu,
@@ -189,12 +189,7 @@ impl StreamTx {
         if !self.queue.is_empty() {
             return 0;
         }
-        let r = self
-            .pacer
-            .room()
-            .saturating_sub(framing::overhead(self.mtu))
-            .min(self.mtu);
-        if r < MIN_ROOM.min(self.mtu) { 0 } else { r }
+        skywave_node::adapter::ModemPacing::frame_room(self.pacer.room(), self.mtu)
     }
 
     /// The device lost what it held: forget the estimate and unsent bytes (queued frames

@@ -6,17 +6,17 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use serde::Deserialize;
-use skywave_node::adapter::{QUEUED_FRAMES, STREAM_MTU};
-use skywave_node::framing;
+use skywave_node::adapter::STREAM_MTU;
 use skywave_proto::LinkParams;
-use skywave_sim::{Duplex, LinkConfig, LinkKind};
+use skywave_sim::{LinkConfig, LinkKind};
 use tokio::sync::mpsc;
 
 use crate::device::{BAUD_RATES, Device, baud_rate};
 use crate::link::{Backoff, Closed, Shared, StreamRx, StreamTx};
-use crate::pacer::{HalfDuplex, Pacer};
 use crate::stream::{self, Ended};
 use crate::{Error, LinkEvent, LinkHandle};
+use skywave_node::adapter::ModemPacing;
+use skywave_node::pacer::{HalfDuplex, Pacer};
 
 /// `[[link]] type = "serial"`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -92,34 +92,21 @@ impl StreamSpec {
                 expected: "a byte-stream profile (kind stream, e.g. hf-modem)".into(),
             });
         }
-        let rate_bps = cfg.up.rate_bps.min(cfg.down.rate_bps);
-        let half = (cfg.duplex == Duplex::Half).then(|| HalfDuplex {
-            latency: cfg.up.delay.max(cfg.down.delay) + cfg.up.jitter.max(cfg.down.jitter),
-            turnaround: cfg.turnaround,
-            buffer: usize::try_from(
-                cfg.buffer_bytes(skywave_sim::Side::A)
-                    .min(cfg.buffer_bytes(skywave_sim::Side::B)),
-            )
-            .unwrap_or(usize::MAX),
-            chunk: cfg.chunk,
-        });
+        let pacing = ModemPacing::for_profile(cfg);
         Ok(StreamSpec {
             params: skywave_node::device_params(cfg),
-            rate: rate_bps as f64 / 8.0,
-            half,
+            rate: pacing.rate,
+            half: pacing.half,
         })
     }
 
-    /// Frames kept queued in the device, in stream bytes.
-    fn limit(&self) -> usize {
-        QUEUED_FRAMES * (self.params.mtu + framing::overhead(self.params.mtu))
-    }
-
-    pub(crate) fn pacer(&self, now: Instant) -> Pacer {
-        match self.half {
-            Some(h) => Pacer::half(now, self.rate, self.limit(), h),
-            None => Pacer::full(now, self.rate, 0, self.limit()),
+    pub(crate) fn pacer(&self, now: Instant) -> Pacer<Instant> {
+        ModemPacing {
+            rate: self.rate,
+            half: self.half,
+            mtu: self.params.mtu,
         }
+        .pacer(now)
     }
 }
 

@@ -10,7 +10,7 @@ use crate::device::Device;
 use crate::link::{Closed, Shared, StreamRx, StreamTx};
 
 /// How often the pacer is looked at while its estimate is changing.
-pub(crate) const TICK: Duration = Duration::from_millis(20);
+pub(crate) const TICK: Duration = skywave_node::adapter::MODEM_TICK;
 
 /// What a session's hook makes of a received chunk.
 #[derive(Debug, Default)]

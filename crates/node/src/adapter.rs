@@ -23,6 +23,7 @@ use skywave_proto::LinkParams;
 use skywave_sim::config::{Duplex, LinkConfig, LinkKind};
 
 use crate::framing;
+use crate::pacer::{HalfDuplex, Pacer, PacerTime};
 
 /// Frames narrower than this are not asked for: a runt's header costs more than it
 /// carries. The endpoint is asked again once the room has grown.
@@ -35,6 +36,9 @@ pub const STREAM_MTU: usize = 250;
 /// Frames kept queued in a radio or modem: enough to keep it busy, few enough that a
 /// report or an "I have it" does not wait behind seconds of data.
 pub const QUEUED_FRAMES: usize = 2;
+
+/// How often a driver looks at its pacer while the estimate is changing.
+pub const MODEM_TICK: Duration = Duration::from_millis(20);
 
 /// Largest UDP payload the daemon sends unless configured (fits a 1500 B Ethernet path).
 pub const DEFAULT_UDP_MTU: usize = 1472;
@@ -92,11 +96,69 @@ impl Default for IpLinkConfig {
     }
 }
 
+/// How a byte-stream modem's driver paces what it writes, from the link profile the user
+/// configured: the daemon's `serial` and `hf-modem` drivers and the lab's modem ports run
+/// the same [`Pacer`]. Most modems say nothing of their buffer (an AT-command HF modem,
+/// a pty), so the driver estimates it from what it wrote, the modem's rate and, on half
+/// duplex, when the other side was heard.
+#[derive(Clone, Copy, Debug)]
+pub struct ModemPacing {
+    /// Bytes per second the modem drains.
+    pub rate: f64,
+    pub half: Option<HalfDuplex>,
+    /// Largest frame.
+    pub mtu: usize,
+}
+
+impl ModemPacing {
+    /// The pacing of a modem described by the stream profile `cfg`.
+    pub fn for_profile(cfg: &LinkConfig) -> ModemPacing {
+        let rate_bps = cfg.up.rate_bps.min(cfg.down.rate_bps);
+        let half = (cfg.duplex == Duplex::Half).then(|| HalfDuplex {
+            latency: cfg.up.delay.max(cfg.down.delay) + cfg.up.jitter.max(cfg.down.jitter),
+            turnaround: cfg.turnaround,
+            buffer: usize::try_from(
+                cfg.buffer_bytes(skywave_sim::Side::A)
+                    .min(cfg.buffer_bytes(skywave_sim::Side::B)),
+            )
+            .unwrap_or(usize::MAX),
+            chunk: cfg.chunk,
+        });
+        ModemPacing {
+            rate: rate_bps as f64 / 8.0,
+            half,
+            mtu: STREAM_MTU,
+        }
+    }
+
+    /// Stream bytes kept queued in the modem: QUEUED_FRAMES framed frames.
+    pub fn limit(&self) -> usize {
+        QUEUED_FRAMES * (self.mtu + framing::overhead(self.mtu))
+    }
+
+    /// Frame bytes the driver offers the endpoint while the estimate gives the modem
+    /// `room` stream bytes (a whole framed frame must fit; no runts).
+    pub fn frame_room(room: usize, mtu: usize) -> usize {
+        let r = room.saturating_sub(framing::overhead(mtu)).min(mtu);
+        if r < MIN_FRAME.min(mtu) { 0 } else { r }
+    }
+
+    /// A fresh estimate, at `now`.
+    pub fn pacer<T: PacerTime>(&self, now: T) -> Pacer<T> {
+        match self.half {
+            Some(h) => Pacer::half(now, self.rate, self.limit(), h),
+            None => Pacer::full(now, self.rate, 0, self.limit()),
+        }
+    }
+}
+
 /// One link as the endpoint sees it. See the module docs.
 #[derive(Clone, Copy, Debug)]
 pub struct LinkAdapter {
     underlay: Underlay,
     params: LinkParams,
+    /// A modem that reports nothing of its buffer: how its driver paces writes.
+    pacing: Option<ModemPacing>,
     /// Frames are framed ([`crate::framing`]) before they reach the device: a byte
     /// stream.
     framed: bool,
@@ -109,6 +171,7 @@ impl LinkAdapter {
         LinkAdapter {
             underlay: Underlay::Datagram,
             framed: false,
+            pacing: None,
             params: LinkParams {
                 mtu: cfg.mtu.clamp(MIN_FRAME, MAX_DATAGRAM),
                 shared: false,
@@ -126,6 +189,7 @@ impl LinkAdapter {
         LinkAdapter {
             underlay: Underlay::Tcp,
             framed: false,
+            pacing: None,
             params: LinkParams {
                 mtu: mtu.clamp(MIN_FRAME, u16::MAX as usize),
                 shared: false,
@@ -144,6 +208,7 @@ impl LinkAdapter {
             underlay: Underlay::Device,
             params,
             framed: false,
+            pacing: None,
         }
     }
 
@@ -154,7 +219,22 @@ impl LinkAdapter {
             underlay: Underlay::Device,
             params,
             framed: true,
+            pacing: None,
         }
+    }
+
+    /// A byte-stream modem that reports nothing of its buffer, driven as the daemon's
+    /// `serial` and `hf-modem` drivers drive it: by the estimate of a [`Pacer`].
+    pub fn paced_modem(params: LinkParams, pacing: ModemPacing) -> LinkAdapter {
+        LinkAdapter {
+            pacing: Some(pacing),
+            ..LinkAdapter::modem(params)
+        }
+    }
+
+    /// How the driver paces this modem, if it estimates its buffer.
+    pub fn pacing(&self) -> Option<ModemPacing> {
+        self.pacing
     }
 
     /// Whether frames are framed ([`crate::framing`]) before they are written.
@@ -270,7 +350,11 @@ fn datagram_mtu(cfg: &LinkConfig) -> usize {
 pub fn adapter_for(cfg: &LinkConfig) -> LinkAdapter {
     match cfg.kind {
         LinkKind::Frame => LinkAdapter::udp(ip_config_for(cfg)),
-        LinkKind::Stream => LinkAdapter::modem(device_params(cfg)),
+        // An HF modem (and a pty) says nothing of its buffer: as the daemon's driver, the
+        // lab's node knows only its own estimate.
+        LinkKind::Stream => {
+            LinkAdapter::paced_modem(device_params(cfg), ModemPacing::for_profile(cfg))
+        }
         LinkKind::Csma => LinkAdapter::device(device_params(cfg)),
     }
 }

@@ -13,8 +13,9 @@ use skywave_sim::link::{LinkInfo, PortKind, TransmitError};
 use skywave_sim::sim::PortId;
 use skywave_sim::time::SimTime;
 
-use crate::adapter::{LinkAdapter, Readiness, Underlay};
+use crate::adapter::{LinkAdapter, MODEM_TICK, ModemPacing, Readiness, Underlay};
 use crate::framing::{self, Deframer};
+use crate::pacer::Pacer;
 
 pub use crate::adapter::{QUEUED_FRAMES, STREAM_MTU};
 
@@ -41,6 +42,10 @@ pub struct SimNode<S: BundleStore> {
     /// Listening ports that have heard their peer (and told the endpoint the link is up).
     heard: std::collections::BTreeSet<u16>,
     deframers: BTreeMap<u16, Deframer>,
+    /// Modems that report nothing of their buffer: the driver's estimate, per port.
+    pacers: BTreeMap<u16, (ModemPacing, Pacer<Duration>)>,
+    /// The last time the simulator called in (to schedule the pacers' ticks).
+    last_now: Duration,
     started: bool,
     /// Events the endpoint reported, with the virtual time they were seen.
     pub events: Vec<(SimTime, Event)>,
@@ -66,6 +71,8 @@ impl<S: BundleStore> SimNode<S> {
             links: BTreeMap::new(),
             heard: Default::default(),
             deframers: BTreeMap::new(),
+            pacers: BTreeMap::new(),
+            last_now: Duration::ZERO,
             started: false,
             events: Vec::new(),
             refused: 0,
@@ -82,6 +89,9 @@ impl<S: BundleStore> SimNode<S> {
     pub fn attach_as(&mut self, port: PortId, adapter: LinkAdapter, role: LinkRole) {
         if adapter.framed() {
             self.deframers.entry(port.0).or_default();
+        }
+        if let Some(p) = adapter.pacing() {
+            self.pacers.insert(port.0, (p, p.pacer(Duration::ZERO)));
         }
         self.links.insert(port.0, (adapter, role));
     }
@@ -104,6 +114,11 @@ impl<S: BundleStore> SimNode<S> {
 impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
     fn handle_frame(&mut self, now: SimTime, port: PortId, frame: Bytes) {
         let t = dur(now);
+        self.last_now = t;
+        if let Some((_, p)) = self.pacers.get_mut(&port.0) {
+            // Half duplex: the other side held the channel; drain booked for then is not.
+            p.received(t);
+        }
         if self.started
             && let Some((a, LinkRole::Listen)) = self.links.get(&port.0)
             && self.heard.insert(port.0)
@@ -129,8 +144,12 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
     }
 
     fn handle_link_state(&mut self, now: SimTime, port: PortId, up: bool) {
+        self.last_now = dur(now);
         if let Some(d) = self.deframers.get_mut(&port.0) {
             d.reset();
+        }
+        if let Some((_, p)) = self.pacers.get_mut(&port.0) {
+            p.reset(dur(now));
         }
         match (up, self.links.get(&port.0)) {
             (true, Some((a, _))) if self.usable(port.0) => {
@@ -157,6 +176,7 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
     }
 
     fn handle_timeout(&mut self, now: SimTime) {
+        self.last_now = dur(now);
         if !self.started {
             self.started = true;
             for (&port, (a, role)) in &self.links {
@@ -173,14 +193,20 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
         if !self.started || !link.up || !self.usable(port.0) {
             return None;
         }
+        self.last_now = dur(now);
         let (adapter, _) = self.links.get(&port.0)?;
-        let now_shows = match link.kind {
+        let now_shows = match (link.kind, self.pacers.get_mut(&port.0)) {
+            // A modem that reports nothing: what the driver's estimate offers.
+            (PortKind::Stream, Some((pacing, p))) => {
+                p.advance(dur(now));
+                Readiness::Room(ModemPacing::frame_room(p.room(), pacing.mtu))
+            }
             // A UDP socket: the kernel's send buffer drains at the host's interface rate,
             // faster than any path modelled here, so it takes every datagram; what the
             // path cannot carry, its bottleneck queue drops.
-            PortKind::Frame => Readiness::Socket { writable: true },
-            // Radios and modems report their transmit buffer.
-            PortKind::Stream | PortKind::Broadcast => Readiness::DeviceBuffer {
+            (PortKind::Frame, _) => Readiness::Socket { writable: true },
+            // Radios (and modems that report it) show their transmit buffer.
+            (PortKind::Stream | PortKind::Broadcast, _) => Readiness::DeviceBuffer {
                 free: link.free,
                 held: link.buffer.saturating_sub(link.free),
             },
@@ -193,6 +219,9 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
         if framed {
             let mut out = Vec::with_capacity(f.len() + framing::overhead(f.len()));
             framing::encode(&f, &mut out);
+            if let Some((_, p)) = self.pacers.get_mut(&port.0) {
+                p.wrote(dur(now), out.len());
+            }
             Some(Bytes::from(out))
         } else {
             Some(Bytes::from(f))
@@ -203,8 +232,18 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
         if !self.started {
             return Some(SimTime::ZERO);
         }
-        self.ep
-            .poll_timeout()
-            .map(|d| SimTime::from_nanos(d.as_nanos() as u64))
+        let ep = self.ep.poll_timeout();
+        // A driver looks at its pacer every tick while the estimate is changing: room
+        // grows with time alone, and no event says so.
+        let tick = self
+            .pacers
+            .values()
+            .any(|(_, p)| p.busy())
+            .then(|| self.last_now + MODEM_TICK);
+        let t = match (ep, tick) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        t.map(|d| SimTime::from_nanos(d.as_nanos() as u64))
     }
 }

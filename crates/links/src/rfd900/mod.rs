@@ -23,11 +23,11 @@ use tokio::sync::mpsc;
 
 use crate::device::Device;
 use crate::link::{Backoff, Closed, MIN_ROOM, Shared};
-use crate::pacer::Pacer;
 use crate::serial::check_baud;
 use crate::stream::TICK;
 use crate::{Error, LinkCounters, LinkEvent, LinkHandle, RadioStatus};
 use rs::{MAX_DATA, PARITY, Rs};
+use skywave_node::pacer::Pacer;
 use wire::{Rx, RxParser};
 
 pub use emulator::{MediumConfig, RadioStats, Rfd900Medium};
@@ -115,7 +115,7 @@ pub(crate) fn spawn_with(
 /// Outgoing frames: protected, escaped, paced by airtime.
 #[derive(Debug)]
 struct RadioTx {
-    pacer: Pacer,
+    pacer: Pacer<Instant>,
     rs: Rs,
     queue: Option<Bytes>,
     out: Vec<u8>,

@@ -18,11 +18,35 @@
 //! within a few frames so that what is queued does not wait long.
 
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::ops::{Add, Sub};
+use std::time::Duration;
+#[cfg(test)]
+use std::time::Instant;
+
+/// A point in time the pacer can count from: the daemon's `Instant`, or the simulator's
+/// virtual time as a `Duration` since the run began.
+pub trait PacerTime:
+    Copy + Ord + Add<Duration, Output = Self> + Sub<Self, Output = Duration>
+{
+    /// `self - d`, or `None` before the clock's origin.
+    fn checked_sub_duration(self, d: Duration) -> Option<Self>;
+}
+
+impl PacerTime for std::time::Instant {
+    fn checked_sub_duration(self, d: Duration) -> Option<Self> {
+        self.checked_sub(d)
+    }
+}
+
+impl PacerTime for Duration {
+    fn checked_sub_duration(self, d: Duration) -> Option<Self> {
+        self.checked_sub(d)
+    }
+}
 
 /// A half-duplex modem's timing, as the driver assumes it.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct HalfDuplex {
+pub struct HalfDuplex {
     /// One-way latency beyond serialization (at least the modem's real one).
     pub latency: Duration,
     /// Dead air when the turn changes.
@@ -34,14 +58,14 @@ pub(crate) struct HalfDuplex {
 }
 
 #[derive(Debug, Clone, Copy)]
-struct Credit {
-    start: Instant,
-    end: Instant,
+struct Credit<T> {
+    start: T,
+    end: T,
     bytes: f64,
 }
 
 #[derive(Debug)]
-pub(crate) struct Pacer {
+pub struct Pacer<T: PacerTime> {
     /// Bytes per second the device sends.
     rate: f64,
     /// Airtime per write, in bytes at `rate` (a radio's preamble).
@@ -53,19 +77,19 @@ pub(crate) struct Pacer {
     margin: Duration,
     /// Bytes in the device, not counting pending drain: an upper bound.
     queued: f64,
-    pending: VecDeque<Credit>,
+    pending: VecDeque<Credit<T>>,
     pending_sum: f64,
-    last: Instant,
+    last: T,
     /// No drain before this (the modem turning the channel round to us).
-    credit_from: Instant,
+    credit_from: T,
     /// Half duplex: our modem had the turn at the last confirmed drain and nothing was
     /// heard since.
     holds_turn: bool,
 }
 
-impl Pacer {
+impl<T: PacerTime> Pacer<T> {
     /// A full-duplex device draining `rate` bytes/s, kept at most `limit` bytes deep.
-    pub(crate) fn full(now: Instant, rate: f64, per_write: usize, limit: usize) -> Pacer {
+    pub fn full(now: T, rate: f64, per_write: usize, limit: usize) -> Pacer<T> {
         Pacer {
             rate: rate.max(1.0),
             per_write: per_write as f64,
@@ -82,7 +106,7 @@ impl Pacer {
     }
 
     /// A half-duplex modem draining `rate` bytes/s while it holds the turn.
-    pub(crate) fn half(now: Instant, rate: f64, limit: usize, half: HalfDuplex) -> Pacer {
+    pub fn half(now: T, rate: f64, limit: usize, half: HalfDuplex) -> Pacer<T> {
         let margin = Duration::from_millis(250) + half.latency / 10;
         Pacer {
             half: Some(half),
@@ -102,7 +126,7 @@ impl Pacer {
     }
 
     /// Books the drain up to `now`.
-    pub(crate) fn advance(&mut self, now: Instant) {
+    pub fn advance(&mut self, now: T) {
         if now > self.last {
             let from = self.last.max(self.credit_from);
             if now > from {
@@ -144,7 +168,7 @@ impl Pacer {
     }
 
     /// `n` bytes were written to the device.
-    pub(crate) fn wrote(&mut self, now: Instant, n: usize) {
+    pub fn wrote(&mut self, now: T, n: usize) {
         self.advance(now);
         if let Some(h) = self.half
             && !self.holds_turn
@@ -158,7 +182,7 @@ impl Pacer {
 
     /// Bytes arrived from the other side (half duplex: it held the channel a latency
     /// ago). Drain booked for the time it may have held it is revoked.
-    pub(crate) fn received(&mut self, now: Instant) {
+    pub fn received(&mut self, now: T) {
         self.advance(now);
         let Some(h) = self.half else {
             return;
@@ -167,9 +191,10 @@ impl Pacer {
         // The other side's chunk was on the air in [now - latency - chunk, now - latency];
         // ours could not be then, nor while the turn went over and back.
         let lo = now
-            .checked_sub(h.latency + self.chunk_time(&h) + h.turnaround + self.margin)
+            .checked_sub_duration(h.latency + self.chunk_time(&h) + h.turnaround + self.margin)
             .unwrap_or(now);
-        let hi = now.checked_sub(h.latency).unwrap_or(now).max(lo) + h.turnaround + self.margin;
+        let hi =
+            now.checked_sub_duration(h.latency).unwrap_or(now).max(lo) + h.turnaround + self.margin;
         let before = self.pending.len();
         self.pending.retain(|c| c.end <= lo || c.start >= hi);
         if self.pending.len() != before {
@@ -181,7 +206,7 @@ impl Pacer {
 
     /// The shared channel carried someone else's `n` bytes (airtime included): our
     /// device, if it had anything queued, waited that long.
-    pub(crate) fn channel_busy(&mut self, now: Instant, n: usize) {
+    pub fn channel_busy(&mut self, now: T, n: usize) {
         self.advance(now);
         if self.queued > 0.0 {
             self.queued += n as f64;
@@ -189,13 +214,13 @@ impl Pacer {
     }
 
     /// A radio reported `used` bytes in its buffer.
-    pub(crate) fn observe_used(&mut self, now: Instant, used: usize) {
+    pub fn observe_used(&mut self, now: T, used: usize) {
         self.advance(now);
         self.queued = self.queued.max(used as f64);
     }
 
     /// The device lost what it held (a dropped call, a reopened port).
-    pub(crate) fn reset(&mut self, now: Instant) {
+    pub fn reset(&mut self, now: T) {
         self.queued = 0.0;
         self.pending.clear();
         self.pending_sum = 0.0;
@@ -205,7 +230,7 @@ impl Pacer {
     }
 
     /// Bytes that may be written now.
-    pub(crate) fn room(&self) -> usize {
+    pub fn room(&self) -> usize {
         let optimistic = (self.queued - self.pending_sum).max(0.0);
         let mut room = self.limit - optimistic - self.per_write;
         if let Some(h) = self.half {
@@ -218,12 +243,12 @@ impl Pacer {
 
     /// Bytes estimated in the device now, pessimistically.
     #[cfg(test)]
-    pub(crate) fn queued(&self) -> usize {
+    pub fn queued(&self) -> usize {
         self.queued.ceil() as usize
     }
 
     /// Whether the estimate is still changing (so `room` should be checked again soon).
-    pub(crate) fn busy(&self) -> bool {
+    pub fn busy(&self) -> bool {
         self.queued > 0.0
     }
 }
