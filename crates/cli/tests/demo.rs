@@ -65,7 +65,13 @@ fn hf_demo_syncs_everything_and_reports_against_capacity_and_lbard() {
     let last = tl.last().unwrap();
     assert_eq!(last["a_to_b"], 20);
     assert_eq!(last["b_to_a"], 21);
-    assert_eq!(last["bytes_sent"].as_u64().unwrap(), air);
+    // Handed to the link: what went on the air, plus at most the two frames the modem may
+    // still hold at the moment of sync.
+    let handed = last["bytes_sent"].as_u64().unwrap();
+    assert!(
+        handed >= air && handed - air <= 2 * 260,
+        "{handed} handed, {air} on air"
+    );
     let measures: Vec<&str> = v["lbard"]
         .as_array()
         .unwrap()
