@@ -5,7 +5,7 @@
 //! `AT&C=` listen channels, any extra commands), then dials the configured station
 //! (`ATD`) or answers a `RING` (`ATA`). Once `CONNECT` comes the link is up: frames are
 //! framed as on a `serial` link and paced so the modem's buffer never overruns (see
-//! [`crate::pacer`]: airtime at the modem rate, one direction at a time, confirmed a
+//! [`skywave_node::pacer`]: airtime at the modem rate, one direction at a time, confirmed a
 //! latency later). `NO CARRIER` (the modem's own report of a lost call, the in-band
 //! stand-in for DCD) takes the link down; the caller redials after `redial`, the answerer
 //! waits for the next ring. Dropping the handle hangs up (`+++`, `ATH`).
