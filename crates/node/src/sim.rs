@@ -167,7 +167,13 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
             .links
             .get(&port.0)
             .is_some_and(|(a, _)| a.underlay() == Underlay::Datagram);
-        if datagram && matches!(error, TransmitError::QueueFull { .. }) {
+        // Too big for the path: a datagram sent with don't-fragment is dropped on the way.
+        if datagram
+            && matches!(
+                error,
+                TransmitError::QueueFull { .. } | TransmitError::TooBig { .. }
+            )
+        {
             self.path_drops += 1;
             return;
         }
@@ -211,7 +217,12 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
                 held: link.buffer.saturating_sub(link.free),
             },
         };
-        let max = adapter.frame_budget(now_shows)?.min(link.mtu);
+        let mut max = adapter.frame_budget(now_shows)?;
+        if adapter.underlay() != Underlay::Datagram {
+            // A device refuses what it cannot take; a socket does not know the path's MTU
+            // (the adapter's configured one rules, as in the daemon).
+            max = max.min(link.mtu);
+        }
         let framed = adapter.framed();
         let f = self
             .ep

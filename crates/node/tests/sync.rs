@@ -644,3 +644,43 @@ fn frames_too_small_for_the_whole_sketch_still_sync() {
     let t = t.expect("seed 1: 150 B frames did not sync in 60 s");
     assert!(t < Duration::from_secs(10), "took {t:?}");
 }
+
+/// A UDP link configured for 1472 B datagrams (the daemon's default) over a path whose
+/// MTU is 1400 (cellular): every full-sized datagram is dropped on the way. The sender
+/// finds the black hole and sends what fits (it used to hang, reporting nothing).
+#[test]
+fn a_path_mtu_smaller_than_configured_is_found() {
+    let cfg = LinkConfig::profile("cellular").unwrap();
+    let mut sim = Simulator::new(1);
+    let size = 2_000_000;
+    let na = sim.add_node(SimNode::new(
+        Config::default(),
+        node_key(1),
+        1,
+        store_with(0, 1, size),
+    ));
+    let nb = sim.add_node(SimNode::new(
+        Config::default(),
+        node_key(2),
+        2,
+        MemStore::new(),
+    ));
+    let link = sim.connect(na, nb, &cfg).unwrap();
+    for n in [na, nb] {
+        let port = sim.port(n, link).unwrap();
+        sim.node_mut::<SimNode<MemStore>>(n).unwrap().attach(
+            port,
+            skywave_node::LinkAdapter::udp(skywave_node::IpLinkConfig {
+                mtu: 1472,
+                rate_bps: None,
+                rtt: Duration::from_millis(100),
+            }),
+        );
+    }
+    let mut p = Pair { sim, a: na, b: nb };
+    let t = run_until_synced(&mut p, 1, Duration::from_secs(60));
+    let a = p.sim.node::<SimNode<MemStore>>(p.a).unwrap();
+    eprintln!("{t:?} path drops {} {:?}", a.path_drops, a.ep.stats());
+    let t = t.expect("a 2 MB bundle did not cross a 1400 B path in 60 s");
+    assert!(t < Duration::from_secs(10), "took {t:?}");
+}

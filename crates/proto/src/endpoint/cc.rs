@@ -29,6 +29,11 @@ pub(crate) struct Sent {
 }
 
 const STARTUP_GAIN: f64 = 2.885;
+/// Frames up to this size are assumed to cross any IP path (QUIC's minimum datagram):
+/// black-hole detection never caps below it.
+const BASE_DATAGRAM: u64 = 1200;
+/// Frames larger than any acknowledged one, lost in a row, that mark a black hole.
+const BLACK_HOLE_LOSSES: u32 = 8;
 const CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
 const BW_WINDOW_ROUNDS: u64 = 10;
 const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
@@ -71,6 +76,13 @@ pub(crate) struct Cc {
     pto_count: u32,
     /// Bytes declared lost, for the stats.
     pub lost_bytes: u64,
+    /// The largest frame the peer has acknowledged.
+    largest_acked_len: u64,
+    /// Frames larger than any acknowledged one lost in a row (no large frame
+    /// acknowledged in between): a path that drops every datagram above its MTU.
+    large_lost_in_a_row: u32,
+    /// Set once the path looks like such a black hole: the largest frame to send.
+    pub mtu_cap: Option<u64>,
 }
 
 impl Cc {
@@ -108,6 +120,9 @@ impl Cc {
             largest_acked: None,
             pto_count: 0,
             lost_bytes: 0,
+            largest_acked_len: 0,
+            large_lost_in_a_row: 0,
+            mtu_cap: None,
             ack_epoch: (Duration::ZERO, 0),
             extra_samples: Vec::new(),
         }
@@ -233,6 +248,10 @@ impl Cc {
                 self.in_flight = self.in_flight.saturating_sub(s.bytes);
                 self.delivered += s.bytes;
                 acked_bytes += s.bytes;
+                if s.bytes >= self.largest_acked_len.max(BASE_DATAGRAM) {
+                    self.large_lost_in_a_row = 0;
+                }
+                self.largest_acked_len = self.largest_acked_len.max(s.bytes);
                 self.delivered_at = now;
                 acked_pieces.extend(s.pieces.iter().copied());
                 if pn == largest {
@@ -344,8 +363,23 @@ impl Cc {
             if let Some(s) = self.sent.remove(pn) {
                 self.in_flight = self.in_flight.saturating_sub(s.bytes);
                 self.lost_bytes += s.bytes;
+                if s.bytes > self.largest_acked_len.max(BASE_DATAGRAM) {
+                    self.large_lost_in_a_row += 1;
+                }
                 out.extend(s.pieces);
             }
+        }
+        if self.mtu_cap.is_none() && self.large_lost_in_a_row >= BLACK_HOLE_LOSSES {
+            // Every frame above this size was lost, and smaller ones arrive: the path's
+            // MTU is smaller than configured (a tunnel, PPPoE, a cellular carrier) and it
+            // drops what does not fit (don't-fragment) without a word.
+            let cap = self.largest_acked_len.max(BASE_DATAGRAM);
+            tracing::warn!(
+                cap,
+                "frames above {cap} B never arrive: the path's MTU is smaller than the link's \
+                 configured mtu; sending at most {cap} B (set the link's mtu to silence this)"
+            );
+            self.mtu_cap = Some(cap);
         }
         out
     }

@@ -199,6 +199,11 @@ impl Endpoint {
             addr: params.shared.then_some((my_tag, p.tag)),
             pn,
         };
+        // A path found to drop frames above its MTU gets frames that fit it.
+        let budget = match p.cc.mtu_cap {
+            Some(cap) if params.paced => budget.min(cap as usize),
+            _ => budget,
+        };
         let mut w = FrameWriter::new(header, budget);
         let mut substantive = false;
         let mut eliciting = false;
