@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::rc::Rc;
 
@@ -174,7 +174,7 @@ impl Monitor {
             secs_short(at),
             s.a_to_b,
             s.b_to_a,
-            grouped(s.bytes_sent)
+            crate::util::grouped(s.bytes_sent)
         );
         eprintln!("{}", line.trim_end());
         self.timeline.push(s);
@@ -388,20 +388,6 @@ fn build(args: &DemoArgs, cfg: &LinkConfig) -> (Scenario, DemoWorkload) {
     (scenario, workload)
 }
 
-/// `--store-dir`, else /dev/shm when a directory can be made there.
-fn store_dir(flag: Option<&Path>) -> Option<PathBuf> {
-    if let Some(d) = flag {
-        return Some(d.to_path_buf());
-    }
-    let shm = Path::new("/dev/shm");
-    let usable = shm.is_dir()
-        && tempfile::Builder::new()
-            .prefix("skywave-demo-probe-")
-            .tempdir_in(shm)
-            .is_ok();
-    usable.then(|| shm.to_path_buf())
-}
-
 pub fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> {
     let cfg = LinkConfig::lookup(&args.profile, &BTreeMap::new()).map_err(|e| {
         anyhow::anyhow!(
@@ -410,7 +396,7 @@ pub fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> {
         )
     })?;
     let (scenario, workload) = build(&args, &cfg);
-    let scratch = store_dir(args.store_dir.as_deref());
+    let scratch = crate::util::ram_store_dir(args.store_dir.as_deref());
     let describe = PROFILES
         .iter()
         .find(|p| p.name == args.profile)
@@ -419,8 +405,8 @@ pub fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> {
     eprintln!("  link: {describe}");
     eprintln!(
         "  both hold {} bundles; each has {} new bundles ({PAYLOAD} B) the other lacks; B writes a {MESSAGE} B message at t={}",
-        grouped(args.shared),
-        grouped(args.bundles),
+        crate::util::grouped(args.shared),
+        crate::util::grouped(args.bundles),
         secs(workload.message_at_seconds)
     );
     eprintln!(
@@ -461,7 +447,10 @@ pub fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> {
     let mut m = mon.borrow_mut();
     let end = last.map_or(report.virtual_seconds, |p| p.virtual_seconds);
     let note = if report.complete {
-        format!("full sync; {} B on air", grouped(report.bytes_on_air))
+        format!(
+            "full sync; {} B on air",
+            crate::util::grouped(report.bytes_on_air)
+        )
     } else {
         "deadline: not synced".to_string()
     };
@@ -512,8 +501,8 @@ fn compare(args: &DemoArgs, cfg: &LinkConfig, r: &Report, by_1000s: &[u64; 2]) -
             skywave: sync.clone(),
             lbard: format!(
                 "4-5 h ({}-{} s) for 100+100",
-                grouped(LBARD_HF_100X100_SECS.0 as u64),
-                grouped(LBARD_HF_100X100_SECS.1 as u64)
+                crate::util::grouped(LBARD_HF_100X100_SECS.0 as u64),
+                crate::util::grouped(LBARD_HF_100X100_SECS.1 as u64)
             ),
         });
         v.push(Comparison {
@@ -560,8 +549,8 @@ fn compare(args: &DemoArgs, cfg: &LinkConfig, r: &Report, by_1000s: &[u64; 2]) -
         });
         v.push(Comparison {
             measure: "UHF: bytes on air".to_string(),
-            skywave: grouped(r.bytes_on_air),
-            lbard: grouped(LBARD_UHF_100X100_BYTES),
+            skywave: crate::util::grouped(r.bytes_on_air),
+            lbard: crate::util::grouped(LBARD_UHF_100X100_BYTES),
         });
     } else {
         // LBARD was measured on HF and UHF only: its figures for scale.
@@ -572,8 +561,11 @@ fn compare(args: &DemoArgs, cfg: &LinkConfig, r: &Report, by_1000s: &[u64; 2]) -
         });
         v.push(Comparison {
             measure: "bytes on air".to_string(),
-            skywave: grouped(r.bytes_on_air),
-            lbard: format!("UHF {} (other link)", grouped(LBARD_UHF_100X100_BYTES)),
+            skywave: crate::util::grouped(r.bytes_on_air),
+            lbard: format!(
+                "UHF {} (other link)",
+                crate::util::grouped(LBARD_UHF_100X100_BYTES)
+            ),
         });
     }
     v
@@ -591,7 +583,7 @@ fn closing(d: &DemoReport) -> String {
     let sync = match d.sync_seconds {
         Some(t) => format!(
             "yes: both hold all {} bundles at {} virtual ({:.1} s wall)",
-            grouped(d.workload.shared + 2 * d.workload.new_per_node + 1),
+            crate::util::grouped(d.workload.shared + 2 * d.workload.new_per_node + 1),
             secs(t),
             r.wall_seconds
         ),
@@ -608,7 +600,7 @@ fn closing(d: &DemoReport) -> String {
         let _ = writeln!(
             o,
             "delivered      {dir}: {n} bundles, {} useful bytes",
-            grouped(b)
+            crate::util::grouped(b)
         );
     }
     if let Some(l) = d.message_latency_seconds {
@@ -647,12 +639,12 @@ fn closing(d: &DemoReport) -> String {
                 r.efficiency * 100.0
             ),
         ),
-        ("useful bytes", grouped(r.useful_bytes)),
+        ("useful bytes", crate::util::grouped(r.useful_bytes)),
         (
             "bytes on air",
             format!(
                 "{} (overhead {} of useful bytes)",
-                grouped(r.bytes_on_air),
+                crate::util::grouped(r.bytes_on_air),
                 r.overhead
                     .map_or_else(|| "-".to_string(), |x| format!("{x:.2}x"))
             ),
@@ -661,7 +653,7 @@ fn closing(d: &DemoReport) -> String {
             "reconciliation",
             format!(
                 "{} B in {} messages ({:.1}% of bytes on air)",
-                grouped(r.recon_bytes),
+                crate::util::grouped(r.recon_bytes),
                 r.recon_messages,
                 r.recon_bytes as f64 * 100.0 / r.bytes_on_air.max(1) as f64
             ),
@@ -670,7 +662,7 @@ fn closing(d: &DemoReport) -> String {
             "resent",
             format!(
                 "{} B; calls dropped: {}",
-                grouped(r.retransmitted_bytes),
+                crate::util::grouped(r.retransmitted_bytes),
                 r.dropped_calls
             ),
         ),
@@ -743,19 +735,6 @@ fn secs_short(s: f64) -> String {
     }
 }
 
-/// 12345 -> "12,345".
-fn grouped(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -765,7 +744,7 @@ mod tests {
         assert_eq!(nice_below(63.0), 50.0);
         assert_eq!(nice_below(0.3), 0.2);
         assert_eq!(nice_below(1.0), 1.0);
-        assert_eq!(grouped(306_944), "306,944");
+        assert_eq!(crate::util::grouped(306_944), "306,944");
         assert_eq!(secs(412.7), "412.7 s (6.9 min)");
         assert_eq!(secs(0.00035), "350 us");
     }

@@ -306,18 +306,6 @@ fn swapped(cfg: &LinkConfig) -> LinkConfig {
     c
 }
 
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
 fn print_report(o: &mut String, r: &Report) {
     let fec = r
         .fec
@@ -338,7 +326,7 @@ fn print_report(o: &mut String, r: &Report) {
         o,
         "complete   {done}; {:.3} s wall, {} events",
         r.wall_seconds,
-        thousands(r.events)
+        crate::util::grouped(r.events)
     );
     for (dir, n) in &r.bundles_delivered {
         let bytes = r.bytes_delivered.get(dir).copied().unwrap_or(0);
@@ -346,8 +334,8 @@ fn print_report(o: &mut String, r: &Report) {
         let _ = writeln!(
             o,
             "delivered  {dir}: {} bundles, {} B ({:.1} B/s)",
-            thousands(*n),
-            thousands(bytes),
+            crate::util::grouped(*n),
+            crate::util::grouped(bytes),
             bps / 8.0
         );
     }
@@ -364,8 +352,8 @@ fn print_report(o: &mut String, r: &Report) {
     let _ = writeln!(
         o,
         "on air     {} B (overhead {overhead}); retransmitted {} B; calls dropped {}",
-        thousands(r.bytes_on_air),
-        thousands(r.retransmitted_bytes),
+        crate::util::grouped(r.bytes_on_air),
+        crate::util::grouped(r.retransmitted_bytes),
         r.dropped_calls
     );
     if let Some(d) = r.dropped_at_bottleneck {
@@ -378,7 +366,7 @@ fn print_report(o: &mut String, r: &Report) {
     let _ = writeln!(
         o,
         "recon      {} B in {} messages",
-        thousands(r.recon_bytes),
+        crate::util::grouped(r.recon_bytes),
         r.recon_messages
     );
     if let Some(l) = r.latency {
@@ -389,7 +377,7 @@ fn print_report(o: &mut String, r: &Report) {
         );
     }
     if let Some(b) = r.backlog_max_bytes {
-        let _ = writeln!(o, "backlog    at most {} B", thousands(b));
+        let _ = writeln!(o, "backlog    at most {} B", crate::util::grouped(b));
     }
 }
 
@@ -417,13 +405,13 @@ fn print_side_by_side(o: &mut String, r: &Report, b: &skywave_baseline::Baseline
         ),
         (
             "bytes on air",
-            thousands(r.bytes_on_air),
-            thousands(b.bytes_on_air),
+            crate::util::grouped(r.bytes_on_air),
+            crate::util::grouped(b.bytes_on_air),
         ),
         (
             "resent bytes",
-            thousands(r.retransmitted_bytes),
-            thousands(b.resent_bytes),
+            crate::util::grouped(r.retransmitted_bytes),
+            crate::util::grouped(b.resent_bytes),
         ),
     ];
     o.push('\n');
@@ -558,7 +546,7 @@ fn matrix(a: MatrixArgs, json: bool) -> anyhow::Result<ExitCode> {
             rate_label(goodput),
             rate_label(rs[0].capacity_bps as f64),
             eff * 100.0,
-            thousands(air)
+            crate::util::grouped(air)
         );
     }
     let _ = writeln!(
@@ -613,20 +601,6 @@ pub struct SweepArgs {
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
-}
-
-/// `--store-dir`, else /dev/shm when a directory can be made there.
-fn sweep_store_dir(flag: Option<&std::path::Path>) -> Option<PathBuf> {
-    if let Some(d) = flag {
-        return Some(d.to_path_buf());
-    }
-    let shm = std::path::Path::new("/dev/shm");
-    let usable = shm.is_dir()
-        && tempfile::Builder::new()
-            .prefix("skywave-sweep-probe-")
-            .tempdir_in(shm)
-            .is_ok();
-    usable.then(|| shm.to_path_buf())
 }
 
 fn sweep(a: SweepArgs, json: bool) -> anyhow::Result<ExitCode> {
@@ -696,7 +670,7 @@ fn sweep(a: SweepArgs, json: bool) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let store_dir = sweep_store_dir(a.store_dir.as_deref());
+    let store_dir = crate::util::ram_store_dir(a.store_dir.as_deref());
     let threads = a
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));

@@ -214,7 +214,8 @@ fn scaled(size: u64, scale: f64) -> u64 {
 }
 
 fn workload_label(cell: &Cell, scale: f64) -> String {
-    let one = |(n, size): (u64, u64)| format!("{n} x {} B", thousands(scaled(size, scale)));
+    let one =
+        |(n, size): (u64, u64)| format!("{n} x {} B", crate::util::grouped(scaled(size, scale)));
     match (cell.a_to_b.0, cell.b_to_a.0) {
         (_, 0) => format!("{} A->B", one(cell.a_to_b)),
         (0, _) => format!("{} B->A", one(cell.b_to_a)),
@@ -454,7 +455,7 @@ fn run_cell(cell: &Cell, a: &RealArgs, exe: &Path, root: &Path, tag: &str) -> Ce
                 "{tag}: lab {} at {:.3} s virtual, {} B on air ({:.1} s wall)",
                 if l.complete { "complete" } else { "INCOMPLETE" },
                 l.seconds,
-                thousands(l.bytes_on_air),
+                crate::util::grouped(l.bytes_on_air),
                 l.wall_seconds
             );
             r.lab = Some(l);
@@ -502,7 +503,7 @@ fn run_cell(cell: &Cell, a: &RealArgs, exe: &Path, root: &Path, tag: &str) -> Ce
             eprintln!(
                 "{tag}: real complete in {:.3} s, {} B on the wire",
                 f.seconds,
-                thousands(f.bytes_on_air)
+                crate::util::grouped(f.bytes_on_air)
             );
             r.status = "complete".into();
             r.real = Some(f);
@@ -1339,18 +1340,6 @@ fn toml_str(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
 }
 
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
 fn pct(x: Option<f64>) -> String {
     x.map_or("-".into(), |f| format!("{:.1}%", f * 100.0))
 }
@@ -1385,11 +1374,11 @@ fn table(results: &[CellResult], command: &str) -> String {
         let real_b = r
             .real
             .as_ref()
-            .map_or("-".into(), |f| thousands(f.bytes_on_air));
+            .map_or("-".into(), |f| crate::util::grouped(f.bytes_on_air));
         let lab_b = r
             .lab
             .as_ref()
-            .map_or("-".into(), |l| thousands(l.bytes_on_air));
+            .map_or("-".into(), |l| crate::util::grouped(l.bytes_on_air));
         let (rt, rb) = r.ratio.map_or(("-".into(), "-".into()), |x| {
             (format!("{:.2}", x.time), format!("{:.2}", x.bytes))
         });
@@ -1433,8 +1422,8 @@ fn table(results: &[CellResult], command: &str) -> String {
             let _ = writeln!(
                 o,
                 "  real bytes: {} B of frames + {} B of Reed-Solomon parity",
-                thousands(fb),
-                thousands(f.bytes_on_air - fb)
+                crate::util::grouped(fb),
+                crate::util::grouped(f.bytes_on_air - fb)
             );
         }
         if let (Some(f), Some(l)) = (&r.real, &r.lab)

@@ -128,3 +128,31 @@ impl<R: Read> Read for Progress<R> {
         Ok(n)
     }
 }
+
+/// 12345 -> "12,345".
+pub fn grouped(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// `--store-dir`, else /dev/shm when a directory can be made there (stores in RAM keep
+/// fsyncs off the disk), else `None`: the system's temporary directory.
+pub fn ram_store_dir(flag: Option<&Path>) -> Option<PathBuf> {
+    if let Some(d) = flag {
+        return Some(d.to_path_buf());
+    }
+    let shm = Path::new("/dev/shm");
+    let usable = shm.is_dir()
+        && tempfile::Builder::new()
+            .prefix("skywave-probe-")
+            .tempdir_in(shm)
+            .is_ok();
+    usable.then(|| shm.to_path_buf())
+}

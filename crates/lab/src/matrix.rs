@@ -142,7 +142,8 @@ pub const CSV_COLUMNS: &[&str] = &[
     "dropped_at_bottleneck",
 ];
 
-fn csv_field(s: &str) -> String {
+/// One CSV field, quoted as RFC 4180 requires.
+pub(crate) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -150,7 +151,8 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-fn opt<T: ToString>(v: Option<T>) -> String {
+/// An optional CSV value: empty when absent.
+pub(crate) fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
 }
 

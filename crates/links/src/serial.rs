@@ -16,7 +16,7 @@ use crate::link::{Backoff, Closed, Shared, StreamRx, StreamTx};
 use crate::stream::{self, Ended};
 use crate::{Error, LinkEvent, LinkHandle};
 use skywave_node::adapter::ModemPacing;
-use skywave_node::pacer::{HalfDuplex, Pacer};
+use skywave_node::pacer::Pacer;
 
 /// `[[link]] type = "serial"`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -56,17 +56,14 @@ impl SerialConfig {
 #[derive(Debug, Clone)]
 pub(crate) struct StreamSpec {
     pub params: LinkParams,
-    /// Bytes per second the far end drains.
-    pub rate: f64,
-    pub half: Option<HalfDuplex>,
+    pub pacing: ModemPacing,
 }
 
 impl StreamSpec {
     /// A bare line at `baud` (8N1), full duplex, no latency.
     pub(crate) fn line(baud: u32) -> StreamSpec {
-        let rate_bps = u64::from(baud) * 8 / 10;
         let dir = skywave_sim::DirConfig {
-            rate_bps,
+            rate_bps: u64::from(baud) * 8 / 10,
             mtu: STREAM_MTU,
             ..Default::default()
         };
@@ -78,8 +75,7 @@ impl StreamSpec {
         };
         StreamSpec {
             params: skywave_node::device_params(&cfg),
-            rate: rate_bps as f64 / 8.0,
-            half: None,
+            pacing: ModemPacing::for_profile(&cfg),
         }
     }
 
@@ -92,21 +88,14 @@ impl StreamSpec {
                 expected: "a byte-stream profile (kind stream, e.g. hf-modem)".into(),
             });
         }
-        let pacing = ModemPacing::for_profile(cfg);
         Ok(StreamSpec {
             params: skywave_node::device_params(cfg),
-            rate: pacing.rate,
-            half: pacing.half,
+            pacing: ModemPacing::for_profile(cfg),
         })
     }
 
     pub(crate) fn pacer(&self, now: Instant) -> Pacer<Instant> {
-        ModemPacing {
-            rate: self.rate,
-            half: self.half,
-            mtu: self.params.mtu,
-        }
-        .pacer(now)
+        self.pacing.pacer(now)
     }
 }
 

@@ -43,7 +43,7 @@ pub struct SimNode<S: BundleStore> {
     heard: std::collections::BTreeSet<u16>,
     deframers: BTreeMap<u16, Deframer>,
     /// Modems that report nothing of their buffer: the driver's estimate, per port.
-    pacers: BTreeMap<u16, (ModemPacing, Pacer<Duration>)>,
+    pacers: BTreeMap<u16, Pacer<Duration>>,
     /// The last time the simulator called in (to schedule the pacers' ticks).
     last_now: Duration,
     started: bool,
@@ -91,7 +91,7 @@ impl<S: BundleStore> SimNode<S> {
             self.deframers.entry(port.0).or_default();
         }
         if let Some(p) = adapter.pacing() {
-            self.pacers.insert(port.0, (p, p.pacer(Duration::ZERO)));
+            self.pacers.insert(port.0, p.pacer(Duration::ZERO));
         }
         self.links.insert(port.0, (adapter, role));
     }
@@ -115,7 +115,7 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
     fn handle_frame(&mut self, now: SimTime, port: PortId, frame: Bytes) {
         let t = dur(now);
         self.last_now = t;
-        if let Some((_, p)) = self.pacers.get_mut(&port.0) {
+        if let Some(p) = self.pacers.get_mut(&port.0) {
             // Half duplex: the other side held the channel; drain booked for then is not.
             p.received(t);
         }
@@ -148,7 +148,7 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
         if let Some(d) = self.deframers.get_mut(&port.0) {
             d.reset();
         }
-        if let Some((_, p)) = self.pacers.get_mut(&port.0) {
+        if let Some(p) = self.pacers.get_mut(&port.0) {
             p.reset(dur(now));
         }
         match (up, self.links.get(&port.0)) {
@@ -203,9 +203,9 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
         let (adapter, _) = self.links.get(&port.0)?;
         let now_shows = match (link.kind, self.pacers.get_mut(&port.0)) {
             // A modem that reports nothing: what the driver's estimate offers.
-            (PortKind::Stream, Some((pacing, p))) => {
+            (PortKind::Stream, Some(p)) => {
                 p.advance(dur(now));
-                Readiness::Room(ModemPacing::frame_room(p.room(), pacing.mtu))
+                Readiness::Room(ModemPacing::frame_room(p.room(), adapter.params().mtu))
             }
             // A UDP socket: the kernel's send buffer drains at the host's interface rate,
             // faster than any path modelled here, so it takes every datagram; what the
@@ -230,7 +230,7 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
         if framed {
             let mut out = Vec::with_capacity(f.len() + framing::overhead(f.len()));
             framing::encode(&f, &mut out);
-            if let Some((_, p)) = self.pacers.get_mut(&port.0) {
+            if let Some(p) = self.pacers.get_mut(&port.0) {
                 p.wrote(dur(now), out.len());
             }
             Some(Bytes::from(out))
@@ -249,7 +249,7 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
         let tick = self
             .pacers
             .values()
-            .any(|(_, p)| p.busy())
+            .any(|p| p.busy())
             .then(|| self.last_now + MODEM_TICK);
         let t = match (ep, tick) {
             (Some(a), Some(b)) => Some(a.min(b)),

@@ -5,6 +5,7 @@ use std::io::Write;
 
 use super::{CellReport, CellStatus, Family, FamilySummary, RunStatus, Spread, SweepReport};
 use crate::LabError;
+use crate::matrix::{csv_field, opt};
 use crate::plot::{HeatCell, HeatMap, HeatPanel, heatmap_svg};
 
 /// Three significant digits: `0.00123`, `1.23`, `12.3`, `123`, `1234`.
@@ -267,18 +268,6 @@ pub const CSV_COLUMNS: &[&str] = &[
     "timeout_seconds",
     "wall_seconds",
 ];
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map(|x| x.to_string()).unwrap_or_default()
-}
 
 /// Writes the CSV: a header, then one row per cell and seed (RFC 4180 quoting).
 pub fn write_csv(r: &SweepReport, mut w: impl Write) -> Result<(), LabError> {
