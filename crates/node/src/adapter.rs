@@ -25,9 +25,9 @@ use skywave_sim::config::{Duplex, LinkConfig, LinkKind};
 use crate::framing;
 use crate::pacer::{HalfDuplex, Pacer, PacerTime};
 
-/// Frames narrower than this are not asked for: a runt's header costs more than it
-/// carries. The endpoint is asked again once the room has grown.
-pub const MIN_FRAME: usize = 64;
+/// Frames narrower than this are not asked for: the protocol's floor (a frame header and
+/// a fragment of a message). The endpoint is asked again once the room has grown.
+pub const MIN_FRAME: usize = skywave_proto::wire::MIN_FRAME;
 
 /// Frame size used on byte-stream links (modems): big enough to amortise headers,
 /// small enough to keep a modem's 1 KiB buffer from holding a whole over.

@@ -88,6 +88,12 @@ pub fn frame(data: &[u8]) {
                 last_esi,
             } => w.need(r, *needed, *last_esi),
             Message::Heard { pn } => w.heard(*pn),
+            Message::Frag {
+                id,
+                offset,
+                total,
+                data,
+            } => w.frag_part(*id, *offset, *total, data),
             Message::Unknown { ty } => {
                 unknown = true;
                 w.raw(*ty, &[])

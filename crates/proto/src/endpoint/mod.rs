@@ -6,6 +6,7 @@
 
 pub(crate) mod cc;
 mod coding;
+mod frag;
 mod handle;
 mod info;
 mod peer;
@@ -233,6 +234,8 @@ struct Link {
     hello_next: Duration,
     hello_interval: Duration,
     rr: usize,
+    /// A discovery HELLO too large for the link's frames, going out in fragments.
+    frag_out: Option<frag::FragOut>,
 }
 
 /// The per-node protocol state machine.
@@ -267,6 +270,8 @@ pub struct Endpoint {
     /// together, or hear the same HELLO, must not answer in lockstep, or hidden
     /// terminals collide at their common neighbour on every retry.
     rng: u64,
+    frag_ids: frag::FragIds,
+    reassembly: frag::Reassembly,
 }
 
 const HELLO_HEARD: u8 = 1;
@@ -462,6 +467,8 @@ impl Endpoint {
             buf: vec![0; 2048],
             now: Duration::ZERO,
             rng: (nonce ^ u64::from_le_bytes(key[8..16].try_into().expect("8 bytes"))) | 1,
+            frag_ids: frag::FragIds::new(nonce.rotate_left(17)),
+            reassembly: frag::Reassembly::default(),
         }
     }
 
@@ -527,6 +534,7 @@ impl Endpoint {
             hello_next: now,
             hello_interval: self.cfg.hello_interval,
             rr: 0,
+            frag_out: None,
         });
         l.params = params;
         l.up = true;
@@ -806,6 +814,44 @@ impl Endpoint {
             }
             return;
         }
+        // Messages sent in fragments are handled once whole, where their last
+        // fragment was.
+        let mut whole: Vec<(usize, Vec<u8>)> = Vec::new();
+        let src = header.addr.map_or(0, |a| a.0);
+        for (i, m) in msgs.iter().enumerate() {
+            if let Message::Frag {
+                id,
+                offset,
+                total,
+                data,
+            } = m
+                && let Some(b) = self
+                    .reassembly
+                    .add(now, (link, src), *id, *offset, *total, data)
+            {
+                whole.push((i, b));
+            }
+        }
+        let msgs = if msgs.iter().any(|m| matches!(m, Message::Frag { .. })) {
+            let mut out = Vec::with_capacity(msgs.len());
+            for (i, m) in msgs.into_iter().enumerate() {
+                if !matches!(m, Message::Frag { .. }) {
+                    out.push(m);
+                    continue;
+                }
+                let Some((_, b)) = whole.iter().find(|w| w.0 == i) else {
+                    continue;
+                };
+                match wire::parse_messages(b) {
+                    // One message, and not fragments within fragments.
+                    Ok(v) if v.len() == 1 && !matches!(v[0], Message::Frag { .. }) => out.extend(v),
+                    _ => self.stats.dropped_malformed += 1,
+                }
+            }
+            out
+        } else {
+            msgs
+        };
         // HELLOs first: they may introduce the sender.
         for m in &msgs {
             if let Message::Hello {
@@ -861,7 +907,10 @@ impl Endpoint {
         }
         for m in msgs {
             match m {
-                Message::Hello { .. } | Message::Heard { .. } | Message::Unknown { .. } => {}
+                Message::Hello { .. }
+                | Message::Heard { .. }
+                | Message::Frag { .. }
+                | Message::Unknown { .. } => {}
                 Message::Symbols { first, data, .. } => {
                     eliciting = true;
                     self.on_symbols(now, key, first, data, store);

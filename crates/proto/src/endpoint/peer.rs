@@ -340,6 +340,8 @@ pub(crate) struct Peer {
     pub over_bytes: u64,
     /// Frames built for this peer (to interleave pushes with reconciliation).
     pub frames: u64,
+    /// A message too large for the link's frames, going out in fragments.
+    pub frag_out: Option<super::frag::FragOut>,
     pub loss: LossMeter,
 }
 
@@ -382,6 +384,7 @@ impl Peer {
             backoff: 0,
             over_bytes: 0,
             frames: 0,
+            frag_out: None,
             loss: LossMeter::default(),
         }
     }

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::cc::PieceRef;
+use super::frag::{FragIds, FragOut};
 use super::handle::requeue_lost;
 use super::peer::Peer;
 use bytes::Bytes;
@@ -119,6 +120,24 @@ impl Endpoint {
         }
         // Discovery: a HELLO to whoever hears it.
         let l = self.links.get_mut(&link)?;
+        if let Some(mut f) = l.frag_out.take() {
+            // The rest of a HELLO too large for one frame.
+            let addr = l.params.shared.then_some((self.tag, wire::BROADCAST));
+            let mut w = FrameWriter::new(Header { addr, pn: l.pn }, budget);
+            let (n, done) = f.write(&mut w, 0);
+            if !done {
+                l.frag_out = Some(f);
+            }
+            if n > 0 {
+                l.pn += 1;
+                let f = Transmit {
+                    head: w.finish(),
+                    tail: Bytes::new(),
+                };
+                self.stats.count_frame(&f);
+                return Some(f);
+            }
+        }
         let needs = l.params.shared
             || l.peer
                 .is_none_or(|k| !self.peers.get(&k).is_some_and(|p| p.established));
@@ -136,14 +155,17 @@ impl Endpoint {
             l.pn += 1;
             let mut w = FrameWriter::new(Header { addr, pn }, budget);
             let sketch = super::sketch_words(&self.cells, &self.sketch);
-            hello_fitting(
+            if let HelloOut::Fragments(f) = hello_fitting(
                 &mut w,
+                &mut self.frag_ids,
                 &self.key,
                 self.nonce,
                 self.held.len() as u64,
                 0,
                 &sketch,
-            );
+            ) {
+                l.frag_out = Some(f);
+            }
             let f = Transmit {
                 head: w.finish(),
                 tail: Bytes::new(),
@@ -209,24 +231,40 @@ impl Endpoint {
         let mut eliciting = false;
         let mut pieces: Vec<PieceRef> = Vec::new();
 
-        // 1. HELLO, when the peer has not confirmed hearing us.
-        if p.hello_due
-            && now >= p.hello_after
-            && hello_fitting(
+        // 1. The rest of a message too large for one frame, before anything else:
+        // it is worth nothing until whole.
+        if let Some(f) = p.frag_out.as_mut() {
+            let (n, done) = f.write(&mut w, 0);
+            if done {
+                p.frag_out = None;
+            }
+            if n > 0 {
+                substantive = true;
+                eliciting = true;
+            }
+        }
+        // 2. HELLO, when the peer has not confirmed hearing us.
+        if p.hello_due && now >= p.hello_after && p.frag_out.is_none() {
+            let out = hello_fitting(
                 &mut w,
+                &mut self.frag_ids,
                 &my_key,
                 nonce,
                 set_size,
                 HELLO_HEARD,
                 &super::sketch_words(&self.cells, &self.sketch),
-            )
-        {
-            p.hello_due = false;
-            p.hello_at = now;
-            p.hello_sent = true;
-            substantive = true;
+            );
+            if !matches!(out, HelloOut::NoRoom) {
+                if let HelloOut::Fragments(f) = out {
+                    p.frag_out = Some(f);
+                }
+                p.hello_due = false;
+                p.hello_at = now;
+                p.hello_sent = true;
+                substantive = true;
+            }
         }
-        // 2. Acknowledgements (paced links), piggybacked whenever anything is owed.
+        // 3. Acknowledgements (paced links), piggybacked whenever anything is owed.
         let mut ack_written = false;
         if params.paced && p.unacked_eliciting > 0 && !p.ack_ranges.is_empty() {
             let ack = Ack {
@@ -345,6 +383,19 @@ impl Endpoint {
                     continue;
                 };
                 if !w.have(&r, &inc.held) {
+                    // A report too long for the link's frames goes in fragments.
+                    if p.frag_out.is_some() {
+                        break;
+                    }
+                    let Some(mut f) = self.frag_ids.start(|m| m.have(&r, &inc.held)) else {
+                        break;
+                    };
+                    if f.fits_whole(&w) || f.write(&mut w, super::frag::MIN_FIRST).0 == 0 {
+                        break;
+                    }
+                    p.frag_out = Some(f);
+                    p.have.remove(i);
+                    substantive = true;
                     break;
                 }
                 if let Some(rx) = self.fec_rx.get(&r) {
@@ -407,6 +458,28 @@ impl Endpoint {
                         }
                         if !o.manifest_acked && o.manifest_sent_at.is_none_or(|t| now >= t + rto) {
                             if !w.manifest(&o.manifest) {
+                                // Larger than the link's frames: in fragments, one
+                                // message at a time.
+                                if !w.needs_fragments(o.manifest.len()) || p.frag_out.is_some() {
+                                    break;
+                                }
+                                let Some(mut f) = self.frag_ids.start(|m| m.manifest(&o.manifest))
+                                else {
+                                    break;
+                                };
+                                if f.write(&mut w, super::frag::MIN_FIRST).0 == 0 {
+                                    break;
+                                }
+                                p.frag_out = Some(f);
+                                if o.manifest_sent_at.is_some() {
+                                    self.stats.manifests_resent += 1;
+                                    o.resent = true;
+                                }
+                                self.stats.manifests_sent += 1;
+                                o.manifest_sent_at = Some(now);
+                                o.last_sent_at = now;
+                                substantive = true;
+                                eliciting = true;
                                 break;
                             }
                             if o.manifest_sent_at.is_some() {
@@ -473,7 +546,9 @@ impl Endpoint {
                         while let Some((start, end)) = o.next_range(u64::MAX) {
                             let room = w.piece_room(&o.r, start);
                             let want = (end - start) as usize;
-                            if room == 0 || (room < MIN_PIECE && want > room) {
+                            // A short piece is worth its header when the frame has
+                            // room for nothing more (the link's frames are tiny).
+                            if room == 0 || (room < MIN_PIECE && want > room && !w.is_empty()) {
                                 break;
                             }
                             let n = room.min(want);
@@ -819,19 +894,29 @@ fn peer_quiet_at(p: &Peer, params: &LinkParams) -> Option<Duration> {
     Some((p.last_heard + gap).min(cap))
 }
 
+/// What became of a HELLO.
+enum HelloOut {
+    /// Not even its first fragment fits what is left of the frame.
+    NoRoom,
+    Sent,
+    /// Its first fragment is in the frame; the rest goes first in the next frames.
+    Fragments(FragOut),
+}
+
 /// Writes a HELLO with as much of the set's sketch as the frame has room for: the whole
 /// sketch, else the count cells and fewer bottom-k hashes, else no sketch at all (the
 /// peer then estimates the difference from the set sizes). A frame budget too small for
-/// the sketch must not keep the session from starting. False if not even a bare HELLO
-/// fits.
+/// the sketch must not keep the session from starting. Frames too small for even a bare
+/// HELLO (LoRa at long range) get it in fragments, with the count cells.
 fn hello_fitting(
     w: &mut FrameWriter,
+    ids: &mut FragIds,
     key: &[u8; 32],
     nonce: u64,
     set_size: u64,
     flags: u8,
     sketch: &[u64],
-) -> bool {
+) -> HelloOut {
     let cells = super::CELLS / 4;
     for n in (cells..=sketch.len().min(wire::MAX_SKETCH)).rev() {
         if w.hello(
@@ -841,8 +926,30 @@ fn hello_fitting(
             flags | super::HELLO_CELLS,
             &sketch[..n],
         ) {
-            return true;
+            return HelloOut::Sent;
         }
     }
-    w.hello(key, nonce, set_size, flags, &[])
+    if w.hello(key, nonce, set_size, flags, &[]) {
+        return HelloOut::Sent;
+    }
+    let Some(mut f) = ids.start(|m| {
+        m.hello(
+            key,
+            nonce,
+            set_size,
+            flags | super::HELLO_CELLS,
+            &sketch[..cells.min(sketch.len())],
+        )
+    }) else {
+        return HelloOut::NoRoom;
+    };
+    if f.fits_whole(w) {
+        // A whole frame would hold it: wait for one.
+        return HelloOut::NoRoom;
+    }
+    match f.write(w, super::frag::MIN_FIRST) {
+        (0, _) => HelloOut::NoRoom,
+        (_, true) => HelloOut::Sent,
+        (_, false) => HelloOut::Fragments(f),
+    }
 }

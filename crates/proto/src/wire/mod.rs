@@ -17,8 +17,12 @@ pub const BROADCAST: u32 = u32::MAX;
 pub const MAX_SKETCH: usize = 32;
 /// Longest WANT prefix: a whole 48-bit short id.
 pub const MAX_WANT_LEN: u8 = 6;
-/// Smallest frame budget the protocol works with.
-pub const MIN_FRAME: usize = 64;
+/// Smallest frame budget the protocol works with: an addressed frame header (13 B at
+/// most) and a fragment of a message with room for at least 16 bytes of it. Below this
+/// a link is refused at start-up.
+pub const MIN_FRAME: usize = 48;
+/// Largest message carried in fragments (bigger ones are never built).
+pub const MAX_FRAGMENTED: usize = 64 * 1024;
 
 pub mod ty {
     pub const HELLO: u8 = 0x01;
@@ -34,6 +38,7 @@ pub mod ty {
     pub const RECON_MORE: u8 = 0x0b;
     pub const NEED: u8 = 0x0c;
     pub const HEARD: u8 = 0x0d;
+    pub const FRAG: u8 = 0x0e;
 }
 
 /// Why a frame was dropped.
@@ -150,6 +155,15 @@ pub enum Message<'a> {
     Heard {
         pn: u64,
     },
+    /// Bytes `[offset, offset + data.len())` of message `id` (its type, length and body
+    /// as a frame would hold them), `total` bytes long: a message larger than the
+    /// link's frames goes in pieces and is handled once whole.
+    Frag {
+        id: u64,
+        offset: u64,
+        total: u64,
+        data: &'a [u8],
+    },
     Unknown {
         ty: u8,
     },
@@ -244,6 +258,7 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
         ty::RECON_MORE => "RECON_MORE",
         ty::NEED => "NEED",
         ty::HEARD => "HEARD",
+        ty::FRAG => "FRAG",
         _ => return Ok(Message::Unknown { ty }),
     };
     let mut c = Cursor {
@@ -395,6 +410,21 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
             c.end()?;
             Message::Heard { pn }
         }
+        ty::FRAG => {
+            let id = c.varint()?;
+            let offset = c.varint()?;
+            let total = c.varint()?;
+            let end = offset.checked_add(c.b.len() as u64);
+            if c.b.is_empty() || total > MAX_FRAGMENTED as u64 || end.is_none_or(|e| e > total) {
+                return Err(WireError::Malformed(name));
+            }
+            Message::Frag {
+                id,
+                offset,
+                total,
+                data: c.b,
+            }
+        }
         _ => unreachable!("unknown types returned above"),
     };
     Ok(m)
@@ -420,6 +450,12 @@ pub fn parse(frame: &[u8]) -> Result<(Header, Vec<Message<'_>>), WireError> {
     };
     let (pn, n) = varint::get(rest).map_err(|_| WireError::Truncated)?;
     rest = &rest[n..];
+    Ok((Header { addr, pn }, parse_messages(rest)?))
+}
+
+/// Parses a run of encoded messages (a frame's body, or a message put back together
+/// from fragments).
+pub fn parse_messages(mut rest: &[u8]) -> Result<Vec<Message<'_>>, WireError> {
     let mut msgs = Vec::new();
     while !rest.is_empty() {
         let ty = rest[0];
@@ -433,7 +469,7 @@ pub fn parse(frame: &[u8]) -> Result<(Header, Vec<Message<'_>>), WireError> {
         msgs.push(parse_message(ty, &rest[start..end])?);
         rest = &rest[end..];
     }
-    Ok((Header { addr, pn }, msgs))
+    Ok(msgs)
 }
 
 /// `(type, encoded size)` of each message of a well-formed frame (for accounting).
@@ -501,6 +537,33 @@ impl FrameWriter {
             header_len,
             tail: Bytes::new(),
         }
+    }
+
+    /// A writer for one message of any size, to be sent in fragments
+    /// ([`FrameWriter::message_bytes`]).
+    pub fn unbounded() -> Self {
+        Self {
+            buf: Vec::new(),
+            limit: MAX_FRAGMENTED,
+            header_len: 0,
+            tail: Bytes::new(),
+        }
+    }
+
+    /// The encoded messages of an [`FrameWriter::unbounded`] writer.
+    pub fn message_bytes(self) -> Vec<u8> {
+        self.finish()
+    }
+
+    /// Bytes for messages in an empty frame of this budget.
+    pub fn capacity(&self) -> usize {
+        self.limit.saturating_sub(self.header_len)
+    }
+
+    /// Whether a message with a body of `body` bytes is too large for any frame of this
+    /// budget (it must go in fragments).
+    pub fn needs_fragments(&self, body: usize) -> bool {
+        Self::cost(body) > self.capacity()
     }
 
     /// Bytes still free.
@@ -755,6 +818,38 @@ impl FrameWriter {
         r.put(&mut self.buf);
         varint::put(&mut self.buf, needed);
         varint::put(&mut self.buf, last_esi);
+        true
+    }
+
+    /// Writes as much of `msg[offset..]` (message `id`, `msg.len()` bytes in all) as
+    /// fits, if at least `min` bytes of it (or all that is left) do; returns how much.
+    pub fn frag(&mut self, id: u64, offset: usize, msg: &[u8], min: usize) -> usize {
+        let left = msg.len().saturating_sub(offset);
+        if left == 0 {
+            return 0;
+        }
+        let head = varint::len(id) + varint::len(offset as u64) + varint::len(msg.len() as u64);
+        let n = self.max_body().saturating_sub(head).min(left);
+        if n == 0 || (n < left && n < min) {
+            return 0;
+        }
+        let total = msg.len() as u64;
+        if !self.frag_part(id, offset as u64, total, &msg[offset..offset + n]) {
+            return 0;
+        }
+        n
+    }
+
+    /// Writes one fragment as given.
+    pub fn frag_part(&mut self, id: u64, offset: u64, total: u64, data: &[u8]) -> bool {
+        let head = varint::len(id) + varint::len(offset) + varint::len(total);
+        if data.is_empty() || !self.begin(ty::FRAG, head + data.len()) {
+            return false;
+        }
+        varint::put(&mut self.buf, id);
+        varint::put(&mut self.buf, offset);
+        varint::put(&mut self.buf, total);
+        self.buf.extend_from_slice(data);
         true
     }
 
