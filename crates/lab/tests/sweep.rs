@@ -26,7 +26,7 @@ fn a_tiny_grid_reports_every_cell_with_sane_fields() {
     let families = parse_families(Some("radio,ip")).unwrap();
     let axes: Vec<String> = [
         "radio.rate=128k",
-        "radio.mtu=48,223",
+        "radio.mtu=40,223",
         "radio.loss=0",
         "txqueue=queued",
         "ip.rate=1M",
@@ -46,13 +46,13 @@ fn a_tiny_grid_reports_every_cell_with_sane_fields() {
         assert!(d.runs_done <= d.runs_total && d.cells_done <= d.cells_total);
     };
     let r = sweep(&grid, &options(&seeds, &on_run)).unwrap();
-    // mtu=48 cannot be built: reported, not run.
+    // mtu=40 (under the protocol's 48 B floor) cannot be built: reported, not run.
     assert_eq!(calls.load(Ordering::Relaxed), 3 * 2);
     assert_eq!(r.cells.len(), 4, "every cell is reported");
     let bad = &r.cells[0];
-    assert_eq!(bad.axes["mtu"], "48");
+    assert_eq!(bad.axes["mtu"], "40");
     assert_eq!(bad.status, CellStatus::Error);
-    assert!(bad.error.as_deref().unwrap().contains("48 B"), "{bad:?}");
+    assert!(bad.error.as_deref().unwrap().contains("40 B") && bad.error.as_deref().unwrap().contains("48 B"), "{bad:?}");
     assert!(bad.results.is_empty() && bad.floor.is_none());
 
     for c in &r.cells[1..] {

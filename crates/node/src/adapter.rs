@@ -162,6 +162,9 @@ pub struct LinkAdapter {
     /// Frames are framed ([`crate::framing`]) before they reach the device: a byte
     /// stream.
     framed: bool,
+    /// The radio neither senses the carrier nor backs off: the driver takes turns on the
+    /// channel for it ([`crate::mac::SoftMac`]).
+    driver_mac: bool,
 }
 
 impl LinkAdapter {
@@ -172,6 +175,7 @@ impl LinkAdapter {
             underlay: Underlay::Datagram,
             framed: false,
             pacing: None,
+            driver_mac: false,
             params: LinkParams {
                 mtu: cfg.mtu.clamp(MIN_FRAME, MAX_DATAGRAM),
                 shared: false,
@@ -190,6 +194,7 @@ impl LinkAdapter {
             underlay: Underlay::Tcp,
             framed: false,
             pacing: None,
+            driver_mac: false,
             params: LinkParams {
                 mtu: mtu.clamp(MIN_FRAME, u16::MAX as usize),
                 shared: false,
@@ -209,6 +214,7 @@ impl LinkAdapter {
             params,
             framed: false,
             pacing: None,
+            driver_mac: false,
         }
     }
 
@@ -220,6 +226,7 @@ impl LinkAdapter {
             params,
             framed: true,
             pacing: None,
+            driver_mac: false,
         }
     }
 
@@ -230,6 +237,21 @@ impl LinkAdapter {
             pacing: Some(pacing),
             ..LinkAdapter::modem(params)
         }
+    }
+
+    /// The same radio, one that puts every frame on the air at once, without carrier
+    /// sense or backoff: the driver keeps one frame in it at a time and takes turns on the
+    /// channel itself ([`crate::mac::SoftMac`]).
+    pub fn without_channel_access(self) -> LinkAdapter {
+        LinkAdapter {
+            driver_mac: true,
+            ..self
+        }
+    }
+
+    /// Whether the driver takes turns on the channel for the radio.
+    pub fn driver_mac(&self) -> bool {
+        self.driver_mac
     }
 
     /// How the driver paces this modem, if it estimates its buffer.
@@ -355,7 +377,9 @@ pub fn adapter_for(cfg: &LinkConfig) -> LinkAdapter {
         LinkKind::Stream => {
             LinkAdapter::paced_modem(device_params(cfg), ModemPacing::for_profile(cfg))
         }
-        LinkKind::Csma => LinkAdapter::device(device_params(cfg)),
+        // A shared radio: the driver takes turns on the channel (as the daemon's radio
+        // drivers do by default), whether or not the radio senses the carrier itself.
+        LinkKind::Csma => LinkAdapter::device(device_params(cfg)).without_channel_access(),
     }
 }
 

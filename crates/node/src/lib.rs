@@ -3,6 +3,7 @@
 
 pub mod adapter;
 pub mod framing;
+pub mod mac;
 pub mod pacer;
 pub mod sim;
 pub mod store_adapter;

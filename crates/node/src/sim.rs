@@ -15,6 +15,7 @@ use skywave_sim::time::SimTime;
 
 use crate::adapter::{LinkAdapter, MODEM_TICK, ModemPacing, Readiness, Underlay};
 use crate::framing::{self, Deframer};
+use crate::mac::SoftMac;
 use crate::pacer::Pacer;
 
 pub use crate::adapter::{QUEUED_FRAMES, STREAM_MTU};
@@ -44,6 +45,10 @@ pub struct SimNode<S: BundleStore> {
     deframers: BTreeMap<u16, Deframer>,
     /// Modems that report nothing of their buffer: the driver's estimate, per port.
     pacers: BTreeMap<u16, Pacer<Duration>>,
+    /// Radios without channel access of their own: the driver's turn-taking, per port.
+    macs: BTreeMap<u16, SoftMac>,
+    /// Seeds the turn-taking's randomness (differs per node).
+    seed: u64,
     /// The last time the simulator called in (to schedule the pacers' ticks).
     last_now: Duration,
     started: bool,
@@ -72,6 +77,8 @@ impl<S: BundleStore> SimNode<S> {
             heard: Default::default(),
             deframers: BTreeMap::new(),
             pacers: BTreeMap::new(),
+            macs: BTreeMap::new(),
+            seed: nonce ^ u64::from_le_bytes(key[..8].try_into().expect("8 bytes")),
             last_now: Duration::ZERO,
             started: false,
             events: Vec::new(),
@@ -92,6 +99,14 @@ impl<S: BundleStore> SimNode<S> {
         }
         if let Some(p) = adapter.pacing() {
             self.pacers.insert(port.0, p.pacer(Duration::ZERO));
+        }
+        if adapter.driver_mac() {
+            let p = adapter.params();
+            let seed = self.seed.wrapping_add(u64::from(port.0));
+            self.macs.insert(
+                port.0,
+                SoftMac::new(p.rate_bps.unwrap_or(9600), p.mtu, seed),
+            );
         }
         self.links.insert(port.0, (adapter, role));
     }
@@ -118,6 +133,10 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
         if let Some(p) = self.pacers.get_mut(&port.0) {
             // Half duplex: the other side held the channel; drain booked for then is not.
             p.received(t);
+        }
+        if let Some(m) = self.macs.get_mut(&port.0) {
+            m.heard(t);
+            m.set_neighbours(self.ep.peers_on(port.0 as usize));
         }
         if self.started
             && let Some((a, LinkRole::Listen)) = self.links.get(&port.0)
@@ -224,9 +243,21 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
             max = max.min(link.mtu);
         }
         let framed = adapter.framed();
+        if let Some(m) = self.macs.get_mut(&port.0)
+            && m.may_send(dur(now)).is_err()
+        {
+            return None;
+        }
         let f = self
             .ep
-            .poll_transmit(dur(now), port.0 as usize, max, &mut self.store)?;
+            .poll_transmit(dur(now), port.0 as usize, max, &mut self.store);
+        if let Some(m) = self.macs.get_mut(&port.0) {
+            match &f {
+                Some(f) => m.sent(dur(now), f.len()),
+                None => m.idle(),
+            }
+        }
+        let f = f?;
         if framed {
             let mut out = Vec::with_capacity(f.len() + framing::overhead(f.len()));
             framing::encode(&f, &mut out);
@@ -251,10 +282,12 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
             .values()
             .any(|p| p.busy())
             .then(|| self.last_now + MODEM_TICK);
-        let t = match (ep, tick) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let turn = self
+            .macs
+            .values()
+            .filter_map(|m| m.waiting_until(self.last_now))
+            .min();
+        let t = [ep, tick, turn].into_iter().flatten().min();
         t.map(|d| SimTime::from_nanos(d.as_nanos() as u64))
     }
 }

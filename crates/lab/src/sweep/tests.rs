@@ -172,14 +172,14 @@ fn cells_that_cannot_be_built_say_why() {
             "rate=9.6k".into(),
             "loss=0".into(),
             "txqueue=queued".into(),
-            "mtu=48,64".into(),
+            "mtu=40,48".into(),
         ],
         false,
     )
     .unwrap();
     let cells = g.cells(AgentKind::Skywave);
     let e = cells[0].setup.as_ref().unwrap_err();
-    assert!(e.contains("48 B") && e.contains("64 B"), "{e}");
+    assert!(e.contains("40 B") && e.contains("48 B"), "{e}");
     assert!(cells[1].setup.is_ok());
     // The reference agent takes any frame budget.
     assert!(g.cells(AgentKind::Reference)[0].setup.is_ok());

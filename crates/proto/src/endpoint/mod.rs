@@ -508,6 +508,14 @@ impl Endpoint {
             .map(|p| &p.key)
     }
 
+    /// Peers with an established session on `link`.
+    pub fn peers_on(&self, link: LinkId) -> usize {
+        self.peers
+            .values()
+            .filter(|p| p.established && p.link == link)
+            .count()
+    }
+
     /// Bytes of reconciliation sent to and received from each peer, and messages.
     pub fn recon_totals(&self) -> (u64, u64) {
         self.peers
@@ -888,6 +896,7 @@ impl Endpoint {
             let p = self.peers.get_mut(&key).expect("checked");
             p.last_heard = now;
             p.over_bytes = 0;
+            p.over_full_at = None;
             if paced {
                 p.record_pn(header.pn, now);
             } else {

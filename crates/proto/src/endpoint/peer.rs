@@ -338,6 +338,9 @@ pub(crate) struct Peer {
     pub backoff: u32,
     /// Bytes sent since the peer last spoke (half duplex: an over's length).
     pub over_bytes: u64,
+    /// Shared channels: when this over reached its length (the pause that lets the peer
+    /// speak runs from then).
+    pub over_full_at: Option<Duration>,
     /// Frames built for this peer (to interleave pushes with reconciliation).
     pub frames: u64,
     /// A message too large for the link's frames, going out in fragments.
@@ -383,6 +386,7 @@ impl Peer {
             last_heard: now,
             backoff: 0,
             over_bytes: 0,
+            over_full_at: None,
             frames: 0,
             frag_out: None,
             loss: LossMeter::default(),

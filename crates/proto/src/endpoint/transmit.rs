@@ -20,11 +20,23 @@ const WANT_PATIENCE: u32 = 2;
 /// Sends remembered per bundle on links without acks (older ones fall to the timeout).
 const MAX_TRACKED_SENDS: usize = 256;
 
-/// Shared medium: the longest run of frames to one peer without hearing from it. A
-/// radio that always has a frame queued wins the channel (the other's backoff doubles
-/// each time it finds the channel busy), so the peer's reports would wait for seconds and
-/// everything they answer would be resent; pausing lets them through.
-const SHARED_OVER: Duration = Duration::from_millis(150);
+/// Shared medium: the longest run of frames to one peer without hearing from it, in
+/// largest frames. A radio that always has a frame queued wins the channel (the other's
+/// backoff doubles each time it finds the channel busy), so the peer's reports would
+/// wait for seconds and everything they answer would be resent; pausing lets them
+/// through. In frames, not milliseconds: the same share of the channel at any rate.
+const SHARED_OVER_FRAMES: u32 = 8;
+
+/// Shared medium: how long, in largest frames' airtime, a sender that ended its over
+/// stays off the channel when the peer does not speak (a report may be waiting in the
+/// peer's radio behind its own queue): then it goes on.
+const SHARED_PAUSE_FRAMES: u32 = 3;
+
+/// Airtime of a largest frame on a link of known rate.
+pub(super) fn frame_airtime(params: &LinkParams) -> Option<Duration> {
+    let rate = params.rate_bps.filter(|&r| r > 0)?;
+    Some(Duration::from_secs_f64(8.0 * params.mtu as f64 / rate as f64))
+}
 
 /// Pieces smaller than this are not worth a header when more data would follow.
 const MIN_PIECE: usize = 24;
@@ -45,10 +57,10 @@ impl Endpoint {
         }
         if params.shared {
             // On a shared channel a report may wait out the peer's over and ours (each up
-            // to SHARED_OVER) and a radio queue before it is heard: a shorter timer
-            // resends what was not lost (uhf-100x100 seeds 1-20: 3 runs past 75 KB on
-            // air without this floor, none with it).
-            t = t.max(SHARED_OVER * 2 + params.rtt_hint + cfg.report_interval);
+            // to an over of SHARED_OVER_FRAMES) and a radio queue before it is heard: a
+            // shorter timer resends what was not lost.
+            let over = frame_airtime(params).unwrap_or_default() * SHARED_OVER_FRAMES;
+            t = t.max(over * 2 + params.rtt_hint + cfg.report_interval);
         }
         t * 2u32.pow(p.backoff.min(5))
     }
@@ -56,9 +68,7 @@ impl Endpoint {
     fn over_limit(&self, params: &LinkParams) -> u64 {
         match (params.half_duplex, params.shared, params.rate_bps) {
             (true, _, Some(r)) => (r as f64 / 8.0 * self.cfg.max_over.as_secs_f64()) as u64,
-            (false, true, Some(r)) => {
-                ((r as f64 / 8.0 * SHARED_OVER.as_secs_f64()) as u64).max(2 * params.mtu as u64)
-            }
+            (false, true, Some(_)) => u64::from(SHARED_OVER_FRAMES) * params.mtu as u64,
             _ => u64::MAX,
         }
     }
@@ -671,6 +681,9 @@ impl Endpoint {
             }
         }
         p.over_bytes += f.len() as u64;
+        if p.over_bytes >= over_limit && p.over_full_at.is_none() {
+            p.over_full_at = Some(now);
+        }
         if eliciting {
             p.cc.on_sent(now, pn, f.len() as u64, pieces);
         }
@@ -747,8 +760,11 @@ impl Endpoint {
             if p.recon.dec.is_some() && !p.recon.decoded && p.recon.more_to_send.is_none() {
                 at(p.recon.last_symbol_at + rto);
             }
-            if p.over_bytes > 0 && (l.params.half_duplex || l.params.shared) {
+            if p.over_bytes > 0 && l.params.half_duplex {
                 at(p.last_heard.max(p.hello_at) + rto);
+            }
+            if let Some(t) = p.over_full_at.filter(|_| l.params.shared) {
+                at(t + shared_pause(&l.params));
             }
         }
         t
@@ -852,11 +868,20 @@ impl Endpoint {
                 p.recon.more_to_send = Some((have, count));
                 p.recon.last_symbol_at = now;
             }
-            if (params.half_duplex || params.shared)
+            if params.half_duplex
                 && p.over_bytes > 0
                 && now >= p.last_heard.max(p.hello_at) + rto
             {
                 p.over_bytes = 0;
+            }
+            // Shared channel: the peer had its chance to speak and did not.
+            if params.shared
+                && !params.half_duplex
+                && p.over_full_at
+                    .is_some_and(|t| now >= t + shared_pause(&params))
+            {
+                p.over_bytes = 0;
+                p.over_full_at = None;
             }
         }
     }
@@ -888,10 +913,14 @@ fn peer_quiet_at(p: &Peer, params: &LinkParams) -> Option<Duration> {
     if !params.shared || has_data(p) {
         return None;
     }
-    let rate = params.rate_bps? as f64 / 8.0;
-    let gap = Duration::from_secs_f64(2.0 * params.mtu as f64 / rate.max(1.0));
-    let cap = p.have_due? + SHARED_OVER * 2;
-    Some((p.last_heard + gap).min(cap))
+    let frame = frame_airtime(params)?;
+    let cap = p.have_due? + frame * SHARED_OVER_FRAMES * 2;
+    Some((p.last_heard + frame * 2).min(cap))
+}
+
+/// How long a sender whose over is full stays off a shared channel for the peer.
+fn shared_pause(params: &LinkParams) -> Duration {
+    frame_airtime(params).unwrap_or(Duration::from_millis(50)) * SHARED_PAUSE_FRAMES
 }
 
 /// What became of a HELLO.

@@ -1,0 +1,266 @@
+//! Channel access for radios that have none of their own.
+//!
+//! Some radios put a frame on the air the moment the host hands it over, with no carrier
+//! sense and no backoff (Serval's RFD900 simulator, bare LoRa modules driven raw, many
+//! serial radios in transparent mode). Two such radios answering the same frame start
+//! together and collide; a retry sent the same way collides again, for ever (LBARD's
+//! livelock). The driver of such a radio does the listening itself, from the only
+//! things it sees: when a frame from the channel ended (it arrives whole), and when its
+//! own frame ends (the radio falls silent).
+//!
+//! - A station that was the last to send keeps the channel while it has frames: it
+//!   sends the next one as soon as its radio falls silent. Everyone else hears a frame at
+//!   most one frame time after the previous one, so nobody else starts meanwhile.
+//! - When the channel has been quiet for one largest frame's airtime plus a guard (no
+//!   continuation can still be on its way), stations that were not the last sender
+//!   contend: each waits a random number of slots (a slot is a largest frame's airtime:
+//!   without carrier sense, starts closer than that overlap). The last sender waits
+//!   until every other station's window is over, so two stations take turns without
+//!   ever colliding and a third is rarely unlucky.
+//! - Every wait is in airtime of the link's own frames, so the same rules hold from
+//!   1.2 kbit/s to 128 kbit/s.
+//!
+//! Sans-IO: time comes in, and the randomness is a seeded xorshift.
+
+use std::time::Duration;
+
+/// Contention window of stations that were not the last sender, in slots, with one
+/// neighbour; it grows with the neighbours that may contend.
+const CW_MIN: u64 = 4;
+const CW_MAX: u64 = 64;
+
+/// Frames one station may send back to back before it lets others in, whatever it has.
+const MAX_OVER_FRAMES: u32 = 16;
+
+/// Channel access in software for one radio link. See the module docs.
+#[derive(Clone, Debug)]
+pub struct SoftMac {
+    rate_bytes: f64,
+    mtu: usize,
+    /// Airtime the radio adds to each frame (preamble, sync, parity), as a byte count.
+    frame_overhead: usize,
+    rng: u64,
+    /// Contention window, in slots.
+    cw: u64,
+    /// End of the last frame heard on the channel.
+    heard_at: Option<Duration>,
+    /// When our own last frame ends on the air.
+    tx_end: Option<Duration>,
+    /// We sent the last frame on the channel and may go on.
+    holding: bool,
+    frames_in_over: u32,
+    /// When this station may start, once chosen for the current quiet spell.
+    start_at: Option<Duration>,
+    /// Since this time the station had nothing to send when its turn came: whatever
+    /// started meanwhile is still unheard, so it listens a whole frame from when it
+    /// next has something.
+    passed: bool,
+    /// Counters for status and tests.
+    pub contentions: u64,
+    pub continuations: u64,
+}
+
+impl SoftMac {
+    /// A radio sending `rate_bps` bit/s with frames up to `mtu` bytes; `seed` must
+    /// differ between stations (a node key's bytes).
+    pub fn new(rate_bps: u64, mtu: usize, seed: u64) -> Self {
+        Self {
+            rate_bytes: (rate_bps.max(1) as f64) / 8.0,
+            mtu,
+            frame_overhead: 16,
+            rng: seed | 1,
+            cw: CW_MIN,
+            heard_at: None,
+            tx_end: None,
+            holding: false,
+            frames_in_over: 0,
+            start_at: None,
+            passed: false,
+            contentions: 0,
+            continuations: 0,
+        }
+    }
+
+    fn airtime(&self, bytes: usize) -> Duration {
+        Duration::from_secs_f64((bytes + self.frame_overhead) as f64 / self.rate_bytes)
+    }
+
+    /// Airtime of a largest frame: the slot, and what a quiet channel must last before
+    /// no continuation can be under way.
+    pub fn slot(&self) -> Duration {
+        self.airtime(self.mtu)
+    }
+
+    fn guard(&self) -> Duration {
+        self.airtime(0) + Duration::from_millis(2)
+    }
+
+    fn draw(&mut self, n: u64) -> u64 {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        self.rng % n.max(1)
+    }
+
+    /// Neighbours that may contend for the channel (the sessions on the link): the
+    /// window grows with them, so that two of them rarely draw the same slot.
+    pub fn set_neighbours(&mut self, n: usize) {
+        self.cw = (2 * n as u64).clamp(CW_MIN, CW_MAX);
+    }
+
+    /// A frame from the channel arrived whole at `now`.
+    pub fn heard(&mut self, now: Duration) {
+        self.heard_at = Some(now);
+        self.holding = false;
+        self.frames_in_over = 0;
+        self.start_at = None;
+        self.passed = false;
+    }
+
+    /// Whether a frame may be handed to the radio now; if not, when to ask again.
+    pub fn may_send(&mut self, now: Duration) -> Result<(), Duration> {
+        // The radio itself says when its frame is done (it takes the next one): the
+        // estimate of our own frame's end only times the quiet after it.
+        if self.holding && self.frames_in_over < MAX_OVER_FRAMES {
+            return Ok(());
+        }
+        let start = match self.start_at {
+            Some(t) => t,
+            None => {
+                let mut quiet_from = self.heard_at.max(self.tx_end).unwrap_or(Duration::ZERO);
+                if self.passed {
+                    // A frame may have started while we had nothing: listen for one.
+                    quiet_from = quiet_from.max(now);
+                }
+                let slot = self.slot();
+                let mut wait = slot + self.guard();
+                let last_sender = self.tx_end.is_some() && self.tx_end >= self.heard_at;
+                if last_sender {
+                    // Let every other station's window pass first.
+                    wait += slot * self.cw as u32 + self.guard();
+                }
+                let cw = self.cw;
+                wait += slot * self.draw(cw) as u32;
+                let t = quiet_from + wait;
+                self.start_at = Some(t);
+                self.contentions += 1;
+                t
+            }
+        };
+        if now >= start { Ok(()) } else { Err(start) }
+    }
+
+    /// When a station waiting for its turn should ask again (after `now`).
+    pub fn waiting_until(&self, now: Duration) -> Option<Duration> {
+        self.start_at.filter(|&t| t > now)
+    }
+
+    /// A frame of `len` bytes went to the radio at `now`.
+    pub fn sent(&mut self, now: Duration, len: usize) {
+        if self.holding {
+            self.continuations += 1;
+        }
+        self.tx_end = Some(now + self.airtime(len));
+        self.holding = true;
+        self.frames_in_over += 1;
+        self.start_at = None;
+        self.passed = false;
+    }
+
+    /// The station had nothing to send when it could have: its turn ends.
+    pub fn idle(&mut self) {
+        self.holding = false;
+        self.frames_in_over = 0;
+        if self.start_at.is_some() || self.tx_end.is_some() {
+            self.start_at = None;
+            self.passed = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    /// Two stations that both always have frames: each frame is heard by the other at
+    /// its end. Returns the number of overlapping transmissions.
+    fn two_busy_stations(rate: u64, mtu: usize, frames: usize) -> (usize, usize) {
+        let mut macs = [SoftMac::new(rate, mtu, 11), SoftMac::new(rate, mtu, 29)];
+        let mut on_air: Vec<(usize, Duration, Duration)> = Vec::new();
+        let mut now = Duration::ZERO;
+        let mut sent = [0usize; 2];
+        let mut overlaps = 0;
+        while sent[0] + sent[1] < frames {
+            // Frames that ended by `now` are heard by the other station.
+            on_air.retain(|&(who, _, end)| {
+                if end <= now {
+                    macs[1 - who].heard(end);
+                    false
+                } else {
+                    true
+                }
+            });
+            let mut next = now + Duration::from_secs(10);
+            for who in 0..2 {
+                match macs[who].may_send(now) {
+                    Ok(()) => {
+                        // An over of at most 2 frames, as the endpoint's over limit does.
+                        if macs[who].frames_in_over >= 2 {
+                            macs[who].idle();
+                            if let Err(t) = macs[who].may_send(now) {
+                                next = next.min(t);
+                            }
+                            continue;
+                        }
+                        let air = macs[who].airtime(mtu);
+                        if on_air.iter().any(|&(_, s, e)| s < now + air && now < e) {
+                            overlaps += 1;
+                        }
+                        macs[who].sent(now, mtu);
+                        on_air.push((who, now, now + air));
+                        sent[who] += 1;
+                        next = next.min(now + air);
+                    }
+                    Err(t) => next = next.min(t),
+                }
+            }
+            for &(_, _, e) in &on_air {
+                next = next.min(e);
+            }
+            now = next.max(now + Duration::from_micros(1));
+        }
+        (overlaps, sent[0].min(sent[1]))
+    }
+
+    #[test]
+    fn two_stations_without_carrier_sense_take_turns_without_colliding() {
+        for rate in [1200, 9600, 128_000] {
+            let (overlaps, least) = two_busy_stations(rate, 223, 200);
+            assert_eq!(overlaps, 0, "{rate} bit/s");
+            assert!(least >= 80, "{rate} bit/s: one station starved ({least})");
+        }
+    }
+
+    #[test]
+    fn waits_scale_with_airtime_and_retries_differ() {
+        let mut slow = SoftMac::new(1200, 100, 5);
+        let mut fast = SoftMac::new(128_000, 100, 5);
+        slow.heard(Duration::ZERO);
+        fast.heard(Duration::ZERO);
+        let s = slow.may_send(Duration::ZERO).unwrap_err();
+        let f = fast.may_send(Duration::ZERO).unwrap_err();
+        assert!(s > f * 50, "slow {s:?} fast {f:?}");
+        // Repeated contentions after the same event draw different waits.
+        let mut waits = std::collections::BTreeSet::new();
+        for k in 0..32 {
+            let t = Duration::from_secs(k);
+            slow.heard(t);
+            waits.insert(slow.may_send(t).unwrap_err() - t);
+        }
+        assert!(waits.len() > 1, "every retry waited the same: {waits:?}");
+        assert!(slow.may_send(Duration::from_secs(1000)).is_ok());
+        let _ = MS;
+    }
+}
