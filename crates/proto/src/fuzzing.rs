@@ -94,6 +94,7 @@ pub fn frame(data: &[u8]) {
                 total,
                 data,
             } => w.frag_part(*id, *offset, *total, data),
+            Message::Padding { len } => w.raw(wire::ty::PADDING, &vec![0; *len]),
             Message::Unknown { ty } => {
                 unknown = true;
                 w.raw(*ty, &[])

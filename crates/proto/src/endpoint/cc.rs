@@ -29,11 +29,6 @@ pub(crate) struct Sent {
 }
 
 const STARTUP_GAIN: f64 = 2.885;
-/// Frames up to this size are assumed to cross any IP path (QUIC's minimum datagram):
-/// black-hole detection never caps below it.
-const BASE_DATAGRAM: u64 = 1200;
-/// Frames larger than any acknowledged one, lost in a row, that mark a black hole.
-const BLACK_HOLE_LOSSES: u32 = 8;
 const CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
 const BW_WINDOW_ROUNDS: u64 = 10;
 const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
@@ -76,13 +71,8 @@ pub(crate) struct Cc {
     pto_count: u32,
     /// Bytes declared lost, for the stats.
     pub lost_bytes: u64,
-    /// The largest frame the peer has acknowledged.
-    largest_acked_len: u64,
-    /// Frames larger than any acknowledged one lost in a row (no large frame
-    /// acknowledged in between): a path that drops every datagram above its MTU.
-    large_lost_in_a_row: u32,
-    /// Set once the path looks like such a black hole: the largest frame to send.
-    pub mtu_cap: Option<u64>,
+    /// The path's MTU as discovered (IP paths): the largest frame to send.
+    pub pmtu: super::pmtu::Pmtu,
 }
 
 impl Cc {
@@ -120,9 +110,7 @@ impl Cc {
             largest_acked: None,
             pto_count: 0,
             lost_bytes: 0,
-            largest_acked_len: 0,
-            large_lost_in_a_row: 0,
-            mtu_cap: None,
+            pmtu: super::pmtu::Pmtu::new(mtu as u64, params.paced),
             ack_epoch: (Duration::ZERO, 0),
             extra_samples: Vec::new(),
         }
@@ -248,10 +236,7 @@ impl Cc {
                 self.in_flight = self.in_flight.saturating_sub(s.bytes);
                 self.delivered += s.bytes;
                 acked_bytes += s.bytes;
-                if s.bytes >= self.largest_acked_len.max(BASE_DATAGRAM) {
-                    self.large_lost_in_a_row = 0;
-                }
-                self.largest_acked_len = self.largest_acked_len.max(s.bytes);
+                self.pmtu.on_acked(pn, s.bytes);
                 self.delivered_at = now;
                 acked_pieces.extend(s.pieces.iter().copied());
                 if pn == largest {
@@ -324,6 +309,14 @@ impl Cc {
         self.rttvar
     }
 
+    /// A round trip the path is unlikely to exceed: the smoothed RTT plus four
+    /// deviations once measured, else twice the link's expected RTT.
+    pub fn rtt_bound(&self) -> Duration {
+        self.srtt.map_or(self.initial_rtt * 2, |s| {
+            s + (self.rttvar * 4).max(Duration::from_millis(1))
+        })
+    }
+
     fn on_round(&mut self) {
         if self.startup {
             let bw = self.btl_bw();
@@ -362,24 +355,12 @@ impl Cc {
         for pn in pns {
             if let Some(s) = self.sent.remove(pn) {
                 self.in_flight = self.in_flight.saturating_sub(s.bytes);
-                self.lost_bytes += s.bytes;
-                if s.bytes > self.largest_acked_len.max(BASE_DATAGRAM) {
-                    self.large_lost_in_a_row += 1;
+                // A path MTU probe too large for the path is not congestion.
+                if !self.pmtu.on_lost(*pn, s.bytes) {
+                    self.lost_bytes += s.bytes;
                 }
                 out.extend(s.pieces);
             }
-        }
-        if self.mtu_cap.is_none() && self.large_lost_in_a_row >= BLACK_HOLE_LOSSES {
-            // Every frame above this size was lost, and smaller ones arrive: the path's
-            // MTU is smaller than configured (a tunnel, PPPoE, a cellular carrier) and it
-            // drops what does not fit (don't-fragment) without a word.
-            let cap = self.largest_acked_len.max(BASE_DATAGRAM);
-            tracing::warn!(
-                cap,
-                "frames above {cap} B never arrive: the path's MTU is smaller than the link's \
-                 configured mtu; sending at most {cap} B (set the link's mtu to silence this)"
-            );
-            self.mtu_cap = Some(cap);
         }
         out
     }
@@ -406,6 +387,7 @@ impl Cc {
 
     /// Advances the gain cycle (once per min RTT).
     pub fn tick(&mut self, now: Duration) {
+        self.pmtu.tick(now);
         if !self.startup && !self.draining && now.saturating_sub(self.cycle_start) >= self.min_rtt()
         {
             self.cycle_start = now;
@@ -420,7 +402,11 @@ impl Cc {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::VecDeque;
+
     use super::*;
+    use crate::store::MemStore;
+    use crate::{Config, Endpoint};
 
     /// A 1 GB/s path with next to no delay, whose receiver acknowledges once per
     /// millisecond everything that arrived (as a daemon reading datagrams in batches
@@ -484,5 +470,133 @@ mod tests {
             rate / 1e6,
             capacity / 1e6
         );
+    }
+
+    /// A one-way path at `rate` bytes/s with `delay`, dropping what its queue of `limit`
+    /// bytes cannot hold.
+    struct Path {
+        rate: f64,
+        delay: Duration,
+        limit: usize,
+        free: Duration,
+        queue: VecDeque<(Duration, Vec<u8>)>,
+    }
+
+    impl Path {
+        fn send(&mut self, now: Duration, f: Vec<u8>) {
+            let queued: usize = self.queue.iter().map(|q| q.1.len()).sum();
+            if queued + f.len() > self.limit {
+                return;
+            }
+            let start = self.free.max(now);
+            self.free = start + Duration::from_secs_f64(f.len() as f64 / self.rate);
+            self.queue.push_back((self.free + self.delay, f));
+        }
+
+        fn arrived(&mut self, now: Duration) -> Option<Vec<u8>> {
+            if self.queue.front().is_some_and(|q| q.0 <= now) {
+                return self.queue.pop_front().map(|q| q.1);
+            }
+            None
+        }
+    }
+
+    /// A sender restarted halfway through a transfer (a new endpoint, a new nonce, the
+    /// same key and store) starts like a new one: the receiver forgets the old
+    /// incarnation's packet numbers, so the new sender's acknowledgements are its own,
+    /// its rate estimate stays near the path's, and it sends little beyond what the
+    /// receiver lacks. (With the old session's acknowledgement ranges, every new frame
+    /// was acknowledged at once: the estimate exploded and most of what was sent was lost
+    /// in the path's queue and sent again.)
+    #[test]
+    fn a_restarted_sender_starts_like_a_new_one() {
+        use skywave_bundle::{Manifest, SecretKey, hash_payload};
+        const TOTAL: usize = 2_000_000;
+        let params = crate::LinkParams {
+            mtu: 1200,
+            shared: false,
+            paced: true,
+            half_duplex: false,
+            rate_bps: None,
+            rtt_hint: Duration::from_millis(100),
+            loss_hint: 0.0,
+        };
+        let key = SecretKey::from_bytes(&[3; 32]);
+        let payload: Vec<u8> = (0..TOTAL).map(|i| (i * 31 % 251) as u8).collect();
+        let m = Manifest::new(
+            key.bundle_id(),
+            1,
+            TOTAL as u64,
+            hash_payload(&payload),
+            1_790_000_000,
+        )
+        .sign(&key)
+        .unwrap();
+        let (mut sa, mut sb) = (MemStore::new(), MemStore::new());
+        sa.insert(m, payload);
+        let mut a = Endpoint::new(Config::default(), [1; 32], 11);
+        let mut b = Endpoint::new(Config::default(), [2; 32], 22);
+        // 10 Mbit/s, 10 ms each way, a queue of 1.5 BDP.
+        let rate = 1.25e6;
+        let path = |rate: f64| Path {
+            rate,
+            delay: Duration::from_millis(10),
+            limit: 40_000,
+            free: Duration::ZERO,
+            queue: VecDeque::new(),
+        };
+        let (mut ab, mut ba) = (path(rate), path(100.0 * rate));
+        a.link_up(Duration::ZERO, 0, params);
+        b.link_up(Duration::ZERO, 0, params);
+        let held = |b: &Endpoint| b.transfers().first().map_or(0, |t| t.held);
+        let step = Duration::from_micros(50);
+        let mut now = Duration::ZERO;
+        let mut restarted: Option<(Duration, u64)> = None;
+        let mut fastest = 0.0f64;
+        while b.stats().bundles_received == 0 {
+            assert!(now < Duration::from_secs(30), "no sync: {:?}", restarted);
+            while let Some(f) = ab.arrived(now) {
+                b.handle_frame(now, 0, &f, &mut sb);
+            }
+            while let Some(f) = ba.arrived(now) {
+                a.handle_frame(now, 0, &f, &mut sa);
+            }
+            for (e, s, p) in [(&mut a, &mut sa, &mut ab), (&mut b, &mut sb, &mut ba)] {
+                if e.poll_timeout().is_some_and(|t| t <= now) {
+                    e.handle_timeout(now);
+                }
+                while let Some(f) = e.poll_transmit(now, 0, 1200, s) {
+                    p.send(now, f);
+                }
+            }
+            if restarted.is_some() {
+                for p in a.peer_infos() {
+                    fastest = fastest.max(p.pacing_bps.unwrap_or(0.0));
+                }
+            } else if held(&b) >= TOTAL as u64 * 2 / 5 {
+                // Killed: what it had sent is still on the path; a new process starts.
+                let left = TOTAL as u64 - held(&b);
+                restarted = Some((now, left));
+                a = Endpoint::new(Config::default(), [1; 32], 12);
+                a.link_up(now, 0, params);
+            }
+            now += step;
+        }
+        let (at, left) = restarted.expect("restarted");
+        let sent = a.stats().piece_bytes_sent;
+        let took = now - at;
+        let floor = Duration::from_secs_f64(left as f64 / rate);
+        assert!(
+            sent as f64 <= 1.25 * left as f64,
+            "sent {sent} B after the restart for {left} B lacking"
+        );
+        // Startup may pace at 2.9 times the estimate, never at many times the path.
+        assert!(
+            fastest <= 4.0 * rate,
+            "paced at {:.1} MB/s on a {:.1} MB/s path",
+            fastest / 1e6,
+            rate / 1e6
+        );
+        assert!(took <= floor * 2, "{took:?} for a floor of {floor:?}");
     }
 }

@@ -47,6 +47,9 @@ pub struct PeerInfo {
     pub pacing_bps: Option<f64>,
     /// Bytes sent and not yet acknowledged.
     pub in_flight: u64,
+    /// IP paths: the largest frame known to cross the path, and whether the search
+    /// for a larger one has settled.
+    pub path_mtu: Option<(u64, bool)>,
     /// Time since the peer was last heard.
     pub silent_for: Duration,
     pub sending: usize,
@@ -134,6 +137,7 @@ impl Endpoint {
                     srtt: p.cc.srtt,
                     pacing_bps: p.cc.enabled.then(|| p.cc.pacing_rate()),
                     in_flight: p.cc.in_flight,
+                    path_mtu: p.cc.enabled.then(|| (p.cc.pmtu.size, p.cc.pmtu.settled())),
                     silent_for: now.saturating_sub(p.last_heard),
                     sending: p.out.len(),
                     receiving: p.incoming.len(),

@@ -10,6 +10,7 @@ mod frag;
 mod handle;
 mod info;
 mod peer;
+mod pmtu;
 mod transmit;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -532,8 +533,13 @@ impl Endpoint {
         self.events.pop_front()
     }
 
-    /// A link came up (or its parameters changed).
+    /// A link came up (or its parameters changed). Called again while the link is up,
+    /// the driver asks to greet its peers again (a keep-alive, or a peer that fell
+    /// silent): each call doubles the interval at which an unanswered HELLO is repeated
+    /// (up to `hello_max`), until a HELLO from the peer resets it, so a peer that is gone
+    /// gets a trickle.
     pub fn link_up(&mut self, now: Duration, link: LinkId, params: LinkParams) {
+        let again = self.links.get(&link).is_some_and(|l| l.up);
         let l = self.links.entry(link).or_insert(Link {
             params,
             up: true,
@@ -546,7 +552,11 @@ impl Endpoint {
         });
         l.params = params;
         l.up = true;
-        l.hello_interval = self.cfg.hello_interval;
+        l.hello_interval = if again && !params.shared {
+            (l.hello_interval * 2).min(self.cfg.hello_max)
+        } else {
+            self.cfg.hello_interval
+        };
         let spread = self.hello_spread(&params);
         if let Some(l) = self.links.get_mut(&link) {
             l.hello_next = now + spread;
@@ -677,12 +687,26 @@ impl Endpoint {
         let salt = session_salt((self.key, self.nonce), (key, nonce));
         let streamer = self.key < key;
         let p = self.peers.get_mut(&key).expect("peer exists");
-        let half = self
-            .links
-            .get(&p.link)
-            .is_some_and(|l| l.params.half_duplex);
+        let params = self.links.get(&p.link).map(|l| l.params);
+        let half = params.is_some_and(|l| l.half_duplex);
         p.peer_nonce = nonce;
+        // A new session means a new incarnation on one side (a restart: packet numbers
+        // start again from 0). What was learnt about the old one's frames would now
+        // describe frames never sent: its acknowledgement ranges would acknowledge the new
+        // sender's lost and unsent frames, and its delivery-rate estimate explode. It is
+        // forgotten, and congestion control starts as on a new path.
         p.heard_pn = None;
+        p.ack_ranges.clear();
+        p.ack_largest_at = now;
+        p.ack_due = None;
+        p.unacked_eliciting = 0;
+        if let Some(params) = params {
+            p.cc = Cc::new(&params);
+        }
+        p.loss = peer::LossMeter::default();
+        p.backoff = 0;
+        p.over_bytes = 0;
+        p.last_heard = now;
         p.salt = salt;
         p.streamer = streamer;
         p.established = true;
@@ -753,6 +777,10 @@ impl Endpoint {
             o.manifest_sent_at = None;
             o.in_flight = RangeSet::new();
             o.sends.clear();
+            // Acknowledged by the old session's packet numbers: meaningless now.
+            o.delivered = RangeSet::new();
+            o.timeouts = 0;
+            o.progress_at = now;
             o.reset_fec();
         }
         p.wants_out.clear();
@@ -887,6 +915,11 @@ impl Endpoint {
             self.links.get(&link).and_then(|l| l.peer)
         };
         let Some(key) = key.filter(|k| self.peers.get(k).is_some_and(|p| p.established)) else {
+            // A sender we have no session with (we restarted, and it still runs the old
+            // session) is answered by the link's discovery HELLO, which is due on such a
+            // link (see `poll_transmit`): at once on a link just up, then backing off
+            // exponentially with jitter, so a flood of such frames gets only a trickle.
+            // The HELLO carries our new nonce: the sender starts a new session too.
             if !msgs.iter().all(|m| matches!(m, Message::Hello { .. })) {
                 self.stats.dropped_unknown_peer += 1;
             }
@@ -919,6 +952,7 @@ impl Endpoint {
                 Message::Hello { .. }
                 | Message::Heard { .. }
                 | Message::Frag { .. }
+                | Message::Padding { .. }
                 | Message::Unknown { .. } => {}
                 Message::Symbols { first, data, .. } => {
                     eliciting = true;
@@ -1029,9 +1063,13 @@ impl Endpoint {
             return;
         };
         let spread = self.hello_spread(&params);
+        let first_interval = self.cfg.hello_interval;
         let l = self.links.get_mut(&link).expect("checked");
         if !params.shared {
             l.peer = Some(key);
+            // The peer is there: greetings on this link (repeated after `link_up` with
+            // backoff) start again from the first interval.
+            l.hello_interval = first_interval;
         }
         let p = self
             .peers
@@ -1042,9 +1080,22 @@ impl Endpoint {
         }
         self.by_tag.insert((link, p.tag), key);
         let new_session = !p.established || p.peer_nonce != nonce;
+        // On a point-to-point link, a HELLO of the current session that comes more than
+        // a round trip after our last one is not an answer to it, nor one crossing it: the
+        // peer is probing (a keep-alive, or it lost our HELLO) and is answered. Within the
+        // window it is not, so two peers never answer each other's answers.
+        let window = (p.cc.rtt_bound() * 2
+            + if params.half_duplex {
+                self.cfg.max_over * 2
+            } else {
+                Duration::ZERO
+            })
+        .max(first_interval / 2);
+        let probe = !params.shared && !new_session && now >= p.hello_at + window;
         if flags & HELLO_HEARD != 0 {
             p.heard_us = true;
-        } else if !p.hello_due {
+        }
+        if (flags & HELLO_HEARD == 0 || probe) && !p.hello_due {
             p.hello_due = true;
             p.hello_after = now + spread;
         }

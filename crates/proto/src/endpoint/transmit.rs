@@ -35,7 +35,9 @@ const SHARED_PAUSE_FRAMES: u32 = 3;
 /// Airtime of a largest frame on a link of known rate.
 pub(super) fn frame_airtime(params: &LinkParams) -> Option<Duration> {
     let rate = params.rate_bps.filter(|&r| r > 0)?;
-    Some(Duration::from_secs_f64(8.0 * params.mtu as f64 / rate as f64))
+    Some(Duration::from_secs_f64(
+        8.0 * params.mtu as f64 / rate as f64,
+    ))
 }
 
 /// Pieces smaller than this are not worth a header when more data would follow.
@@ -231,10 +233,19 @@ impl Endpoint {
             addr: params.shared.then_some((my_tag, p.tag)),
             pn,
         };
-        // A path found to drop frames above its MTU gets frames that fit it.
-        let budget = match p.cc.mtu_cap {
-            Some(cap) if params.paced => budget.min(cap as usize),
-            _ => budget,
+        // IP paths: frames of the size known to cross the path; now and then one with
+        // data is padded to a larger size to probe for more (see `pmtu`).
+        let mut probe = None;
+        let budget = if params.paced {
+            match p.cc.pmtu.probe_size(now) {
+                Some(s) if (s as usize) <= budget && has_data(p) => {
+                    probe = Some(s as usize);
+                    s as usize
+                }
+                _ => budget.min(p.cc.pmtu.size as usize),
+            }
+        } else {
+            budget
         };
         let mut w = FrameWriter::new(header, budget);
         let mut substantive = false;
@@ -672,6 +683,7 @@ impl Endpoint {
             p.unacked_eliciting = 0;
             p.ack_due = None;
         }
+        let probe = probe.filter(|&s| eliciting && w.pad_to(s));
         let (head, tail) = w.finish_parts();
         let f = Transmit { head, tail };
         if tracing::enabled!(tracing::Level::TRACE) {
@@ -686,6 +698,9 @@ impl Endpoint {
         }
         if eliciting {
             p.cc.on_sent(now, pn, f.len() as u64, pieces);
+            if let Some(size) = probe {
+                p.cc.pmtu.probe_sent(pn, size as u64);
+            }
         }
         if let Some(l) = self.links.get_mut(&link) {
             l.pn += 1;
@@ -868,10 +883,7 @@ impl Endpoint {
                 p.recon.more_to_send = Some((have, count));
                 p.recon.last_symbol_at = now;
             }
-            if params.half_duplex
-                && p.over_bytes > 0
-                && now >= p.last_heard.max(p.hello_at) + rto
-            {
+            if params.half_duplex && p.over_bytes > 0 && now >= p.last_heard.max(p.hello_at) + rto {
                 p.over_bytes = 0;
             }
             // Shared channel: the peer had its chance to speak and did not.

@@ -39,6 +39,7 @@ pub mod ty {
     pub const NEED: u8 = 0x0c;
     pub const HEARD: u8 = 0x0d;
     pub const FRAG: u8 = 0x0e;
+    pub const PADDING: u8 = 0x0f;
 }
 
 /// Why a frame was dropped.
@@ -164,6 +165,10 @@ pub enum Message<'a> {
         total: u64,
         data: &'a [u8],
     },
+    /// Bytes that fill a path MTU probe to the size being tried; ignored.
+    Padding {
+        len: usize,
+    },
     Unknown {
         ty: u8,
     },
@@ -259,6 +264,7 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
         ty::NEED => "NEED",
         ty::HEARD => "HEARD",
         ty::FRAG => "FRAG",
+        ty::PADDING => return Ok(Message::Padding { len: body.len() }),
         _ => return Ok(Message::Unknown { ty }),
     };
     let mut c = Cursor {
@@ -850,6 +856,27 @@ impl FrameWriter {
         varint::put(&mut self.buf, offset);
         varint::put(&mut self.buf, total);
         self.buf.extend_from_slice(data);
+        true
+    }
+
+    /// Fills the frame to exactly `len` bytes with a PADDING message; false if it cannot
+    /// (one byte short of it, or already longer).
+    pub fn pad_to(&mut self, len: usize) -> bool {
+        let need = len.saturating_sub(self.len());
+        if self.len() > len || need == 1 || len > self.limit {
+            return false;
+        }
+        if need == 0 {
+            return true;
+        }
+        let mut body = need - 2;
+        while body > 0 && Self::cost(body) > need {
+            body -= 1;
+        }
+        if Self::cost(body) != need || !self.begin(ty::PADDING, body) {
+            return false;
+        }
+        self.buf.resize(self.buf.len() + body, 0);
         true
     }
 
