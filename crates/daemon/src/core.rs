@@ -22,6 +22,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::events::EventLog;
 use crate::ip::{self, TcpTx};
+use crate::liveness::{self, Liveness};
 use crate::status::{LinkView, PeerView, ProtocolView, Status, StoreView, TransferView};
 
 /// Frames built for one link before the others get a turn.
@@ -190,6 +191,8 @@ pub struct Core {
     ticks: u64,
     /// Receive buffer for datagrams (one larger than the largest accepted).
     rbuf: Vec<u8>,
+    /// Keep-alives, and which peers are down.
+    live: Liveness,
 }
 
 /// Receive slots per system call, each big enough for one coalesced (GRO) read.
@@ -237,6 +240,7 @@ impl Core {
             last_tick: now,
             ticks: 0,
             rbuf: vec![0; RECV_SLOTS * RECV_SLOT],
+            live: Liveness::new(jitter_seed()),
         }
     }
 
@@ -356,6 +360,9 @@ impl Core {
             mtu: cfg.mtu,
             rate_bps: cfg.rate,
             rtt: cfg.rtt,
+            // The path may carry less than the configured size (a VPN, PPPoE): start at
+            // what every path carries and probe up to it.
+            discover_mtu: true,
         })
     }
 
@@ -878,6 +885,7 @@ impl Core {
         while let Some(ev) = self.ep.poll_event() {
             match ev {
                 Event::PeerUp { peer, link } => {
+                    self.live.session_started(&peer);
                     tracing::info!(peer = %hex::encode(&peer[..8]), link, "peer up");
                     self.shared.events.publish(
                         "peer",
@@ -960,6 +968,7 @@ impl Core {
             self.links.remove(&id);
             self.udp[sock].peers.remove(&addr);
         }
+        self.check_peers();
         // Transfer progress rates.
         let mut seen = HashMap::new();
         for t in self.ep.transfers() {
@@ -992,6 +1001,49 @@ impl Core {
                 u.beacon_at = now + u.cfg.beacon_interval;
                 if let Err(e) = u.sock.try_send_to(&ip::beacon(&node), to) {
                     tracing::debug!(%to, error = %e, "beacon");
+                }
+            }
+        }
+    }
+
+    /// Keep-alives: greets peers that fell silent, reports those that do not answer as
+    /// down and those heard again as up (see `liveness`).
+    fn check_peers(&mut self) {
+        let now = self.now();
+        // Brings the endpoint's clock to now, so that silences are measured from it.
+        self.ep.handle_timeout(now);
+        let sessions: Vec<liveness::Session> = self
+            .ep
+            .peer_infos()
+            .iter()
+            .map(liveness::Session::from)
+            .collect();
+        let links = &self.links;
+        let actions = self.live.tick(now, &sessions, |id| {
+            links.get(&id).map(|e| (e.adapter.params(), e.up))
+        });
+        for a in actions {
+            match a {
+                liveness::Action::Greet(link) => {
+                    if let Some(e) = self.links.get(&link).filter(|e| e.up) {
+                        tracing::debug!(link, name = %e.name, "greeting a silent peer");
+                        self.ep.link_up(now, link, e.adapter.params());
+                    }
+                }
+                liveness::Action::Down { peer, link, silent } => {
+                    tracing::info!(peer = %hex::encode(&peer[..8]), link, silent_s = silent.as_secs_f64(), "peer down: not heard");
+                    self.shared.events.publish(
+                        "peer",
+                        json!({"node": hex::encode(peer), "link": link, "state": "down",
+                               "silent_seconds": silent.as_secs_f64()}),
+                    );
+                }
+                liveness::Action::Up { peer, link } => {
+                    tracing::info!(peer = %hex::encode(&peer[..8]), link, "peer up: heard again");
+                    self.shared.events.publish(
+                        "peer",
+                        json!({"node": hex::encode(peer), "link": link, "state": "up"}),
+                    );
                 }
             }
         }
@@ -1052,7 +1104,12 @@ impl Core {
             .map(|p| PeerView {
                 node: hex::encode(p.key),
                 link: p.link,
-                state: p.recon.as_str().into(),
+                // Never "synced" for a peer that does not answer.
+                state: if self.live.is_down(&p.key) {
+                    "down".into()
+                } else {
+                    p.recon.as_str().into()
+                },
                 recon_bytes: p.recon_bytes,
                 recon_messages: p.recon_messages,
                 rtt_ms: p.srtt.map(|d| d.as_secs_f64() * 1e3),
@@ -1143,6 +1200,18 @@ fn bind_udp(addr: SocketAddr) -> std::io::Result<UdpSocket> {
     s.set_nonblocking(true)?;
     s.bind(&addr.into())?;
     UdpSocket::from_std(s.into())
+}
+
+/// A seed for keep-alive jitter: nodes started together must not greet in lockstep.
+fn jitter_seed() -> u64 {
+    let mut b = [0u8; 8];
+    if getrandom::fill(&mut b).is_err() {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        return t.as_nanos() as u64 ^ u64::from(std::process::id());
+    }
+    u64::from_le_bytes(b)
 }
 
 fn l_display(a: Option<SocketAddr>) -> String {

@@ -10,6 +10,7 @@ mod core;
 pub mod events;
 mod http;
 mod ip;
+mod liveness;
 mod metrics;
 pub mod status;
 

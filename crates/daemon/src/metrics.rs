@@ -142,7 +142,7 @@ pub fn render(st: &Status, o: &mut String) {
         }
     }
     head(o, "skywave_peers", "gauge", "Peers by session state.");
-    for state in ["greeting", "reconciling", "synced"] {
+    for state in ["greeting", "reconciling", "synced", "down"] {
         let n = st.peers.iter().filter(|p| p.state == state).count();
         let _ = writeln!(o, "skywave_peers{{state=\"{state}\"}} {n}");
     }

@@ -51,7 +51,8 @@ pub struct LinkView {
 pub struct PeerView {
     pub node: String,
     pub link: usize,
-    /// `greeting`, `reconciling`, `synced`.
+    /// `greeting`, `reconciling`, `synced`, or `down`: silent past its keep-alive
+    /// interval, and not answering the greetings sent since (the daemon's `liveness`).
     pub state: String,
     pub recon_bytes: u64,
     pub recon_messages: u64,

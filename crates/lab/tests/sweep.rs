@@ -52,7 +52,11 @@ fn a_tiny_grid_reports_every_cell_with_sane_fields() {
     let bad = &r.cells[0];
     assert_eq!(bad.axes["mtu"], "40");
     assert_eq!(bad.status, CellStatus::Error);
-    assert!(bad.error.as_deref().unwrap().contains("40 B") && bad.error.as_deref().unwrap().contains("48 B"), "{bad:?}");
+    assert!(
+        bad.error.as_deref().unwrap().contains("40 B")
+            && bad.error.as_deref().unwrap().contains("48 B"),
+        "{bad:?}"
+    );
     assert!(bad.results.is_empty() && bad.floor.is_none());
 
     for c in &r.cells[1..] {

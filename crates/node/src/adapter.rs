@@ -84,6 +84,9 @@ pub struct IpLinkConfig {
     pub rate_bps: Option<u64>,
     /// Expected round trip until one is measured.
     pub rtt: Duration,
+    /// Whether the path's MTU is to be discovered (start at 1200 B and probe up to
+    /// `mtu`); false when the user set `mtu` to what the path carries.
+    pub discover_mtu: bool,
 }
 
 impl Default for IpLinkConfig {
@@ -92,6 +95,7 @@ impl Default for IpLinkConfig {
             mtu: DEFAULT_UDP_MTU,
             rate_bps: None,
             rtt: DEFAULT_IP_RTT,
+            discover_mtu: true,
         }
     }
 }
@@ -184,6 +188,7 @@ impl LinkAdapter {
                 rate_bps: cfg.rate_bps,
                 rtt_hint: cfg.rtt.max(Duration::from_micros(100)),
                 loss_hint: 0.0,
+                discover_mtu: cfg.discover_mtu,
             },
         }
     }
@@ -203,6 +208,7 @@ impl LinkAdapter {
                 rate_bps: None,
                 rtt_hint: DEFAULT_IP_RTT,
                 loss_hint: 0.0,
+                discover_mtu: false,
             },
         }
     }
@@ -274,6 +280,7 @@ impl LinkAdapter {
             rate_bps: None,
             rtt_hint: Duration::from_secs(1),
             loss_hint: 0.0,
+            discover_mtu: false,
         })
     }
 
@@ -347,6 +354,7 @@ pub fn device_params(cfg: &LinkConfig) -> LinkParams {
         rate_bps: Some(rate),
         rtt_hint: rtt.max(Duration::from_millis(1)),
         loss_hint: cfg.up.loss.mean_loss().max(cfg.down.loss.mean_loss()),
+        discover_mtu: false,
     }
 }
 
@@ -359,6 +367,7 @@ pub fn ip_config_for(cfg: &LinkConfig) -> IpLinkConfig {
         mtu: datagram_mtu(cfg),
         rate_bps: None,
         rtt: cfg.up.delay + cfg.down.delay,
+        discover_mtu: false,
     }
 }
 

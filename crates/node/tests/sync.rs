@@ -647,7 +647,8 @@ fn frames_too_small_for_the_whole_sketch_still_sync() {
 
 /// A UDP link configured for 1472 B datagrams (the daemon's default) over a path whose
 /// MTU is 1400 (cellular): every full-sized datagram is dropped on the way. The sender
-/// finds the black hole and sends what fits (it used to hang, reporting nothing).
+/// starts at 1200 B and probes up to what the path carries (it used to hang, reporting
+/// nothing).
 #[test]
 fn a_path_mtu_smaller_than_configured_is_found() {
     let cfg = LinkConfig::profile("cellular").unwrap();
@@ -674,6 +675,7 @@ fn a_path_mtu_smaller_than_configured_is_found() {
                 mtu: 1472,
                 rate_bps: None,
                 rtt: Duration::from_millis(100),
+                discover_mtu: true,
             }),
         );
     }
@@ -683,4 +685,10 @@ fn a_path_mtu_smaller_than_configured_is_found() {
     eprintln!("{t:?} path drops {} {:?}", a.path_drops, a.ep.stats());
     let t = t.expect("a 2 MB bundle did not cross a 1400 B path in 60 s");
     assert!(t < Duration::from_secs(10), "took {t:?}");
+    // Found by probing up from 1200 B: within the search's step of the 1372 B the path
+    // carries (1400 less the IPv4 and UDP headers), and never above it.
+    let (mtu, settled) = a.ep.peer_infos()[0].path_mtu.expect("an IP path");
+    assert!(settled && (1356..=1372).contains(&mtu), "path MTU {mtu}");
+    // The probes that were too large are the only datagrams the path dropped for size.
+    assert!(a.path_drops <= 8, "{} datagrams dropped", a.path_drops);
 }

@@ -216,6 +216,7 @@ impl Profile {
                 rate_bps: Some(rate),
                 rtt_hint: latency * 2 + Duration::from_secs_f64(16.0 * mtu as f64 / rate as f64),
                 loss_hint: 0.0,
+                discover_mtu: false,
             },
             latency,
             rate_bps: rate,
@@ -880,6 +881,7 @@ impl FanOut {
             rate_bps: None,
             rtt_hint: Duration::from_millis(10),
             loss_hint: 0.0,
+            discover_mtu: false,
         }
     }
 

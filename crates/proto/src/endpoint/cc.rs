@@ -29,6 +29,14 @@ pub(crate) struct Sent {
 }
 
 const STARTUP_GAIN: f64 = 2.885;
+/// A round losing more than this share of what it sent, and well above the path's
+/// usual loss, says the path's queue overflowed (BBRv2's loss threshold). The usual
+/// loss counts so that random loss (3% on a cellular path) is not taken for congestion.
+const LOSS_THRESH: f64 = 0.02;
+/// Bytes in flight are cut to this share of the round's peak on such a round.
+const LOSS_BETA: f64 = 0.7;
+/// Growth per clean round of the in-flight bound learnt from loss.
+const INFLIGHT_HI_GROWTH: f64 = 1.1;
 const CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
 const BW_WINDOW_ROUNDS: u64 = 10;
 const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
@@ -73,6 +81,20 @@ pub(crate) struct Cc {
     pub lost_bytes: u64,
     /// The path's MTU as discovered (IP paths): the largest frame to send.
     pub pmtu: super::pmtu::Pmtu,
+    /// Bytes in flight the path is known to hold without overflowing its queue, learnt
+    /// from rounds that lost more than LOSS_THRESH (BBRv2's `inflight_hi`): a shallow
+    /// bottleneck buffer bounds the window, not only the rate and RTT estimates.
+    inflight_hi: Option<u64>,
+    /// This round: bytes lost, delivered count at its start, and the peak in flight.
+    round_lost: u64,
+    round_start_delivered: u64,
+    round_peak_inflight: u64,
+    /// The share of bytes lost per round, smoothed over rounds: the path's usual loss.
+    usual_loss: f64,
+    /// Whether the last round sent above the estimated rate (startup, or the gain
+    /// cycle's probe): loss found in it, or in the round after (losses are found a round
+    /// late), may be ours; loss in rounds at the estimated rate is the path's.
+    probed_last_round: bool,
 }
 
 impl Cc {
@@ -110,7 +132,13 @@ impl Cc {
             largest_acked: None,
             pto_count: 0,
             lost_bytes: 0,
-            pmtu: super::pmtu::Pmtu::new(mtu as u64, params.paced),
+            pmtu: super::pmtu::Pmtu::new(mtu as u64, params.paced && params.discover_mtu),
+            inflight_hi: None,
+            round_lost: 0,
+            round_start_delivered: 0,
+            round_peak_inflight: 0,
+            usual_loss: 0.0,
+            probed_last_round: true,
             ack_epoch: (Duration::ZERO, 0),
             extra_samples: Vec::new(),
         }
@@ -151,7 +179,9 @@ impl Cc {
     pub fn cwnd(&self) -> u64 {
         let bdp = self.btl_bw() * self.min_rtt().as_secs_f64();
         let gain = if self.startup { STARTUP_GAIN } else { 2.0 };
-        ((gain * bdp) as u64 + self.extra_acked()).max(4 * self.mtu)
+        let w = (gain * bdp) as u64 + self.extra_acked();
+        w.min(self.inflight_hi.unwrap_or(u64::MAX))
+            .max(4 * self.mtu)
     }
 
     /// Bytes acknowledged beyond what the delivery rate explains, at most ~100 ms of
@@ -199,6 +229,7 @@ impl Cc {
             self.delivered_at = now;
         }
         self.in_flight += bytes;
+        self.round_peak_inflight = self.round_peak_inflight.max(self.in_flight);
         let interval = Duration::from_secs_f64(bytes as f64 / self.pacing_rate().max(1.0));
         // A driver woken late (a timer's granularity, a busy host) may catch up a little:
         // the schedule lags `now` by at most PACING_SLACK, so a late wake sends a short
@@ -318,6 +349,43 @@ impl Cc {
     }
 
     fn on_round(&mut self) {
+        let delivered = self.delivered.saturating_sub(self.round_start_delivered);
+        let lost = self.round_lost;
+        let sent = delivered + lost;
+        let rate = if sent > 0 {
+            lost as f64 / sent as f64
+        } else {
+            0.0
+        };
+        let thresh = LOSS_THRESH.max(2.0 * self.usual_loss + 0.01);
+        if sent > 0 {
+            self.usual_loss = 0.9 * self.usual_loss + 0.1 * rate;
+        }
+        let probing = self.gain() > 1.0;
+        let ours = probing || self.probed_last_round;
+        self.probed_last_round = probing;
+        if ours && rate > thresh && lost >= 2 * self.mtu {
+            // The queue overflowed: what was in flight at the round's peak was too much.
+            // Never below one BDP (and 4 frames): that much the path carries with no
+            // queue at all, so random loss (a burst on a radio hop) cannot shrink the
+            // window below the rate the path has shown.
+            // The smoothed RTT, not the least: a path whose delay varies (cellular jitter)
+            // needs the rate times its usual round trip in flight.
+            let rtt = self.srtt.unwrap_or(self.initial_rtt).max(self.min_rtt());
+            let floor = ((self.btl_bw() * rtt.as_secs_f64()) as u64).max(4 * self.mtu);
+            let hi = (self.round_peak_inflight as f64 * LOSS_BETA) as u64;
+            self.inflight_hi = Some(self.inflight_hi.map_or(hi, |h| h.min(hi)).max(floor));
+            if self.startup {
+                self.startup = false;
+                self.draining = true;
+            }
+        } else if let Some(h) = self.inflight_hi {
+            // A clean round: probe for more room (the path may have freed up).
+            self.inflight_hi = Some(((h as f64 * INFLIGHT_HI_GROWTH) as u64).max(h + self.mtu));
+        }
+        self.round_lost = 0;
+        self.round_start_delivered = self.delivered;
+        self.round_peak_inflight = self.in_flight;
         if self.startup {
             let bw = self.btl_bw();
             if bw >= self.full_bw * 1.25 {
@@ -358,6 +426,7 @@ impl Cc {
                 // A path MTU probe too large for the path is not congestion.
                 if !self.pmtu.on_lost(*pn, s.bytes) {
                     self.lost_bytes += s.bytes;
+                    self.round_lost += s.bytes;
                 }
                 out.extend(s.pieces);
             }
@@ -421,6 +490,7 @@ mod tests {
             rate_bps: None,
             rtt_hint: Duration::from_millis(1),
             loss_hint: 0.0,
+            discover_mtu: false,
         };
         let mut cc = Cc::new(&params);
         let capacity = 1e9; // bytes per second
@@ -520,6 +590,7 @@ mod tests {
             rate_bps: None,
             rtt_hint: Duration::from_millis(100),
             loss_hint: 0.0,
+            discover_mtu: false,
         };
         let key = SecretKey::from_bytes(&[3; 32]);
         let payload: Vec<u8> = (0..TOTAL).map(|i| (i * 31 % 251) as u8).collect();
@@ -586,6 +657,12 @@ mod tests {
         let sent = a.stats().piece_bytes_sent;
         let took = now - at;
         let floor = Duration::from_secs_f64(left as f64 / rate);
+        eprintln!(
+            "after the restart: {sent} B sent for {left} B lacking, in {took:?} (floor \
+             {floor:?}), paced at most {:.2} MB/s on a {:.2} MB/s path",
+            fastest / 1e6,
+            rate / 1e6
+        );
         assert!(
             sent as f64 <= 1.25 * left as f64,
             "sent {sent} B after the restart for {left} B lacking"

@@ -222,6 +222,7 @@ mod tests {
             rate_bps: Some(10_000_000),
             rtt_hint: Duration::from_millis(10),
             loss_hint: 0.0,
+            discover_mtu: false,
         }
     }
 

@@ -49,6 +49,9 @@ pub struct LinkParams {
     /// Expected fraction of frames lost, 0 if unknown: the loss estimate starts from it
     /// (the FEC rule must choose before the first transfer has measured anything).
     pub loss_hint: f64,
+    /// IP paths: the path's MTU is not known to be `mtu`: start at a size every path
+    /// carries and probe up to `mtu` (see `pmtu`).
+    pub discover_mtu: bool,
 }
 
 /// Protocol settings.
