@@ -189,3 +189,103 @@ fn shuffle<T>(v: &mut [T], mut seed: u64) {
         v.swap(i, (z % (i as u64 + 1)) as usize);
     }
 }
+
+/// Two radios on one shared channel; from `jam_from` on, every frame either sends is
+/// lost (they collide, again and again). Returns the instants at which each side put a
+/// frame on the air while jammed.
+fn retries_under_collisions(nonces: (u64, u64), jam_from: Duration) -> [Vec<Duration>; 2] {
+    use skywave_proto::{Config, Endpoint, LinkParams};
+    let params = LinkParams {
+        mtu: 223,
+        shared: true,
+        paced: false,
+        half_duplex: false,
+        rate_bps: Some(9600),
+        rtt_hint: Duration::from_millis(300),
+        loss_hint: 0.0,
+        discover_mtu: false,
+    };
+    let mut eps = [
+        Endpoint::new(Config::default(), fuzzing::node_key(1), nonces.0),
+        Endpoint::new(Config::default(), fuzzing::node_key(2), nonces.1),
+    ];
+    let mut stores = [MemStore::new(), MemStore::new()];
+    for (i, n) in [(0usize, 10u64), (1, 20)] {
+        for k in 0..5 {
+            let (m, payload) = fuzzing::bundle(n + k, 1, 600);
+            let id = m.id();
+            stores[i].insert(m, payload);
+            eps[i].bundle_stored(Duration::ZERO, id, &mut stores[i]);
+        }
+    }
+    let mut now = Duration::ZERO;
+    for ep in &mut eps {
+        ep.link_up(now, 0, params);
+    }
+    let mut sends: [Vec<Duration>; 2] = Default::default();
+    let end = jam_from + Duration::from_secs(300);
+    while now < end {
+        for i in 0..2 {
+            let (a, b) = eps.split_at_mut(1);
+            let (me, other) = if i == 0 {
+                (&mut a[0], &mut b[0])
+            } else {
+                (&mut b[0], &mut a[0])
+            };
+            let (sa, sb) = stores.split_at_mut(1);
+            let (my_store, other_store) = if i == 0 {
+                (&mut sa[0], &mut sb[0])
+            } else {
+                (&mut sb[0], &mut sa[0])
+            };
+            while let Some(f) = me.poll_transmit(now, 0, 223, my_store) {
+                if now >= jam_from {
+                    sends[i].push(now);
+                } else {
+                    other.handle_frame(now, 0, &f, other_store);
+                }
+            }
+        }
+        let next = eps
+            .iter()
+            .filter_map(|e| e.poll_timeout())
+            .min()
+            .unwrap_or(now + Duration::from_secs(1))
+            .max(now + Duration::from_millis(1));
+        now = next.min(end);
+        for ep in &mut eps {
+            ep.handle_timeout(now);
+        }
+    }
+    sends
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// No sequence of collisions makes a radio repeat itself: while every frame is lost,
+    /// the waits between a side's transmissions never repeat exactly (random jitter),
+    /// and they grow (exponential backoff) instead of hammering the channel.
+    #[test]
+    fn collided_retries_never_repeat_in_lockstep(
+        n0 in any::<u64>(),
+        n1 in any::<u64>(),
+        jam_ms in 0u64..20_000,
+    ) {
+        let sends = retries_under_collisions((n0, n1), Duration::from_millis(jam_ms));
+        for (side, s) in sends.iter().enumerate() {
+            let mut instants: Vec<Duration> = s.clone();
+            instants.dedup();
+            let gaps: Vec<Duration> = instants.windows(2).map(|w| w[1] - w[0]).collect();
+            for w in gaps.windows(2) {
+                prop_assert_ne!(w[0], w[1], "side {}: two retries {:?} apart in a row ({:?})", side, w[0], gaps);
+            }
+            // Jammed for 300 s: a trickle, not a flood.
+            prop_assert!(instants.len() <= 40, "side {}: {} transmissions in 300 s: {:?}", side, instants.len(), gaps);
+        }
+        // The two sides do not keep transmitting at the same instants.
+        let mut both: Vec<&Duration> = sends[0].iter().filter(|t| sends[1].contains(t)).collect();
+        both.dedup();
+        prop_assert!(both.len() <= 2, "simultaneous sends {:?}", both);
+    }
+}

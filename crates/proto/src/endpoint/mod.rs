@@ -933,6 +933,7 @@ impl Endpoint {
             p.last_heard = now;
             p.over_bytes = 0;
             p.over_full_at = None;
+            p.pauses_unanswered = 0;
             if paced {
                 p.record_pn(header.pn, now);
             } else {
@@ -1127,6 +1128,7 @@ impl Endpoint {
             return;
         };
         p.recon.last_symbol_at = now;
+        p.recon.more_retries = 0;
         if p.recon.decoded {
             // The streamer has not heard our RECON_DONE yet.
             p.recon.done_to_send = true;

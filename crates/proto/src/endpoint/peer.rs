@@ -257,6 +257,8 @@ pub(crate) struct Recon {
     /// When the decoder last got a symbol (or the session started): silence past a
     /// timeout means our request for more was lost, so it is repeated.
     pub last_symbol_at: Duration,
+    /// Requests repeated since a symbol last arrived: each doubles the wait.
+    pub more_retries: u32,
     pub symbols_used: u64,
     /// Short ids added to the set during a round, applied when it ends.
     pub deferred: Vec<u64>,
@@ -336,11 +338,17 @@ pub(crate) struct Peer {
     pub last_heard: Duration,
     /// Doublings of the resend timeout since the last clean round trip.
     pub backoff: u32,
+    /// Random stretch of the resend timeout, in [0, 0.25), drawn afresh at every
+    /// timeout: two peers that lost frames together must not retry together again
+    /// (on a shared channel they would collide again, for ever).
+    pub rto_jitter: f64,
     /// Bytes sent since the peer last spoke (half duplex: an over's length).
     pub over_bytes: u64,
     /// Shared channels: when this over reached its length (the pause that lets the peer
     /// speak runs from then).
     pub over_full_at: Option<Duration>,
+    /// Pauses in a row the peer let pass without a word: each doubles the next.
+    pub pauses_unanswered: u32,
     /// Frames built for this peer (to interleave pushes with reconciliation).
     pub frames: u64,
     /// A message too large for the link's frames, going out in fragments.
@@ -385,8 +393,10 @@ impl Peer {
             cc,
             last_heard: now,
             backoff: 0,
+            rto_jitter: 0.0,
             over_bytes: 0,
             over_full_at: None,
+            pauses_unanswered: 0,
             frames: 0,
             frag_out: None,
             loss: LossMeter::default(),

@@ -64,7 +64,13 @@ impl Endpoint {
             let over = frame_airtime(params).unwrap_or_default() * SHARED_OVER_FRAMES;
             t = t.max(over * 2 + params.rtt_hint + cfg.report_interval);
         }
-        t * 2u32.pow(p.backoff.min(5))
+        (t * 2u32.pow(p.backoff.min(5))).mul_f64(1.0 + p.rto_jitter)
+    }
+
+    /// Silence after which the decoder asks for symbols again: the resend timeout,
+    /// doubled for every request already repeated.
+    fn recon_retry_after(p: &Peer, rto: Duration) -> Duration {
+        rto * 2u32.pow(p.recon.more_retries.min(6))
     }
 
     fn over_limit(&self, params: &LinkParams) -> u64 {
@@ -773,13 +779,13 @@ impl Endpoint {
                 at(first + rto * WANT_PATIENCE);
             }
             if p.recon.dec.is_some() && !p.recon.decoded && p.recon.more_to_send.is_none() {
-                at(p.recon.last_symbol_at + rto);
+                at(p.recon.last_symbol_at + Self::recon_retry_after(p, rto));
             }
             if p.over_bytes > 0 && l.params.half_duplex {
                 at(p.last_heard.max(p.hello_at) + rto);
             }
             if let Some(t) = p.over_full_at.filter(|_| l.params.shared) {
-                at(t + shared_pause(&l.params));
+                at(t + shared_pause(p, &l.params));
             }
         }
         t
@@ -800,6 +806,7 @@ impl Endpoint {
             let (params, hello_interval) = (l.params, l.hello_interval);
             let rto = self.rto(p, &params);
             let spread = self.hello_spread(&params);
+            let draw = 0.25 * self.unit();
             let p = self.peers.get_mut(&key).expect("listed");
             if !p.established {
                 continue;
@@ -857,6 +864,10 @@ impl Endpoint {
             if backoff {
                 p.backoff += 1;
             }
+            if backoff {
+                // A fresh draw for the next wait (see `Peer::rto_jitter`).
+                p.rto_jitter = draw;
+            }
             let stale: Vec<u64> = p
                 .asked
                 .iter()
@@ -871,8 +882,10 @@ impl Endpoint {
             if let Some(dec) = p.recon.dec.as_ref()
                 && !p.recon.decoded
                 && p.recon.more_to_send.is_none()
-                && now >= p.recon.last_symbol_at + rto
+                && now >= p.recon.last_symbol_at + Self::recon_retry_after(p, rto)
             {
+                p.recon.more_retries += 1;
+                p.rto_jitter = draw;
                 // Silence: our request (or the stream) was lost. Ask again from the gap.
                 let have = dec.received() as u64;
                 let count = p
@@ -890,10 +903,12 @@ impl Endpoint {
             if params.shared
                 && !params.half_duplex
                 && p.over_full_at
-                    .is_some_and(|t| now >= t + shared_pause(&params))
+                    .is_some_and(|t| now >= t + shared_pause(p, &params))
             {
                 p.over_bytes = 0;
                 p.over_full_at = None;
+                p.pauses_unanswered += 1;
+                p.rto_jitter = draw;
             }
         }
     }
@@ -930,9 +945,13 @@ fn peer_quiet_at(p: &Peer, params: &LinkParams) -> Option<Duration> {
     Some((p.last_heard + frame * 2).min(cap))
 }
 
-/// How long a sender whose over is full stays off a shared channel for the peer.
-fn shared_pause(params: &LinkParams) -> Duration {
-    frame_airtime(params).unwrap_or(Duration::from_millis(50)) * SHARED_PAUSE_FRAMES
+/// How long a sender whose over is full stays off a shared channel for the peer: a few
+/// frames' airtime, doubled for each pause in a row the peer let pass in silence (its
+/// frames, or ours, are colliding), stretched at random so that two stations never
+/// resume in step.
+fn shared_pause(p: &Peer, params: &LinkParams) -> Duration {
+    let base = frame_airtime(params).unwrap_or(Duration::from_millis(50)) * SHARED_PAUSE_FRAMES;
+    (base * 2u32.pow(p.pauses_unanswered.min(8))).mul_f64(1.0 + p.rto_jitter)
 }
 
 /// What became of a HELLO.
