@@ -39,6 +39,10 @@ pub struct DaemonArgs {
     /// Store quota (e.g. 10GiB).
     #[arg(long, value_name = "SIZE")]
     pub quota: Option<String>,
+    /// Largest UDP datagram payload, for every UDP link (overrides the file's `mtu`);
+    /// path MTU discovery probes up to it. At least 48 (the protocol's smallest frame).
+    #[arg(long, value_name = "BYTES")]
+    pub mtu: Option<usize>,
 }
 
 #[derive(Debug, Args)]
@@ -78,6 +82,7 @@ pub fn config(a: ConfigArgs, json: bool) -> anyhow::Result<ExitCode> {
         ConfigCommand::Example => print!("{}", skywave_daemon::config::EXAMPLE),
         ConfigCommand::Check { file } => {
             let c = DaemonConfig::load(&file)?;
+            c.validate()?;
             if json {
                 println!(
                     "{}",
@@ -135,6 +140,10 @@ fn daemon_in(dir: PathBuf, mut cfg: DaemonConfig, a: DaemonArgs) -> anyhow::Resu
     for l in &a.link {
         cfg.add_link_flag(l)?;
     }
+    if let Some(m) = a.mtu {
+        cfg.set_udp_mtu(m);
+    }
+    cfg.validate()?;
     if let Some(c) = Client::find(&dir) {
         bail!(
             "a daemon is already running on {} ({}); stop it first",
@@ -253,11 +262,12 @@ pub fn render_status(s: &Status) -> String {
     for p in &s.peers {
         let _ = writeln!(
             o,
-            "  {}  link {:<2} {:<12} rtt {:>9}  recon {:>8}  sending {} receiving {}  heard {:.0} s ago",
+            "  {}  link {:<2} {:<12} rtt {:>9}  mtu {:>6}  recon {:>8}  sending {} receiving {}  heard {:.0} s ago",
             &p.node[..16],
             p.link,
             p.state,
             p.rtt_ms.map_or("-".into(), |r| format!("{r:.1} ms")),
+            path_mtu(p),
             bytes(p.recon_bytes),
             p.sending,
             p.receiving,
@@ -303,6 +313,16 @@ pub fn render_status(s: &Status) -> String {
     o
 }
 
+/// A peer's path MTU for the status screens: `1252`, `1200?` while still searching, `-`
+/// on links that do not discover one.
+fn path_mtu(p: &skywave_daemon::status::PeerView) -> String {
+    match (p.path_mtu, p.path_mtu_searching) {
+        (Some(m), Some(true)) => format!("{m}?"),
+        (Some(m), _) => m.to_string(),
+        _ => "-".into(),
+    }
+}
+
 pub fn status(dir: &Path, a: StatusArgs, json: bool) -> anyhow::Result<ExitCode> {
     let c = need(dir)?;
     loop {
@@ -330,16 +350,17 @@ pub fn peers(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "{:<64}  {:<4}  {:<12}  {:>9}  {:>8}",
-        "NODE", "LINK", "STATE", "RTT", "RECON"
+        "{:<64}  {:<4}  {:<12}  {:>9}  {:>6}  {:>8}",
+        "NODE", "LINK", "STATE", "RTT", "MTU", "RECON"
     );
     for p in &s.peers {
         println!(
-            "{:<64}  {:<4}  {:<12}  {:>9}  {:>8}",
+            "{:<64}  {:<4}  {:<12}  {:>9}  {:>6}  {:>8}",
             p.node,
             p.link,
             p.state,
             p.rtt_ms.map_or("-".into(), |r| format!("{r:.1} ms")),
+            path_mtu(p),
             bytes(p.recon_bytes)
         );
     }

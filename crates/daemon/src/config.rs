@@ -22,6 +22,9 @@ pub struct DaemonConfig {
     /// Store byte limit.
     pub quota: Option<u64>,
     pub links: Vec<LinkConfig>,
+    /// Driver links (by index in `links`) set `channel_access = "radio"`: the radio's own
+    /// carrier sense is trusted, the daemon does not take turns for it.
+    pub radio_access: std::collections::BTreeSet<usize>,
 }
 
 /// One `[[link]]` of the configuration.
@@ -217,6 +220,7 @@ impl DaemonConfig {
             .map(|q| parse_size(&q).map_err(|e| perr(format!("quota: {e}"))))
             .transpose()?;
         let mut links = Vec::new();
+        let mut radio_access = std::collections::BTreeSet::new();
         for (i, v) in f.link.into_iter().enumerate() {
             let ty = v
                 .get("type")
@@ -248,9 +252,25 @@ impl DaemonConfig {
                         i + 1
                     )));
                 }
-                _ => LinkConfig::Driver(v.try_into().map_err(|e: toml::de::Error| {
-                    ctx(format!("{e} (accepted types: {LINK_TYPES})"))
-                })?),
+                _ => {
+                    // `channel_access` is the daemon's: who takes turns on a shared radio.
+                    let mut t = v.as_table().cloned().unwrap_or_default();
+                    match t.remove("channel_access") {
+                        None => {}
+                        Some(toml::Value::String(a)) if a == "driver" => {}
+                        Some(toml::Value::String(a)) if a == "radio" => {
+                            radio_access.insert(links.len());
+                        }
+                        Some(other) => {
+                            return Err(ctx(format!(
+                                "invalid channel_access {other}: expected \"driver\" (the daemon takes turns on a shared radio, the default) or \"radio\" (the radio senses the carrier itself)"
+                            )));
+                        }
+                    }
+                    LinkConfig::Driver(toml::Value::Table(t).try_into().map_err(
+                        |e: toml::de::Error| ctx(format!("{e} (accepted types: {LINK_TYPES})")),
+                    )?)
+                }
             };
             links.push(l);
         }
@@ -260,7 +280,43 @@ impl DaemonConfig {
             require_token: f.require_token,
             quota,
             links,
+            radio_access,
         })
+    }
+
+    /// Refuses what the protocol cannot run: a link whose `mtu` is below the protocol's
+    /// floor ([`skywave_proto::wire::MIN_FRAME`]). Called by `skywave config check` and at
+    /// daemon start, after the command-line flags are laid over the file.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let floor = skywave_proto::wire::MIN_FRAME;
+        for (i, l) in self.links.iter().enumerate() {
+            let (ty, mtu) = match l {
+                LinkConfig::Udp(u) => ("udp", u.mtu),
+                LinkConfig::Tcp(t) => ("tcp", t.mtu),
+                // Driver links take their frame size from the device or its profile.
+                LinkConfig::Driver(_) => continue,
+            };
+            if mtu < floor {
+                return Err(ConfigError::Invalid {
+                    field: format!("mtu of link #{} (type = \"{ty}\")", i + 1),
+                    value: mtu.to_string(),
+                    expected: format!(
+                        "at least {floor} bytes, the protocol's smallest frame (MIN_FRAME)"
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// `--mtu N`: sets the `mtu` of every UDP link (the largest datagram payload sent;
+    /// path MTU discovery probes up to it).
+    pub fn set_udp_mtu(&mut self, mtu: usize) {
+        for l in &mut self.links {
+            if let LinkConfig::Udp(u) = l {
+                u.mtu = mtu;
+            }
+        }
     }
 
     /// Reads a configuration file.
@@ -367,6 +423,9 @@ impl DaemonConfig {
         );
         let text = toml::to_string(&doc).map_err(|e| invalid(e.to_string()))?;
         let parsed = DaemonConfig::from_toml(&text, "--link")?;
+        if !parsed.radio_access.is_empty() {
+            self.radio_access.insert(self.links.len());
+        }
         self.links.extend(parsed.links);
         Ok(())
     }
@@ -477,6 +536,10 @@ mtu = 1472
 # [[link]]
 # type = "rfd900"
 # device = "/dev/ttyUSB1"
+# channel_access = "driver"          # the daemon takes turns on the shared channel
+#                                    # (default); "radio": leave it to the radio
+# queue_frames = 1                   # frames let wait in the radio (default 1 when
+#                                    # the daemon takes turns, else 2)
 
 # An AT-command HF data modem: dials, disables compression, redials a dropped call.
 # [[link]]
@@ -580,5 +643,52 @@ mod tests {
         assert_eq!(parse_rate("30Mbit/s").unwrap(), 30_000_000);
         assert_eq!(parse_rate("1475bps").unwrap(), 1475);
         assert_eq!(parse_size("1KiB").unwrap(), 1024);
+    }
+
+    #[test]
+    fn channel_access_is_read_for_driver_links() {
+        let c = DaemonConfig::from_toml(
+            "[[link]]\ntype = \"rfd900\"\ndevice = \"/dev/a\"\n[[link]]\ntype = \"rfd900\"\ndevice = \"/dev/b\"\nchannel_access = \"radio\"\nqueue_frames = 2\n",
+            "c.toml",
+        )
+        .unwrap();
+        assert_eq!(c.radio_access.iter().copied().collect::<Vec<_>>(), vec![1]);
+        match &c.links[1] {
+            LinkConfig::Driver(DriverConfig::Rfd900(r)) => assert_eq!(r.queue_frames, Some(2)),
+            other => panic!("{other:?}"),
+        }
+        let e = DaemonConfig::from_toml(
+            "[[link]]\ntype = \"rfd900\"\ndevice = \"/dev/a\"\nchannel_access = \"csma\"\n",
+            "c.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("channel_access") && e.contains("radio"), "{e}");
+        let mut c = DaemonConfig::default();
+        c.add_link_flag("rfd900:device=/dev/x,channel_access=radio")
+            .unwrap();
+        assert!(c.radio_access.contains(&0));
+    }
+
+    #[test]
+    fn an_mtu_below_the_floor_is_refused_naming_it() {
+        for ty in ["udp", "tcp"] {
+            let addr = if ty == "udp" { "bind" } else { "listen" };
+            let text = format!("[[link]]\ntype = \"{ty}\"\n{addr} = \"127.0.0.1:0\"\nmtu = 40\n");
+            let c = DaemonConfig::from_toml(&text, "c.toml").unwrap();
+            let e = c.validate().unwrap_err().to_string();
+            assert!(
+                e.contains("48") && e.contains("mtu") && e.contains(ty),
+                "{e}"
+            );
+        }
+        let mut c = DaemonConfig::default();
+        c.add_url("udp://127.0.0.1:0", true).unwrap();
+        c.set_udp_mtu(1280);
+        c.validate().unwrap();
+        c.set_udp_mtu(47);
+        assert!(c.validate().is_err());
+        c.set_udp_mtu(48);
+        c.validate().unwrap();
     }
 }

@@ -16,6 +16,7 @@ use skywave_bundle::BundleId;
 use skywave_links::{LinkCounters, LinkEvent, LinkHandle, LinkParams, RadioStatus};
 use skywave_node::StoreAdapter;
 use skywave_node::adapter::{IpLinkConfig, LinkAdapter, Readiness};
+use skywave_node::mac::SoftMac;
 use skywave_proto::{Direction, Endpoint, Event, LinkId};
 use tokio::net::{TcpStream, UdpSocket};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -120,6 +121,10 @@ struct LinkEntry {
     reason: Option<String>,
     /// Driver links: bytes the driver takes now; 0 after a send until it reports again.
     room: usize,
+    /// Driver links: take turns on the channel for a shared radio (`channel_access =
+    /// "driver"`, the default); the turn-taking itself while the link is up.
+    want_mac: bool,
+    mac: Option<SoftMac>,
     bytes_out: u64,
     bytes_in: u64,
     frames_out: u64,
@@ -261,6 +266,8 @@ impl Core {
                 up: false,
                 reason: None,
                 room: 0,
+                want_mac: false,
+                mac: None,
                 bytes_out: 0,
                 bytes_in: 0,
                 frames_out: 0,
@@ -301,6 +308,7 @@ impl Core {
         let was = e.up;
         e.up = false;
         e.room = 0;
+        e.mac = None;
         e.reason = Some(reason.clone());
         if matches!(e.io, Io::Tcp(_)) {
             e.io = Io::None;
@@ -434,8 +442,10 @@ impl Core {
         Ok(local)
     }
 
-    /// Runs a serial, radio, modem or emulated driver as a link.
-    pub fn add_driver(&mut self, kind: &str, h: LinkHandle) {
+    /// Runs a serial, radio, modem or emulated driver as a link. `take_turns`: if the
+    /// link turns out to be a shared radio, the core takes turns on the channel for it
+    /// ([`SoftMac`]) rather than leave channel access to the radio.
+    pub fn add_driver(&mut self, kind: &str, h: LinkHandle, take_turns: bool) {
         let LinkHandle {
             name,
             events,
@@ -451,6 +461,7 @@ impl Core {
         );
         if let Some(e) = self.links.get_mut(&id) {
             e.reason = Some("starting".into());
+            e.want_mac = take_turns;
         }
         tokio::spawn(forward_driver(id, events, room, self.inputs.clone()));
     }
@@ -470,10 +481,17 @@ impl Core {
             }
             let more = self.flush();
             self.drain_events();
+            // A radio waiting for its turn on the channel is woken for it.
+            let turn = self
+                .links
+                .values()
+                .filter(|e| e.up)
+                .filter_map(|e| e.mac.as_ref()?.waiting_until(now))
+                .min();
             let deadline = if more {
                 Some(now)
             } else {
-                self.ep.poll_timeout()
+                [self.ep.poll_timeout(), turn].into_iter().flatten().min()
             }
             .map(|d| tokio::time::Instant::from_std(self.start + d));
             let blocked = self
@@ -544,7 +562,19 @@ impl Core {
         let now = self.now();
         match i {
             Input::Frame { link, data } => self.on_frame(link, &data, now),
-            Input::Up { link, params } => self.set_up(link, LinkAdapter::device(params)),
+            Input::Up { link, params } => {
+                let mut adapter = LinkAdapter::device(params);
+                let seed = jitter_seed() ^ (link as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                if let Some(e) = self.links.get_mut(&link) {
+                    e.mac = None;
+                    if e.want_mac && params.shared {
+                        adapter = adapter.without_channel_access();
+                        let rate = params.rate_bps.unwrap_or(9600);
+                        e.mac = Some(SoftMac::new(rate, params.mtu, seed));
+                    }
+                }
+                self.set_up(link, adapter)
+            }
             Input::Down { link, reason } => self.set_down(link, reason),
             Input::Room { link, room } => {
                 if let Some(e) = self.links.get_mut(&link) {
@@ -674,6 +704,10 @@ impl Core {
         e.bytes_in += data.len() as u64;
         e.frames_in += 1;
         e.last_in = Instant::now();
+        if let Some(m) = &mut e.mac {
+            m.heard(now);
+            m.set_neighbours(self.ep.peers_on(link));
+        }
         let shared = self.shared.clone();
         let mut store = shared.store();
         self.ep.handle_frame(now, link, data, &mut *store);
@@ -730,7 +764,20 @@ impl Core {
                     }
                     continue;
                 }
-                let Some(f) = self.ep.poll_transmit(now, id, max, &mut *store) else {
+                // A shared radio without channel access of its own: our turn first.
+                if let Some(m) = &mut self.links.get_mut(&id).expect("present").mac
+                    && m.may_send(now).is_err()
+                {
+                    break;
+                }
+                let f = self.ep.poll_transmit(now, id, max, &mut *store);
+                if let Some(m) = &mut self.links.get_mut(&id).expect("present").mac {
+                    match &f {
+                        Some(f) => m.sent(now, f.len()),
+                        None => m.idle(),
+                    }
+                }
+                let Some(f) = f else {
                     break;
                 };
                 n += 1;
@@ -1115,6 +1162,8 @@ impl Core {
                 rtt_ms: p.srtt.map(|d| d.as_secs_f64() * 1e3),
                 pacing_bps: p.pacing_bps.map(|b| b * 8.0),
                 in_flight: p.in_flight,
+                path_mtu: p.path_mtu.map(|(size, _)| size),
+                path_mtu_searching: p.path_mtu.map(|(_, settled)| !settled),
                 silent_seconds: p.silent_for.as_secs_f64(),
                 sending: p.sending,
                 receiving: p.receiving,

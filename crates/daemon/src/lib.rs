@@ -78,6 +78,7 @@ pub async fn run(
     cfg: DaemonConfig,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    cfg.validate()?;
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let store = Store::open(
         &dir,
@@ -120,7 +121,7 @@ pub async fn run(
     let ep = Endpoint::new(Config::default(), node, u64::from_le_bytes(nonce));
     let mut core = Core::new(ep, shared.clone(), in_tx);
     let (mut udp, mut tcp) = (Vec::new(), Vec::new());
-    for l in cfg.links {
+    for (i, l) in cfg.links.into_iter().enumerate() {
         match l {
             LinkConfig::Udp(u) => udp.push(core.add_udp(u).await?),
             LinkConfig::Tcp(t) => {
@@ -128,7 +129,21 @@ pub async fn run(
                     tcp.push(a);
                 }
             }
-            LinkConfig::Driver(d) => {
+            LinkConfig::Driver(mut d) => {
+                // Shared radios: the daemon takes turns on the channel unless the link
+                // says `channel_access = "radio"`, and then keeps one frame in the radio.
+                let take_turns = !cfg.radio_access.contains(&i);
+                if take_turns {
+                    match &mut d {
+                        skywave_links::DriverConfig::Rfd900(r) => {
+                            r.queue_frames.get_or_insert(1);
+                        }
+                        skywave_links::DriverConfig::Emulated(e) => {
+                            e.queue_frames.get_or_insert(1);
+                        }
+                        _ => {}
+                    }
+                }
                 let kind = match &d {
                     skywave_links::DriverConfig::Serial(_) => "serial",
                     skywave_links::DriverConfig::Rfd900(_) => "rfd900",
@@ -138,7 +153,7 @@ pub async fn run(
                 let h = d
                     .spawn()
                     .with_context(|| format!("starting a {kind} link"))?;
-                core.add_driver(kind, h);
+                core.add_driver(kind, h, take_turns);
             }
         }
     }

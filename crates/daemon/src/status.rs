@@ -61,6 +61,14 @@ pub struct PeerView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pacing_bps: Option<f64>,
     pub in_flight: u64,
+    /// Largest frame known to cross the path to this peer (bytes of UDP payload), on
+    /// links that discover it (UDP); absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_mtu: Option<u64>,
+    /// Whether path MTU discovery is still probing for a larger size (false once the
+    /// search has settled). Present with `path_mtu`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_mtu_searching: Option<bool>,
     pub silent_seconds: f64,
     pub sending: usize,
     pub receiving: usize,

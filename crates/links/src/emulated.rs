@@ -49,6 +49,9 @@ pub struct EmulatedConfig {
     pub seed: u64,
     #[serde(default)]
     pub name: Option<String>,
+    /// RFD900 framing: frames the driver lets wait in the radio (as `rfd900`'s).
+    #[serde(default)]
+    pub queue_frames: Option<usize>,
 }
 
 fn default_seed() -> u64 {
@@ -63,6 +66,7 @@ impl EmulatedConfig {
             peer_device: peer_device.into(),
             seed: default_seed(),
             name: None,
+            queue_frames: None,
         }
     }
 }
@@ -149,6 +153,7 @@ pub fn spawn(cfg: EmulatedConfig) -> Result<LinkHandle, Error> {
             let mut rc = Rfd900Config::new(medium.path(0));
             rc.air_rate = air_rate;
             rc.name = Some(name);
+            rc.queue_frames = cfg.queue_frames;
             crate::rfd900::spawn_with(rc, Box::new(medium))
         }
         Framing::HfModem => {

@@ -52,6 +52,11 @@ pub struct Rfd900Config {
     pub silence_timeout: Option<Duration>,
     #[serde(default)]
     pub name: Option<String>,
+    /// Frames the driver lets wait in the radio (at least 1). Unset: 1 when the daemon
+    /// takes turns on the channel for the radio (`channel_access = "driver"`, the default
+    /// for shared radios), else 2.
+    #[serde(default)]
+    pub queue_frames: Option<usize>,
 }
 
 fn default_baud() -> u32 {
@@ -70,6 +75,7 @@ impl Rfd900Config {
             air_rate: default_air_rate(),
             silence_timeout: None,
             name: None,
+            queue_frames: None,
         }
     }
 }
@@ -98,6 +104,13 @@ pub(crate) fn spawn_with(
             field: "air_rate".into(),
             value: cfg.air_rate.to_string(),
             expected: "the radio's air rate in bit/s, at least 1000 (e.g. 128000)".into(),
+        });
+    }
+    if cfg.queue_frames == Some(0) {
+        return Err(Error::Invalid {
+            field: "queue_frames".into(),
+            value: "0".into(),
+            expected: "frames the radio may hold, at least 1".into(),
         });
     }
     let name = cfg
@@ -129,8 +142,8 @@ struct RadioTx {
 }
 
 impl RadioTx {
-    fn new(air_rate: u64) -> RadioTx {
-        let limit = QUEUED_FRAMES * (wire::MAX_AIR + PREAMBLE);
+    fn new(air_rate: u64, queue_frames: usize) -> RadioTx {
+        let limit = queue_frames.max(1) * (wire::MAX_AIR + PREAMBLE);
         RadioTx {
             pacer: Pacer::full(Instant::now(), air_rate as f64 / 8.0, PREAMBLE, limit),
             rs: Rs::new(),
@@ -265,7 +278,7 @@ async fn session(
     cfg: &Rfd900Config,
 ) -> Result<String, Closed> {
     let counters = &shared.counters;
-    let mut tx = RadioTx::new(cfg.air_rate);
+    let mut tx = RadioTx::new(cfg.air_rate, cfg.queue_frames.unwrap_or(QUEUED_FRAMES));
     let mut parser = RxParser::new();
     let mut rs = Rs::new();
     let mut garbage = 0u64;

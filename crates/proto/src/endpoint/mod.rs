@@ -714,6 +714,7 @@ impl Endpoint {
         p.streamer = streamer;
         p.established = true;
         p.hello_sent = false;
+        p.hello_sketch = true;
         let epoch = p.recon.epoch + 1;
         p.recon = peer::Recon {
             epoch,

@@ -306,6 +306,10 @@ pub(crate) struct Peer {
     pub hello_after: Duration,
     /// A HELLO addressed to this peer went out in this session.
     pub hello_sent: bool,
+    /// The next HELLO to this peer carries our set's sketch: only the first of a session
+    /// does (the peer sizes reconciliation from it); a keep-alive or a repeat within the
+    /// session goes bare, so staying in touch costs ~50 B, not ~180.
+    pub hello_sketch: bool,
     pub recon: Recon,
     /// Short ids to ask the peer for, with the prefix length naming each (grouped by
     /// length), and ids we have asked for (with the time asked).
@@ -372,6 +376,7 @@ impl Peer {
             hello_due: true,
             hello_at: now,
             hello_sent: false,
+            hello_sketch: true,
             hello_after: now,
             recon: Recon::default(),
             wants_out: VecDeque::new(),

@@ -272,6 +272,11 @@ impl Endpoint {
         }
         // 2. HELLO, when the peer has not confirmed hearing us.
         if p.hello_due && now >= p.hello_after && p.frag_out.is_none() {
+            let sketch = if p.hello_sketch {
+                super::sketch_words(&self.cells, &self.sketch)
+            } else {
+                Vec::new()
+            };
             let out = hello_fitting(
                 &mut w,
                 &mut self.frag_ids,
@@ -279,7 +284,7 @@ impl Endpoint {
                 nonce,
                 set_size,
                 HELLO_HEARD,
-                &super::sketch_words(&self.cells, &self.sketch),
+                &sketch,
             );
             if !matches!(out, HelloOut::NoRoom) {
                 if let HelloOut::Fragments(f) = out {
@@ -288,6 +293,7 @@ impl Endpoint {
                 p.hello_due = false;
                 p.hello_at = now;
                 p.hello_sent = true;
+                p.hello_sketch = false;
                 substantive = true;
             }
         }
