@@ -225,7 +225,7 @@ fn retries_under_collisions(nonces: (u64, u64), jam_from: Duration) -> [Vec<Dura
     let mut sends: [Vec<Duration>; 2] = Default::default();
     let end = jam_from + Duration::from_secs(300);
     while now < end {
-        for i in 0..2 {
+        for (i, sent) in sends.iter_mut().enumerate() {
             let (a, b) = eps.split_at_mut(1);
             let (me, other) = if i == 0 {
                 (&mut a[0], &mut b[0])
@@ -240,7 +240,7 @@ fn retries_under_collisions(nonces: (u64, u64), jam_from: Duration) -> [Vec<Dura
             };
             while let Some(f) = me.poll_transmit(now, 0, 223, my_store) {
                 if now >= jam_from {
-                    sends[i].push(now);
+                    sent.push(now);
                 } else {
                     other.handle_frame(now, 0, &f, other_store);
                 }
