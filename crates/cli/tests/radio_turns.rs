@@ -1,74 +1,186 @@
 //! Two real daemons taking turns on a shared radio channel: daemon A runs an `emulated`
-//! link (`uhf-csma`: two emulated RFD900 radios at 128 kbit/s), daemon B drives the far
-//! radio through its pty with the `rfd900` driver. Both take turns on the channel in
-//! software (the default for shared radios, `channel_access = "driver"`) and keep one
-//! frame in the radio. 100 small bundles on each side reach the other.
+//! link (`uhf-csma`: two emulated RFD900 radios), daemon B drives the far radio through its
+//! pty with the `rfd900` driver. Both take turns on the channel in software (the default
+//! for shared radios, `channel_access = "driver"`) and keep one frame in the radio.
 //!
-//! The emulated radios sense the carrier themselves (frames never collide), so this
-//! checks that the daemon's turn-taking gets a two-way exchange of many small bundles
-//! done on a real radio driver, not that it avoids collisions (the lab's unqueued radio
-//! model does that).
+//! `two_daemons_take_turns_on_a_shared_radio`: the emulated radios sense the carrier
+//! themselves (frames never collide), so this checks that the daemon's turn-taking gets a
+//! two-way exchange of many small bundles done on a real radio driver.
+//!
+//! The `unqueued` tests run the radios as Serval's RFD900 simulator does (the profile's
+//! `txqueue=none`): no carrier sense, no queue, and frames that overlap on the air are
+//! lost at every receiver. There the daemons' turn-taking is what keeps the frames apart:
+//! with it, 100+100 small bundles at 128 kbit/s complete (in about 50 s, against about
+//! 12 s on the queued radios); with `channel_access = "radio"` (no turn-taking) the same
+//! exchange does not complete in the same time. The 2400 bit/s exchange is ignored for
+//! now (see its test).
 
 mod support;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use support::*;
 
-const EACH: usize = 100;
-
-#[test]
-fn two_daemons_take_turns_on_a_shared_radio() {
-    let tmp = tempfile::tempdir().unwrap();
-    let radio = tmp.path().join("radio");
-    let a = Daemon::start(
-        tmp.path(),
-        "a",
-        &[
-            "--link",
-            &format!("emulated:profile=uhf-csma,peer_device={}", radio.display()),
-        ],
-    );
+/// One exchange: `each` bundles from each daemon, A on the emulated radios of `profile`
+/// (a profile spec), B on the `rfd900` driver at `air_rate`. `Some((took, bytes on the
+/// radio))` when both daemons hold every bundle within `limit`, `None` otherwise.
+fn exchange(
+    root: &Path,
+    profile: &str,
+    air_rate: u64,
+    each: usize,
+    size: impl Fn(usize) -> usize,
+    radio_access: bool,
+    limit: Duration,
+) -> Option<(Duration, u64)> {
+    let radio = root.join("radio");
+    let access = if radio_access {
+        "channel_access = \"radio\"\n"
+    } else {
+        ""
+    };
+    let conf = root.join("a.toml");
+    std::fs::write(
+        &conf,
+        format!(
+            "[[link]]\ntype = \"emulated\"\nprofile = \"{profile}\"\npeer_device = \"{}\"\n{access}",
+            radio.display()
+        ),
+    )
+    .unwrap();
+    let a = Daemon::start(root, "a", &["--config", &conf.display().to_string()]);
+    let access = if radio_access {
+        ",channel_access=radio"
+    } else {
+        ""
+    };
     let b = Daemon::start(
-        tmp.path(),
+        root,
         "b",
         &[
             "--link",
-            &format!("rfd900:device={},air_rate=128000", radio.display()),
+            &format!(
+                "rfd900:device={},air_rate={air_rate}{access}",
+                radio.display()
+            ),
         ],
     );
 
     let start = Instant::now();
     let mut useful = 0u64;
-    for i in 0..EACH {
-        let n = 60 + (i * 37) % 140;
+    for i in 0..each {
+        let n = size(i);
         a.add(&payload(n, 1000 + i as u64), &format!("a{i}"));
         b.add(&payload(n, 2000 + i as u64), &format!("b{i}"));
         useful += 2 * n as u64;
     }
-    wait_for(
-        "both daemons to hold all 200 bundles",
-        Duration::from_secs(50),
-        || {
-            a.check_alive();
-            b.check_alive();
-            let (sa, sb) = (a.status(), b.status());
-            (sa.store.bundles == 2 * EACH as u64 && sb.store.bundles == 2 * EACH as u64)
-                .then_some(())
-        },
-    );
+    let all = 2 * each as u64;
+    let mut done = false;
+    while start.elapsed() < limit {
+        a.check_alive();
+        b.check_alive();
+        let (sa, sb) = (a.status(), b.status());
+        if sa.store.bundles == all && sb.store.bundles == all {
+            done = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let took = start.elapsed();
     let (sa, sb) = (a.status(), b.status());
     let on_air = sa.links[0].bytes_out + sb.links[0].bytes_out;
     eprintln!(
-        "{EACH}+{EACH} bundles ({useful} B of payload) in {took:?}; {on_air} B sent on the radio \
-         (A {} B, B {} B); received A {} B {}",
+        "{profile} at {air_rate} bit/s, channel_access {}: {each}+{each} bundles ({useful} B of \
+         payload) {} in {took:?}; {on_air} B sent on the radio (A {} B, B {} B); received A {} \
+         B {}; stored A {} B {}",
+        if radio_access { "radio" } else { "driver" },
+        if done { "complete" } else { "NOT complete" },
         sa.links[0].bytes_out,
         sb.links[0].bytes_out,
         sa.protocol.bundles_received,
-        sb.protocol.bundles_received
+        sb.protocol.bundles_received,
+        sa.store.bundles,
+        sb.store.bundles,
     );
-    assert_eq!(sa.protocol.bundles_received, EACH as u64);
-    assert_eq!(sb.protocol.bundles_received, EACH as u64);
     assert_eq!(sb.links[0].kind, "rfd900");
+    if done {
+        assert_eq!(sa.protocol.bundles_received, each as u64);
+        assert_eq!(sb.protocol.bundles_received, each as u64);
+    }
+    done.then_some((took, on_air))
+}
+
+fn small(i: usize) -> usize {
+    60 + (i * 37) % 140
+}
+
+#[test]
+fn two_daemons_take_turns_on_a_shared_radio() {
+    let tmp = tempfile::tempdir().unwrap();
+    exchange(
+        tmp.path(),
+        "uhf-csma",
+        128_000,
+        100,
+        small,
+        false,
+        Duration::from_secs(50),
+    )
+    .expect("100+100 bundles on the queued radios");
+}
+
+/// The time the 128 kbit/s unqueued exchange gets, with and without turn-taking.
+const UNQUEUED_LIMIT: Duration = Duration::from_secs(80);
+
+#[test]
+fn turn_taking_completes_on_unqueued_radios_at_128k() {
+    let tmp = tempfile::tempdir().unwrap();
+    exchange(
+        tmp.path(),
+        "profile=uhf-csma,txqueue=none",
+        128_000,
+        100,
+        small,
+        false,
+        UNQUEUED_LIMIT,
+    )
+    .expect("100+100 bundles on the unqueued radios with the daemons taking turns");
+}
+
+/// Does not pass yet: on unqueued radios at 2400 bit/s no bundle gets through in 55 s
+/// (about 3 KB sent on the radio, nothing received; 4+4 bundles fare no better). At this
+/// rate even the queued radios need over 40 s for 10+10 bundles (6+6 in 40 s).
+#[test]
+#[ignore = "no bundle gets through on unqueued radios at 2400 bit/s yet"]
+fn turn_taking_completes_on_unqueued_radios_at_2400() {
+    let tmp = tempfile::tempdir().unwrap();
+    exchange(
+        tmp.path(),
+        "profile=uhf-csma,rate=2400bps,txqueue=none",
+        2400,
+        10,
+        |i| 90 + (i * 7) % 20,
+        false,
+        Duration::from_secs(55),
+    )
+    .expect("10+10 bundles at 2400 bit/s on the unqueued radios with the daemons taking turns");
+}
+
+#[test]
+fn without_turn_taking_unqueued_radios_do_not_complete() {
+    let tmp = tempfile::tempdir().unwrap();
+    let got = exchange(
+        tmp.path(),
+        "profile=uhf-csma,txqueue=none",
+        128_000,
+        100,
+        small,
+        true,
+        UNQUEUED_LIMIT,
+    );
+    assert!(
+        got.is_none(),
+        "with channel_access = \"radio\" on unqueued radios the exchange completed: {got:?}"
+    );
 }

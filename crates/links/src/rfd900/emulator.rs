@@ -8,6 +8,13 @@
 //! the air rate), and hands it to every other radio, which passes it to its host with the
 //! trailer (signal figures and its own free buffer space). Frames can be lost or have
 //! bytes corrupted on the way. Every radio sends a status frame periodically.
+//!
+//! [`MediumConfig::unqueued`] models Serval's RFD900 simulator (fakecsmaradio) instead, as
+//! the lab's CSMA `txqueue=none` does: a frame handed over goes on the air at once, with
+//! no carrier sense, backoff or queue beyond the frame on the air; the free space a radio
+//! reports is one frame while it is silent and 0 while it sends; and frames that overlap
+//! on the air (a radio's own previous frame, or another radio's) are lost at every
+//! receiver.
 
 use std::collections::VecDeque;
 use std::io;
@@ -40,6 +47,10 @@ pub struct MediumConfig {
     /// Bytes corrupted in every frame a radio hears (the parity corrects up to 16).
     pub corrupt_bytes: usize,
     pub seed: u64,
+    /// No transmit queue and no carrier sense (the lab's CSMA `txqueue=none`, Serval's
+    /// fakecsmaradio): each frame goes on the air the moment the host hands it over, and
+    /// overlapping frames collide. Default off (queued radios that sense the carrier).
+    pub unqueued: bool,
 }
 
 impl MediumConfig {
@@ -55,10 +66,13 @@ impl MediumConfig {
             loss: 0.0,
             corrupt_bytes: 0,
             seed: 1,
+            unqueued: false,
         }
     }
 
-    /// The radios of a `csma` link profile (e.g. `uhf-csma`, `uhf-csma-lossy`).
+    /// The radios of a `csma` link profile (e.g. `uhf-csma`, `uhf-csma-lossy`);
+    /// `txqueue=none` makes them [`unqueued`](MediumConfig::unqueued) (other `txqueue`
+    /// settings keep the default queued radios).
     pub fn from_profile(cfg: &LinkConfig, radios: usize) -> Result<MediumConfig, String> {
         if cfg.kind != LinkKind::Csma {
             return Err(format!(
@@ -73,6 +87,7 @@ impl MediumConfig {
             preamble: cfg.up.overhead,
             buffer,
             loss: cfg.up.loss.mean_loss(),
+            unqueued: cfg.csma.txqueue == skywave_sim::config::TxQueue::None,
             ..MediumConfig::new(radios)
         })
     }
@@ -88,6 +103,9 @@ pub struct RadioStats {
     pub frames_heard: u64,
     /// Frames this radio missed (loss).
     pub frames_missed: u64,
+    /// Unqueued radios: frames this radio lost because they overlapped another frame on
+    /// the air (counted at each receiver, like `frames_heard`).
+    pub frames_collided: u64,
     /// Bytes from the host that did not fit the buffer.
     pub overrun_bytes: u64,
     /// `!` followed by a byte with no meaning.
@@ -155,6 +173,8 @@ struct Radio {
     input: Vec<u8>,
     queue: VecDeque<Vec<u8>>,
     queued: usize,
+    /// Unqueued radios: this radio's frames on the air.
+    sending: usize,
     out: mpsc::UnboundedSender<Vec<u8>>,
 }
 
@@ -162,6 +182,38 @@ impl Radio {
     fn used(&self) -> usize {
         self.input.len() + self.queued
     }
+
+    /// The free space the radio reports to its host.
+    fn free(&self, cfg: &MediumConfig) -> usize {
+        if cfg.unqueued {
+            // One frame while silent, nothing while sending.
+            if self.sending > 0 {
+                0
+            } else {
+                MAX_AIR.saturating_sub(self.input.len())
+            }
+        } else {
+            cfg.buffer.saturating_sub(self.used())
+        }
+    }
+
+    /// Whether one more byte from the host fits.
+    fn room(&self, cfg: &MediumConfig) -> bool {
+        if cfg.unqueued {
+            self.input.len() < MAX_AIR
+        } else {
+            self.used() < cfg.buffer
+        }
+    }
+}
+
+/// Unqueued radios: a frame on the air.
+struct Tx {
+    from: usize,
+    frame: Vec<u8>,
+    end: Instant,
+    /// It overlapped another frame on the air: every receiver loses it.
+    collided: bool,
 }
 
 struct Rng(u64);
@@ -223,12 +275,15 @@ async fn run(
             input: Vec::new(),
             queue: VecDeque::new(),
             queued: 0,
+            sending: 0,
             out,
         });
     }
     drop(in_tx);
     let mut rng = Rng(cfg.seed);
     let mut on_air: Option<(usize, Vec<u8>, Instant)> = None;
+    // Unqueued radios: every frame on the air (overlapping ones collide).
+    let mut air: Vec<Tx> = Vec::new();
     let mut next_radio = 0usize;
     let mut next_heartbeat = cfg.heartbeat.map(|h| Instant::now() + h);
     loop {
@@ -241,9 +296,7 @@ async fn run(
             {
                 let frame = radios[i].queue.pop_front().expect("non-empty");
                 radios[i].queued -= frame.len();
-                let air = Duration::from_secs_f64(
-                    ((frame.len() + cfg.preamble) * 8) as f64 / cfg.air_rate as f64,
-                );
+                let air = airtime(&cfg, frame.len());
                 let mut st = stats.lock().expect("stats lock");
                 st[i].frames_sent += 1;
                 st[i].bytes_sent += frame.len() as u64;
@@ -252,7 +305,12 @@ async fn run(
                 next_radio = (i + 1) % n;
             }
         }
-        let air_end = on_air.as_ref().map(|a| a.2);
+        let air_end = on_air
+            .as_ref()
+            .map(|a| a.2)
+            .into_iter()
+            .chain(air.iter().map(|t| t.end))
+            .min();
         let wake = [air_end, next_heartbeat].into_iter().flatten().min();
         tokio::select! {
             got = input.recv() => {
@@ -263,7 +321,7 @@ async fn run(
                     match r.parser.push(b) {
                         None => {}
                         Some(HostItem::Data(d)) => {
-                            if r.used() < cfg.buffer {
+                            if r.room(&cfg) {
                                 r.input.push(d);
                             } else {
                                 st[i].overrun_bytes += 1;
@@ -271,7 +329,21 @@ async fn run(
                         }
                         Some(HostItem::Transmit) => {
                             let n = r.input.len().min(MAX_AIR);
-                            if n > 0 {
+                            if n > 0 && cfg.unqueued {
+                                // On the air at once, whatever else is on it.
+                                let frame: Vec<u8> = r.input.drain(..n).collect();
+                                let now = Instant::now();
+                                let mut collided = false;
+                                for t in air.iter_mut().filter(|t| t.end > now) {
+                                    t.collided = true;
+                                    collided = true;
+                                }
+                                r.sending += 1;
+                                st[i].frames_sent += 1;
+                                st[i].bytes_sent += frame.len() as u64;
+                                let end = now + airtime(&cfg, frame.len());
+                                air.push(Tx { from: i, frame, end, collided });
+                            } else if n > 0 {
                                 let frame: Vec<u8> = r.input.drain(..n).collect();
                                 r.queued += frame.len();
                                 r.queue.push_back(frame);
@@ -314,6 +386,25 @@ async fn run(
                         on_air = Some((from, frame, end));
                     }
                 }
+                let mut k = 0;
+                while k < air.len() {
+                    if air[k].end > now {
+                        k += 1;
+                        continue;
+                    }
+                    let t = air.swap_remove(k);
+                    radios[t.from].sending -= 1;
+                    if t.collided {
+                        let mut st = stats.lock().expect("stats lock");
+                        for (j, s) in st.iter_mut().enumerate() {
+                            if j != t.from {
+                                s.frames_collided += 1;
+                            }
+                        }
+                    } else {
+                        deliver(&cfg, &mut rng, &radios, &stats, t.from, &t.frame);
+                    }
+                }
                 if let Some(h) = cfg.heartbeat
                     && next_heartbeat.is_some_and(|t| t <= now)
                 {
@@ -325,6 +416,11 @@ async fn run(
             }
         }
     }
+}
+
+/// How long a frame of `len` bytes is on the air.
+fn airtime(cfg: &MediumConfig, len: usize) -> Duration {
+    Duration::from_secs_f64(((len + cfg.preamble) * 8) as f64 / cfg.air_rate as f64)
 }
 
 async fn sleep_until(t: Option<Instant>) {
@@ -360,11 +456,57 @@ fn deliver(
             rssi: 200,
             remote_rssi: 100,
             temperature: 28,
-            buffer_space: cfg.buffer.saturating_sub(r.used()).min(0xffff) as u16,
+            buffer_space: r.free(cfg).min(0xffff) as u16,
         };
         let mut out = Vec::with_capacity(air.len() + wire::TRAILER);
         wire::encode_rx(&air, status, &mut out);
         let _ = r.out.send(out);
         st[j].frames_heard += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::Device;
+
+    async fn send(d: &Device, len: usize, frames: usize) {
+        let mut out = Vec::new();
+        for _ in 0..frames {
+            wire::encode_tx(&vec![0x55; len], &mut out);
+        }
+        d.write_all(&out).await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn unqueued_frames_that_overlap_are_lost_at_every_receiver() {
+        let medium = Rfd900Medium::start(MediumConfig {
+            air_rate: 9600,
+            heartbeat: None,
+            unqueued: true,
+            ..MediumConfig::new(2)
+        })
+        .unwrap();
+        let a = Device::open(medium.path(0), 57_600).unwrap();
+        let b = Device::open(medium.path(1), 57_600).unwrap();
+        // ~90 ms on the air each; wait well past it.
+        let settle = || tokio::time::sleep(Duration::from_millis(400));
+        send(&a, 100, 1).await;
+        settle().await;
+        assert_eq!(medium.stats(1).frames_heard, 1);
+        // Two frames back to back: the second overlaps the first.
+        send(&a, 100, 2).await;
+        settle().await;
+        assert_eq!(medium.stats(0).frames_sent, 3);
+        assert_eq!(medium.stats(1).frames_heard, 1);
+        assert_eq!(medium.stats(1).frames_collided, 2);
+        // Both radios at once: neither frame gets through.
+        let (x, y) = (send(&a, 100, 1), send(&b, 100, 1));
+        tokio::join!(x, y);
+        settle().await;
+        assert_eq!(medium.stats(0).frames_heard, 0);
+        assert_eq!(medium.stats(0).frames_collided, 1);
+        assert_eq!(medium.stats(1).frames_heard, 1);
+        assert_eq!(medium.stats(1).frames_collided, 3);
     }
 }
