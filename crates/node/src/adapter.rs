@@ -118,9 +118,15 @@ impl ModemPacing {
     /// The pacing of a modem described by the stream profile `cfg`.
     pub fn for_profile(cfg: &LinkConfig) -> ModemPacing {
         let rate_bps = cfg.up.rate_bps.min(cfg.down.rate_bps);
+        let jitter = cfg.up.jitter.max(cfg.down.jitter);
         let half = (cfg.duplex == Duplex::Half).then(|| HalfDuplex {
-            latency: cfg.up.delay.max(cfg.down.delay) + cfg.up.jitter.max(cfg.down.jitter),
+            latency: cfg.up.delay.max(cfg.down.delay) + jitter,
+            // The least one-way latency is the shorter delay less its jitter.
+            jitter: (cfg.up.delay.max(cfg.down.delay) + jitter
+                - cfg.up.delay.min(cfg.down.delay).saturating_sub(jitter))
+                / 2,
             turnaround: cfg.turnaround,
+            max_over: cfg.max_over,
             buffer: usize::try_from(
                 cfg.buffer_bytes(skywave_sim::Side::A)
                     .min(cfg.buffer_bytes(skywave_sim::Side::B)),
@@ -147,10 +153,23 @@ impl ModemPacing {
         if r < MIN_FRAME.min(mtu) { 0 } else { r }
     }
 
+    /// Stream bytes worth a write of their own: a whole framed frame, or half of what
+    /// the modem can safely hold when that is less (so that the next write fits while the
+    /// last one drains), never a runt. Smaller writes wait for room unless the modem
+    /// would run dry meanwhile.
+    pub fn unit(&self) -> usize {
+        let frame = self.mtu + framing::overhead(self.mtu);
+        let runt = MIN_FRAME.min(self.mtu) + framing::overhead(self.mtu);
+        let half_buffer = self
+            .half
+            .map_or(usize::MAX, |h| h.buffer.saturating_sub(h.chunk) / 2);
+        frame.min(half_buffer).min(self.limit() / 2).max(runt)
+    }
+
     /// A fresh estimate, at `now`.
     pub fn pacer<T: PacerTime>(&self, now: T) -> Pacer<T> {
         match self.half {
-            Some(h) => Pacer::half(now, self.rate, self.limit(), h),
+            Some(h) => Pacer::half(now, self.rate, self.limit(), h).with_unit(self.unit()),
             None => Pacer::full(now, self.rate, 0, self.limit()),
         }
     }
@@ -445,6 +464,35 @@ mod tests {
         assert_eq!(budget(200, 0), Some(200 - framing::overhead(STREAM_MTU)));
         assert_eq!(budget(1024, QUEUED_FRAMES * STREAM_MTU), None);
         assert_eq!(budget(30, 0), None);
+    }
+
+    #[test]
+    fn a_paced_modem_is_written_whole_frames_that_fit_its_buffer_twice() {
+        let unit = |spec: &str| {
+            let cfg = LinkConfig::parse_spec(spec).unwrap();
+            adapter_for(&cfg).pacing().unwrap().unit()
+        };
+        // A whole framed frame (250 B + 4) when the modem holds two.
+        assert_eq!(
+            unit("profile=hf-modem"),
+            STREAM_MTU + framing::overhead(STREAM_MTU)
+        );
+        assert_eq!(unit("profile=hf-modem,buffer=8KiB"), 254);
+        // Half of what a 256 B modem may hold (less a 64 B chunk): the next write fits
+        // while the last one drains.
+        assert_eq!(unit("profile=hf-modem,buffer=256B"), 96);
+        // Never a runt.
+        assert_eq!(unit("profile=hf-modem,buffer=128B"), MIN_FRAME + 4);
+    }
+
+    #[test]
+    fn a_modems_latency_spread_comes_from_both_directions() {
+        let cfg = LinkConfig::parse_spec("profile=hf-modem,up.delay=3s,jitter=500ms").unwrap();
+        let h = ModemPacing::for_profile(&cfg).half.unwrap();
+        // Longest 4 s + 0.5 s, least 3 s - 0.5 s.
+        assert_eq!(h.latency, Duration::from_millis(4500));
+        assert_eq!(h.jitter, Duration::from_millis(1000));
+        assert_eq!(h.max_over, None);
     }
 
     #[test]

@@ -94,7 +94,7 @@ pub fn frame(data: &[u8]) {
                 total,
                 data,
             } => w.frag_part(*id, *offset, *total, data),
-            Message::Padding { len } => w.raw(wire::ty::PADDING, &vec![0; *len]),
+            Message::Padding { data } => w.raw(wire::ty::PADDING, data),
             Message::Unknown { ty } => {
                 unknown = true;
                 w.raw(*ty, &[])

@@ -167,7 +167,7 @@ pub enum Message<'a> {
     },
     /// Bytes that fill a path MTU probe to the size being tried; ignored.
     Padding {
-        len: usize,
+        data: &'a [u8],
     },
     Unknown {
         ty: u8,
@@ -264,7 +264,7 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
         ty::NEED => "NEED",
         ty::HEARD => "HEARD",
         ty::FRAG => "FRAG",
-        ty::PADDING => return Ok(Message::Padding { len: body.len() }),
+        ty::PADDING => return Ok(Message::Padding { data: body }),
         _ => return Ok(Message::Unknown { ty }),
     };
     let mut c = Cursor {

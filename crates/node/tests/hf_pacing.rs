@@ -1,0 +1,201 @@
+//! HF modems driven by the link adapter layer's pacer (the daemon's `serial` and
+//! `hf-modem` drivers, the lab's modem ports), end to end in the simulator: no modem
+//! buffer is ever overrun (an overrun drops the call for a minute), and a two-way sync
+//! stays near the link's floor over rates, latencies and buffer sizes.
+//! Deterministic: virtual time, seeded; every failure message names the cell and seed.
+
+use std::time::Duration;
+
+use skywave_bundle::{Manifest, SecretKey, hash_payload};
+use skywave_node::{SimNode, adapter_for};
+use skywave_proto::{Config, MemStore};
+use skywave_sim::config::LinkConfig;
+use skywave_sim::sim::{LinkId, NodeId, Simulator};
+use skywave_sim::time::SimTime;
+use skywave_sim::trace::write_trace;
+
+const DATE: u64 = 1_795_305_600;
+
+fn key(n: u64) -> SecretKey {
+    let mut seed = [0u8; 32];
+    seed[..8].copy_from_slice(&n.to_le_bytes());
+    seed[9] = 0x48;
+    SecretKey::from_bytes(&seed)
+}
+
+fn bundle(i: u64, size: usize) -> (skywave_bundle::SignedManifest, Vec<u8>) {
+    let k = key(i);
+    let payload: Vec<u8> = (0..size).map(|j| (i as usize * 7 + j) as u8).collect();
+    let mut m = Manifest::new(k.bundle_id(), 1, size as u64, hash_payload(&payload), DATE);
+    m.service = Some("file".into());
+    m.name = Some(format!("obs-{i:06}.txt"));
+    (m.sign(&k).unwrap(), payload)
+}
+
+struct Pair {
+    sim: Simulator,
+    a: NodeId,
+    b: NodeId,
+    link: LinkId,
+    total: usize,
+}
+
+/// A and B over `spec`: `shared` bundles at both, `unique` more at each (100 B payloads).
+fn pair(spec: &str, seed: u64, shared: u64, unique: u64) -> Pair {
+    let cfg = LinkConfig::parse_spec(spec).unwrap();
+    let mut stores = [MemStore::new(), MemStore::new()];
+    for i in 0..shared {
+        let (m, p) = bundle(i, 100);
+        stores[0].insert(m.clone(), p.clone());
+        stores[1].insert(m, p);
+    }
+    for (n, s) in stores.iter_mut().enumerate() {
+        for i in 0..unique {
+            let (m, p) = bundle(1_000_000 * (n as u64 + 1) + i, 100);
+            s.insert(m, p);
+        }
+    }
+    let [sa, sb] = stores;
+    let mut sim = Simulator::new(seed);
+    let node_key = |n: u64| key(9_000_000 + n).public();
+    let a = sim.add_node(SimNode::new(Config::default(), node_key(1), seed ^ 1, sa));
+    let b = sim.add_node(SimNode::new(Config::default(), node_key(2), seed ^ 2, sb));
+    let link = sim.connect(a, b, &cfg).unwrap();
+    // Each side sees the link from its end: b sends on the `down` direction.
+    let mut seen_b = cfg.clone();
+    std::mem::swap(&mut seen_b.up, &mut seen_b.down);
+    for (n, seen) in [(a, &cfg), (b, &seen_b)] {
+        let port = sim.port(n, link).unwrap();
+        sim.node_mut::<SimNode<MemStore>>(n)
+            .unwrap()
+            .attach(port, adapter_for(seen));
+    }
+    Pair {
+        sim,
+        a,
+        b,
+        link,
+        total: (shared + 2 * unique) as usize,
+    }
+}
+
+fn held(p: &Pair, n: NodeId) -> usize {
+    p.sim.node::<SimNode<MemStore>>(n).unwrap().store.held.len()
+}
+
+fn call_drops(p: &Pair) -> u64 {
+    [p.a, p.b]
+        .iter()
+        .map(|&n| p.sim.link_stats(p.link, n).unwrap().call_drops)
+        .sum()
+}
+
+/// Runs until both nodes hold everything, a call drops, or `limit` passes.
+fn run(p: &mut Pair, limit: Duration) -> Option<Duration> {
+    let end = SimTime::from_nanos(limit.as_nanos() as u64);
+    while p.sim.now() < end && call_drops(p) == 0 {
+        if held(p, p.a) == p.total && held(p, p.b) == p.total {
+            return Some(Duration::from_nanos(p.sim.now().as_nanos()));
+        }
+        if !p.sim.step() {
+            break;
+        }
+    }
+    None
+}
+
+/// The floor of the exchange: the useful bytes (manifest + payload of every bundle
+/// each side lacks) at the link's rate, a round trip and two turnarounds.
+fn floor(spec: &str, unique: u64) -> f64 {
+    let cfg = LinkConfig::parse_spec(spec).unwrap();
+    let (m, _) = bundle(0, 100);
+    let useful = 2 * unique * (m.as_bytes().len() as u64 + 100);
+    useful as f64 * 8.0 / cfg.up.rate_bps as f64
+        + (cfg.up.delay + cfg.down.delay).as_secs_f64()
+        + 2.0 * cfg.turnaround.as_secs_f64()
+}
+
+/// Syncs one cell; returns time over floor, or what went wrong (a dropped call comes
+/// with the link's trace before it).
+fn cell(spec: &str, seed: u64, unique: u64) -> Result<f64, String> {
+    cell_with(spec, seed, 300, unique)
+}
+
+fn cell_with(spec: &str, seed: u64, shared: u64, unique: u64) -> Result<f64, String> {
+    let floor = floor(spec, unique);
+    let mut p = pair(spec, seed, shared, unique);
+    p.sim.set_trace(true);
+    let t = run(&mut p, Duration::from_secs_f64(floor * 20.0));
+    if call_drops(&p) > 0 {
+        let trace = p.sim.take_trace();
+        let mut text = String::new();
+        write_trace(&trace[trace.len().saturating_sub(80)..], &mut text);
+        return Err(format!(
+            "{spec} seed {seed}: a modem buffer was overrun\n{text}"
+        ));
+    }
+    let t = t.ok_or_else(|| format!("{spec} seed {seed}: not synced within 20 floors"))?;
+    Ok(t.as_secs_f64() / floor)
+}
+
+/// Whether a modem's buffer holds what it sends from the moment the turn comes to it
+/// until its driver can know (a latency less the turnaround, and the end of the other
+/// side's stream), and a frame more: then every over runs at the modem's rate. (Without
+/// a report of the modem's buffer, a smaller one runs at about its size per latency.)
+fn bridges_the_handover(rate_bps: f64, delay_s: f64, buffer: f64) -> bool {
+    let rate = rate_bps / 8.0;
+    let gap = 2.0 * 64.0 / rate + 0.1;
+    buffer - 64.0 >= rate * ((delay_s - 2.0).max(0.0) + gap) + 254.0
+}
+
+#[test]
+fn no_modem_is_overrun_and_overs_run_at_the_modems_rate() {
+    let mut failed = Vec::new();
+    for (rate, rate_bps) in [("300bps", 300.0), ("1475bps", 1475.0), ("9600bps", 9600.0)] {
+        for (delay, delay_s) in [("1s", 1.0), ("4s", 4.0), ("8s", 8.0)] {
+            for (buffer, bytes) in [("256B", 256.0), ("1KiB", 1024.0), ("8KiB", 8192.0)] {
+                let spec = format!("profile=hf-modem,rate={rate},delay={delay},buffer={buffer}");
+                let unique = if rate_bps < 1000.0 { 10 } else { 30 };
+                let bridges = bridges_the_handover(rate_bps, delay_s, bytes);
+                match cell(&spec, 1, unique) {
+                    Ok(x) => {
+                        eprintln!("{spec}: {x:.2} x floor");
+                        // Measured 1.26-1.75 (seed 1): the rest is the protocol's.
+                        if bridges && x > 2.0 {
+                            failed.push(format!("{spec}: {x:.2} x floor, above 2"));
+                        }
+                    }
+                    // Too slow to sync within 20 floors is the limit of knowing nothing
+                    // of a small buffer (256 B at 9600 bit/s); an overrun never is.
+                    Err(e) if !bridges && !e.contains("overrun") => eprintln!("{e}"),
+                    Err(e) => failed.push(e),
+                }
+            }
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
+/// One cell over many seeds: `HF_SPEC=... HF_SEEDS=20 cargo test --release --test
+/// hf_pacing -- --ignored one_spec --nocapture`.
+#[test]
+#[ignore = "debugging aid"]
+fn one_spec() {
+    if let Ok(filter) = std::env::var("RUST_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .without_time()
+            .with_ansi(false)
+            .try_init();
+    }
+    let spec = std::env::var("HF_SPEC").unwrap_or_else(|_| "profile=hf-modem".into());
+    let seeds: u64 = std::env::var("HF_SEEDS").map_or(5, |s| s.parse().unwrap());
+    let unique: u64 = std::env::var("HF_UNIQUE").map_or(30, |s| s.parse().unwrap());
+    let shared: u64 = std::env::var("HF_SHARED").map_or(300, |s| s.parse().unwrap());
+    for seed in 1..=seeds {
+        match cell_with(&spec, seed, shared, unique) {
+            Ok(x) => eprintln!("{spec} seed {seed}: {x:.2} x floor"),
+            Err(e) => eprintln!("{e}"),
+        }
+    }
+}
