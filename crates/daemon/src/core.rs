@@ -705,8 +705,7 @@ impl Core {
         e.frames_in += 1;
         e.last_in = Instant::now();
         if let Some(m) = &mut e.mac {
-            m.heard(now);
-            m.set_neighbours(self.ep.peers_on(link));
+            m.heard(now, self.ep.peers_on(link));
         }
         let shared = self.shared.clone();
         let mut store = shared.store();
@@ -772,10 +771,7 @@ impl Core {
                 }
                 let f = self.ep.poll_transmit(now, id, max, &mut *store);
                 if let Some(m) = &mut self.links.get_mut(&id).expect("present").mac {
-                    match &f {
-                        Some(f) => m.sent(now, f.len()),
-                        None => m.idle(),
-                    }
+                    m.polled(now, f.as_ref().map(Vec::len));
                 }
                 let Some(f) = f else {
                     break;

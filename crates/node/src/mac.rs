@@ -102,14 +102,11 @@ impl SoftMac {
         self.rng % n.max(1)
     }
 
-    /// Neighbours that may contend for the channel (the sessions on the link): the
-    /// window grows with them, so that two of them rarely draw the same slot.
-    pub fn set_neighbours(&mut self, n: usize) {
-        self.cw = (2 * n as u64).clamp(CW_MIN, CW_MAX);
-    }
-
-    /// A frame from the channel arrived whole at `now`.
-    pub fn heard(&mut self, now: Duration) {
+    /// A frame from the channel arrived whole at `now`; `neighbours` may contend for
+    /// the channel (the sessions on the link): the window grows with them, so that two of
+    /// them rarely draw the same slot.
+    pub fn heard(&mut self, now: Duration, neighbours: usize) {
+        self.cw = (2 * neighbours as u64).clamp(CW_MIN, CW_MAX);
         self.heard_at = Some(now);
         self.holding = false;
         self.frames_in_over = 0;
@@ -155,6 +152,15 @@ impl SoftMac {
         self.start_at.filter(|&t| t > now)
     }
 
+    /// What the endpoint gave when asked at `now` (after [`SoftMac::may_send`] allowed
+    /// it): a frame of that many bytes went to the radio, or nothing ended the turn.
+    pub fn polled(&mut self, now: Duration, frame_len: Option<usize>) {
+        match frame_len {
+            Some(len) => self.sent(now, len),
+            None => self.idle(),
+        }
+    }
+
     /// A frame of `len` bytes went to the radio at `now`.
     pub fn sent(&mut self, now: Duration, len: usize) {
         if self.holding {
@@ -196,7 +202,7 @@ mod tests {
             // Frames that ended by `now` are heard by the other station.
             on_air.retain(|&(who, _, end)| {
                 if end <= now {
-                    macs[1 - who].heard(end);
+                    macs[1 - who].heard(end, 1);
                     false
                 } else {
                     true
@@ -247,8 +253,8 @@ mod tests {
     fn waits_scale_with_airtime_and_retries_differ() {
         let mut slow = SoftMac::new(1200, 100, 5);
         let mut fast = SoftMac::new(128_000, 100, 5);
-        slow.heard(Duration::ZERO);
-        fast.heard(Duration::ZERO);
+        slow.heard(Duration::ZERO, 1);
+        fast.heard(Duration::ZERO, 1);
         let s = slow.may_send(Duration::ZERO).unwrap_err();
         let f = fast.may_send(Duration::ZERO).unwrap_err();
         assert!(s > f * 50, "slow {s:?} fast {f:?}");
@@ -256,7 +262,7 @@ mod tests {
         let mut waits = std::collections::BTreeSet::new();
         for k in 0..32 {
             let t = Duration::from_secs(k);
-            slow.heard(t);
+            slow.heard(t, 1);
             waits.insert(slow.may_send(t).unwrap_err() - t);
         }
         assert!(waits.len() > 1, "every retry waited the same: {waits:?}");

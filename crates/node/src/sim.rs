@@ -135,8 +135,7 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
             p.received(t);
         }
         if let Some(m) = self.macs.get_mut(&port.0) {
-            m.heard(t);
-            m.set_neighbours(self.ep.peers_on(port.0 as usize));
+            m.heard(t, self.ep.peers_on(port.0 as usize));
         }
         if self.started
             && let Some((a, LinkRole::Listen)) = self.links.get(&port.0)
@@ -252,10 +251,7 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
             .ep
             .poll_transmit(dur(now), port.0 as usize, max, &mut self.store);
         if let Some(m) = self.macs.get_mut(&port.0) {
-            match &f {
-                Some(f) => m.sent(dur(now), f.len()),
-                None => m.idle(),
-            }
+            m.polled(dur(now), f.as_ref().map(Vec::len));
         }
         let f = f?;
         if framed {

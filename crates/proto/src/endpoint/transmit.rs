@@ -490,7 +490,8 @@ impl Endpoint {
                             break;
                         }
                         if !o.manifest_acked && o.manifest_sent_at.is_none_or(|t| now >= t + rto) {
-                            if !w.manifest(&o.manifest) {
+                            let whole = w.manifest(&o.manifest);
+                            if !whole {
                                 // Larger than the link's frames: in fragments, one
                                 // message at a time.
                                 if !w.needs_fragments(o.manifest.len()) || p.frag_out.is_some() {
@@ -504,16 +505,6 @@ impl Endpoint {
                                     break;
                                 }
                                 p.frag_out = Some(f);
-                                if o.manifest_sent_at.is_some() {
-                                    self.stats.manifests_resent += 1;
-                                    o.resent = true;
-                                }
-                                self.stats.manifests_sent += 1;
-                                o.manifest_sent_at = Some(now);
-                                o.last_sent_at = now;
-                                substantive = true;
-                                eliciting = true;
-                                break;
                             }
                             if o.manifest_sent_at.is_some() {
                                 self.stats.manifests_resent += 1;
@@ -524,6 +515,10 @@ impl Endpoint {
                             o.last_sent_at = now;
                             substantive = true;
                             eliciting = true;
+                            if !whole {
+                                // The frame is full; the rest goes first in the next.
+                                break;
+                            }
                             if o.length == 0 {
                                 continue;
                             }
