@@ -569,8 +569,7 @@ impl Core {
                     e.mac = None;
                     if e.want_mac && params.shared {
                         adapter = adapter.without_channel_access();
-                        let rate = params.rate_bps.unwrap_or(9600);
-                        e.mac = Some(SoftMac::new(rate, params.mtu, seed));
+                        e.mac = Some(SoftMac::for_link(&params, seed));
                     }
                 }
                 self.set_up(link, adapter)

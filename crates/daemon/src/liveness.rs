@@ -233,6 +233,8 @@ mod tests {
             rtt_hint: Duration::from_millis(if half { 10_000 } else { 100 }),
             loss_hint: 0.0,
             discover_mtu: false,
+            frame_overhead: 0,
+            handoff: Duration::ZERO,
         }
     }
 

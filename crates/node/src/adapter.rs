@@ -208,6 +208,8 @@ impl LinkAdapter {
                 rtt_hint: cfg.rtt.max(Duration::from_micros(100)),
                 loss_hint: 0.0,
                 discover_mtu: cfg.discover_mtu,
+                frame_overhead: 0,
+                handoff: Duration::ZERO,
             },
         }
     }
@@ -228,6 +230,8 @@ impl LinkAdapter {
                 rtt_hint: DEFAULT_IP_RTT,
                 loss_hint: 0.0,
                 discover_mtu: false,
+                frame_overhead: 0,
+                handoff: Duration::ZERO,
             },
         }
     }
@@ -300,6 +304,8 @@ impl LinkAdapter {
             rtt_hint: Duration::from_secs(1),
             loss_hint: 0.0,
             discover_mtu: false,
+            frame_overhead: 0,
+            handoff: Duration::ZERO,
         })
     }
 
@@ -374,6 +380,8 @@ pub fn device_params(cfg: &LinkConfig) -> LinkParams {
         rtt_hint: rtt.max(Duration::from_millis(1)),
         loss_hint: cfg.up.loss.mean_loss().max(cfg.down.loss.mean_loss()),
         discover_mtu: false,
+        frame_overhead: cfg.up.overhead,
+        handoff: Duration::ZERO,
     }
 }
 

@@ -24,10 +24,16 @@
 
 use std::time::Duration;
 
+use skywave_proto::LinkParams;
+
 /// Contention window of stations that were not the last sender, in slots, with one
 /// neighbour; it grows with the neighbours that may contend.
 const CW_MIN: u64 = 4;
 const CW_MAX: u64 = 64;
+
+/// Airtime counted for each frame beyond its bytes when the link says less: a preamble
+/// and sync word, and the radio's turnaround from receiving to sending.
+const MIN_FRAME_OVERHEAD: usize = 16;
 
 /// Frames one station may send back to back before it lets others in, whatever it has.
 const MAX_OVER_FRAMES: u32 = 16;
@@ -39,6 +45,9 @@ pub struct SoftMac {
     mtu: usize,
     /// Airtime the radio adds to each frame (preamble, sync, parity), as a byte count.
     frame_overhead: usize,
+    /// The link's [`LinkParams::handoff`]: how late after our last frame ended the next
+    /// one may start while we keep the channel.
+    handoff: Duration,
     rng: u64,
     /// Contention window, in slots.
     cw: u64,
@@ -67,7 +76,8 @@ impl SoftMac {
         Self {
             rate_bytes: (rate_bps.max(1) as f64) / 8.0,
             mtu,
-            frame_overhead: 16,
+            frame_overhead: MIN_FRAME_OVERHEAD,
+            handoff: Duration::ZERO,
             rng: seed | 1,
             cw: CW_MIN,
             heard_at: None,
@@ -78,6 +88,16 @@ impl SoftMac {
             passed: false,
             contentions: 0,
             continuations: 0,
+        }
+    }
+
+    /// Channel access for a link the driver describes with `params`: its rate, largest
+    /// frame and per-frame airtime overhead (at least [`MIN_FRAME_OVERHEAD`]).
+    pub fn for_link(params: &LinkParams, seed: u64) -> Self {
+        Self {
+            frame_overhead: params.frame_overhead.max(MIN_FRAME_OVERHEAD),
+            handoff: params.handoff,
+            ..Self::new(params.rate_bps.unwrap_or(9600), params.mtu, seed)
         }
     }
 
@@ -92,7 +112,7 @@ impl SoftMac {
     }
 
     fn guard(&self) -> Duration {
-        self.airtime(0) + Duration::from_millis(2)
+        self.airtime(0) + Duration::from_millis(2) + self.handoff
     }
 
     fn draw(&mut self, n: u64) -> u64 {

@@ -651,7 +651,6 @@ impl<T: PacerTime> Pacer<T> {
     }
 
     /// Bytes estimated in the device now, pessimistically.
-    #[cfg(test)]
     pub fn queued(&self) -> usize {
         self.queued.ceil() as usize
     }

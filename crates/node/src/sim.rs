@@ -103,10 +103,7 @@ impl<S: BundleStore> SimNode<S> {
         if adapter.driver_mac() {
             let p = adapter.params();
             let seed = self.seed.wrapping_add(u64::from(port.0));
-            self.macs.insert(
-                port.0,
-                SoftMac::new(p.rate_bps.unwrap_or(9600), p.mtu, seed),
-            );
+            self.macs.insert(port.0, SoftMac::for_link(&p, seed));
         }
         self.links.insert(port.0, (adapter, role));
     }

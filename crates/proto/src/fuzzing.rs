@@ -217,6 +217,8 @@ impl Profile {
                 rtt_hint: latency * 2 + Duration::from_secs_f64(16.0 * mtu as f64 / rate as f64),
                 loss_hint: 0.0,
                 discover_mtu: false,
+                frame_overhead: 0,
+                handoff: Duration::ZERO,
             },
             latency,
             rate_bps: rate,
@@ -882,6 +884,8 @@ impl FanOut {
             rtt_hint: Duration::from_millis(10),
             loss_hint: 0.0,
             discover_mtu: false,
+            frame_overhead: 0,
+            handoff: Duration::ZERO,
         }
     }
 

@@ -204,6 +204,8 @@ fn retries_under_collisions(nonces: (u64, u64), jam_from: Duration) -> [Vec<Dura
         rtt_hint: Duration::from_millis(300),
         loss_hint: 0.0,
         discover_mtu: false,
+        frame_overhead: 0,
+        handoff: Duration::ZERO,
     };
     let mut eps = [
         Endpoint::new(Config::default(), fuzzing::node_key(1), nonces.0),

@@ -335,6 +335,12 @@ async fn run(
                                 let now = Instant::now();
                                 let mut collided = false;
                                 for t in air.iter_mut().filter(|t| t.end > now) {
+                                    tracing::debug!(
+                                        radio = i,
+                                        on_air = t.from,
+                                        left_us = (t.end - now).as_micros() as u64,
+                                        "emulated radio: a frame goes on the air over another"
+                                    );
                                     t.collided = true;
                                     collided = true;
                                 }

@@ -11,6 +11,7 @@ pub mod emulator;
 pub mod rs;
 pub mod wire;
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -80,13 +81,25 @@ impl Rfd900Config {
     }
 }
 
-/// What the protocol is told about an RFD900 link at `air_rate`: the simulator's
-/// `uhf-csma` parameters at that rate.
-pub fn params(air_rate: u64) -> LinkParams {
+/// Time the host's scheduling may add between a frame handed to the driver and its
+/// write to the port.
+const HOST_SCHEDULING: Duration = Duration::from_millis(5);
+
+/// What the protocol is told about an RFD900 link at `air_rate`, its port at `baud`: the
+/// simulator's `uhf-csma` parameters at that rate, with each frame's airtime counting the
+/// Reed-Solomon parity the driver adds as well as the preamble, and a frame's way to the
+/// air counting its transfer over the port (a tenth more for escaped bytes).
+pub fn params(air_rate: u64, baud: u32) -> LinkParams {
     let mut cfg = LinkConfig::profile("uhf-csma").expect("built-in profile");
     cfg.up.rate_bps = air_rate;
     cfg.down.rate_bps = air_rate;
-    skywave_node::device_params(&cfg)
+    LinkParams {
+        frame_overhead: PREAMBLE + PARITY,
+        handoff: Duration::from_secs_f64(
+            (wire::MAX_AIR as f64 * 1.1 + 5.0) * 10.0 / f64::from(baud.max(1)),
+        ) + HOST_SCHEDULING,
+        ..skywave_node::device_params(&cfg)
+    }
 }
 
 pub fn spawn(cfg: Rfd900Config) -> Result<LinkHandle, Error> {
@@ -139,11 +152,23 @@ struct RadioTx {
     report: Option<(Instant, usize, usize)>,
     /// How long a report stays in force (two longest frames on the air).
     report_life: Duration,
+    /// Frames the radio may hold, counting the one on the air.
+    queue_frames: usize,
+    /// Bytes of airtime written since the start (what the pacer counts), and for each
+    /// frame not yet known to be off the air: where it ends in that count, and the
+    /// earliest it can end (its bytes crossing the serial line, then its airtime). A
+    /// radio without a queue sends a frame the moment it has it: a second frame written
+    /// before the first is off the air collides with it, however small both are.
+    written: f64,
+    frames: VecDeque<(f64, Instant)>,
+    air_rate: u64,
+    baud: u32,
 }
 
 impl RadioTx {
-    fn new(air_rate: u64, queue_frames: usize) -> RadioTx {
-        let limit = queue_frames.max(1) * (wire::MAX_AIR + PREAMBLE);
+    fn new(air_rate: u64, baud: u32, queue_frames: usize) -> RadioTx {
+        let queue_frames = queue_frames.max(1);
+        let limit = queue_frames * (wire::MAX_AIR + PREAMBLE);
         RadioTx {
             pacer: Pacer::full(Instant::now(), air_rate as f64 / 8.0, PREAMBLE, limit),
             rs: Rs::new(),
@@ -154,11 +179,39 @@ impl RadioTx {
             report_life: Duration::from_secs_f64(
                 2.0 * ((wire::MAX_AIR + PREAMBLE) * 8) as f64 / air_rate as f64,
             ),
+            queue_frames,
+            written: 0.0,
+            frames: VecDeque::new(),
+            air_rate,
+            baud,
         }
+    }
+
+    /// Forgets the frames that are off the air by now: the pacer drained past their end
+    /// and their airtime after the serial transfer has passed.
+    fn retire(&mut self, now: Instant) {
+        let drained = self.written - self.pacer.queued() as f64;
+        while let Some(&(end, earliest)) = self.frames.front() {
+            if end > drained + 0.5 || now < earliest {
+                break;
+            }
+            self.frames.pop_front();
+        }
+    }
+
+    /// When the oldest frame still counted may be off the air.
+    fn next_retire(&self, now: Instant) -> Option<Instant> {
+        let &(end, earliest) = self.frames.front()?;
+        let drained = self.written - self.pacer.queued() as f64;
+        let left = ((end - drained).max(0.0) * 8.0) / self.air_rate as f64;
+        Some(earliest.max(now + Duration::from_secs_f64(left)))
     }
 
     /// Bytes the radio takes now: the airtime estimate, and the last report's free space.
     fn device_room(&self, now: Instant) -> usize {
+        if self.frames.len() >= self.queue_frames {
+            return 0;
+        }
         let mut room = self.pacer.room();
         if let Some((at, free, written)) = self.report
             && now.duration_since(at) < self.report_life
@@ -186,6 +239,7 @@ impl RadioTx {
 
     fn pump(&mut self, now: Instant, counters: &LinkCounters) {
         self.pacer.advance(now);
+        self.retire(now);
         let Some(f) = &self.queue else {
             return;
         };
@@ -199,7 +253,15 @@ impl RadioTx {
         // `!C` clears whatever stray bytes sit in its buffer, so they cannot prefix the frame.
         self.out.extend_from_slice(b"C!C");
         wire::encode_tx(&air, &mut self.out);
+        // 10 bits per byte on the serial line, behind what is still to be written.
+        let serial = Duration::from_secs_f64(self.out.len() as f64 * 10.0 / f64::from(self.baud));
+        let airtime =
+            Duration::from_secs_f64(((air.len() + PREAMBLE) * 8) as f64 / self.air_rate as f64);
         self.pacer.wrote(now, air.len());
+        self.written += (air.len() + PREAMBLE) as f64;
+        let after_prev = self.frames.back().map_or(now, |f| f.1);
+        self.frames
+            .push_back((self.written, (now + serial).max(after_prev) + airtime));
         if let Some(r) = &mut self.report {
             r.2 += air.len();
         }
@@ -231,7 +293,7 @@ async fn run(
     mut frames: mpsc::Receiver<Bytes>,
     cfg: Rfd900Config,
 ) -> Result<(), Closed> {
-    let params = params(cfg.air_rate);
+    let params = params(cfg.air_rate, cfg.baud);
     let mut backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(5));
     let mut failures = 0u32;
     loop {
@@ -278,7 +340,11 @@ async fn session(
     cfg: &Rfd900Config,
 ) -> Result<String, Closed> {
     let counters = &shared.counters;
-    let mut tx = RadioTx::new(cfg.air_rate, cfg.queue_frames.unwrap_or(QUEUED_FRAMES));
+    let mut tx = RadioTx::new(
+        cfg.air_rate,
+        cfg.baud,
+        cfg.queue_frames.unwrap_or(QUEUED_FRAMES),
+    );
     let mut parser = RxParser::new();
     let mut rs = Rs::new();
     let mut garbage = 0u64;
@@ -298,6 +364,12 @@ async fn session(
             ));
         }
         let busy = tx.pacer.busy() || tx.queue.is_some() || cfg.silence_timeout.is_some();
+        // Wake when a frame leaves the air (the room opens then), or each tick while busy.
+        let wake = tx
+            .next_retire(now)
+            .into_iter()
+            .chain(busy.then(|| now + TICK))
+            .min();
         tokio::select! {
             r = dev.read(&mut buf) => match r {
                 Ok(0) => return Ok("end of file on the radio's port".into()),
@@ -359,8 +431,15 @@ async fn session(
                 }
                 None => return Err(Closed),
             },
-            _ = tokio::time::sleep(TICK), if busy => {}
+            _ = sleep_until(wake) => {}
         }
+    }
+}
+
+async fn sleep_until(t: Option<Instant>) {
+    match t {
+        Some(t) => tokio::time::sleep_until(t.into()).await,
+        None => std::future::pending().await,
     }
 }
 

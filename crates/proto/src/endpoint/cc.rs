@@ -491,6 +491,8 @@ mod tests {
             rtt_hint: Duration::from_millis(1),
             loss_hint: 0.0,
             discover_mtu: false,
+            frame_overhead: 0,
+            handoff: Duration::ZERO,
         };
         let mut cc = Cc::new(&params);
         let capacity = 1e9; // bytes per second
@@ -591,6 +593,8 @@ mod tests {
             rtt_hint: Duration::from_millis(100),
             loss_hint: 0.0,
             discover_mtu: false,
+            frame_overhead: 0,
+            handoff: Duration::ZERO,
         };
         let key = SecretKey::from_bytes(&[3; 32]);
         let payload: Vec<u8> = (0..TOTAL).map(|i| (i * 31 % 251) as u8).collect();

@@ -223,6 +223,8 @@ mod tests {
             rtt_hint: Duration::from_millis(10),
             loss_hint: 0.0,
             discover_mtu: false,
+            frame_overhead: 0,
+            handoff: Duration::ZERO,
         }
     }
 

@@ -52,6 +52,15 @@ pub struct LinkParams {
     /// IP paths: the path's MTU is not known to be `mtu`: start at a size every path
     /// carries and probe up to `mtu` (see `pmtu`).
     pub discover_mtu: bool,
+    /// Airtime each frame costs beyond its own bytes, counted in bytes at `rate_bps`:
+    /// the preamble and sync word a radio sends first, and any parity its driver adds.
+    /// The driver's turn-taking on a shared radio counts it in every slot.
+    pub frame_overhead: usize,
+    /// Longest time from a frame handed to the driver to its first bit on the air, the
+    /// radio being idle: the transfer over a serial port and the host's scheduling. A
+    /// station that keeps the channel starts its next frame this much after the last one
+    /// ended, so others must wait longer than this before they take a quiet channel.
+    pub handoff: Duration,
 }
 
 /// Protocol settings.
