@@ -188,22 +188,14 @@ const CELLS: &[Cell] = &[
 /// Why a cell cannot run on real daemons yet, if it cannot.
 fn unsupported(cell: &Cell, cfg: &LinkConfig) -> Option<String> {
     if cell.transport == Transport::Rfd900
-        && cfg.csma.txqueue != skywave_sim::config::TxQueue::Bytes
+        && let skywave_sim::config::TxQueue::Frames(n) = cfg.csma.txqueue
     {
-        // skywave_links::rfd900::MediumConfig has no queue setting: every emulated radio
-        // buffers 4 KiB and the channel carries one frame at a time after carrier sense;
-        // MediumConfig::from_profile takes the rate, preamble, buffer and loss of the
-        // profile and nothing else.
+        // The emulated radios (skywave_links::rfd900::MediumConfig) either buffer 4 KiB
+        // and send after carrier sense, or send each frame at once (txqueue=none).
         return Some(format!(
-            "the emulated RFD900 radios (skywave_links::rfd900::Rfd900Medium) cannot be told \
-             to be unqueued: they always buffer the host's frames (4 KiB) and send them one at \
-             a time after carrier sense, and MediumConfig::from_profile ignores txqueue={}, so \
-             a real run would measure queued radios",
-            match cfg.csma.txqueue {
-                skywave_sim::config::TxQueue::None => "none".to_string(),
-                skywave_sim::config::TxQueue::Frames(n) => n.to_string(),
-                skywave_sim::config::TxQueue::Bytes => "bytes".to_string(),
-            }
+            "the emulated RFD900 radios (skywave_links::rfd900::Rfd900Medium) have a 4 KiB \
+             queue or none (txqueue=none); they cannot hold exactly txqueue={n} frames, so a \
+             real run would measure another radio"
         ));
     }
     None
