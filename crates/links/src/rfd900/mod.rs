@@ -138,6 +138,18 @@ pub(crate) fn spawn_with(
     Ok(handle)
 }
 
+/// A frame written to the radio and not yet known to be off the air.
+#[derive(Debug, Clone, Copy)]
+struct OnAir {
+    /// Where it ends in the count of bytes written.
+    end: f64,
+    /// The earliest it can be off the air.
+    earliest: Instant,
+    /// When it was written, and its bytes (with parity).
+    at: Instant,
+    len: usize,
+}
+
 /// Outgoing frames: protected, escaped, paced by airtime.
 #[derive(Debug)]
 struct RadioTx {
@@ -160,7 +172,7 @@ struct RadioTx {
     /// radio without a queue sends a frame the moment it has it: a second frame written
     /// before the first is off the air collides with it, however small both are.
     written: f64,
-    frames: VecDeque<(f64, Instant)>,
+    frames: VecDeque<OnAir>,
     air_rate: u64,
     baud: u32,
 }
@@ -191,20 +203,37 @@ impl RadioTx {
     /// and their airtime after the serial transfer has passed.
     fn retire(&mut self, now: Instant) {
         let drained = self.written - self.pacer.queued() as f64;
-        while let Some(&(end, earliest)) = self.frames.front() {
-            if end > drained + 0.5 || now < earliest {
+        while let Some(&f) = self.frames.front() {
+            if f.end > drained + 0.5 || now < f.earliest {
                 break;
             }
             self.frames.pop_front();
+            // One frame at a time: a frame written after the last report and now off the
+            // air no longer takes the room that report left. (With more, a frame the
+            // estimate retires may still wait behind another radio's: the report's cap
+            // stands until it expires.)
+            if self.queue_frames == 1
+                && let Some(r) = &mut self.report
+                && f.at >= r.0
+            {
+                r.2 = r.2.saturating_sub(f.len);
+            }
         }
+    }
+
+    /// When the last report stops capping the room, if it still does.
+    fn report_expiry(&self, now: Instant) -> Option<Instant> {
+        let (at, _, written) = self.report?;
+        let end = at + self.report_life;
+        (written > 0 && end > now).then_some(end)
     }
 
     /// When the oldest frame still counted may be off the air.
     fn next_retire(&self, now: Instant) -> Option<Instant> {
-        let &(end, earliest) = self.frames.front()?;
+        let f = self.frames.front()?;
         let drained = self.written - self.pacer.queued() as f64;
-        let left = ((end - drained).max(0.0) * 8.0) / self.air_rate as f64;
-        Some(earliest.max(now + Duration::from_secs_f64(left)))
+        let left = ((f.end - drained).max(0.0) * 8.0) / self.air_rate as f64;
+        Some(f.earliest.max(now + Duration::from_secs_f64(left)))
     }
 
     /// Bytes the radio takes now: the airtime estimate, and the last report's free space.
@@ -259,9 +288,13 @@ impl RadioTx {
             Duration::from_secs_f64(((air.len() + PREAMBLE) * 8) as f64 / self.air_rate as f64);
         self.pacer.wrote(now, air.len());
         self.written += (air.len() + PREAMBLE) as f64;
-        let after_prev = self.frames.back().map_or(now, |f| f.1);
-        self.frames
-            .push_back((self.written, (now + serial).max(after_prev) + airtime));
+        let after_prev = self.frames.back().map_or(now, |f| f.earliest);
+        self.frames.push_back(OnAir {
+            end: self.written,
+            earliest: (now + serial).max(after_prev) + airtime,
+            at: now,
+            len: air.len(),
+        });
         if let Some(r) = &mut self.report {
             r.2 += air.len();
         }
@@ -364,10 +397,12 @@ async fn session(
             ));
         }
         let busy = tx.pacer.busy() || tx.queue.is_some() || cfg.silence_timeout.is_some();
-        // Wake when a frame leaves the air (the room opens then), or each tick while busy.
+        // Wake when a frame leaves the air or the last report expires (the room opens
+        // then), or each tick while busy.
         let wake = tx
             .next_retire(now)
             .into_iter()
+            .chain(tx.report_expiry(now))
             .chain(busy.then(|| now + TICK))
             .min();
         tokio::select! {
