@@ -102,13 +102,17 @@ fn on_air(r: &Run) -> u64 {
     r.stats.iter().map(|s| s.bytes_sent).sum()
 }
 
+/// Seeds compared together: a seed's time swings by 20% with its collisions, so six
+/// seeds (a standard error near 8%) could not tell FEC from pieces.
+const SEEDS: u64 = 24;
+
 #[test]
 fn lossy_radio_pair_completes_by_fec() {
     // Collisions make each seed's figures swing by 20%: FEC and pieces are compared
-    // over six seeds together, each seed only against fixed ceilings.
+    // over SEEDS seeds together, each seed only against fixed ceilings.
     let (mut fec_air, mut arq_air) = (0u64, 0u64);
     let (mut fec_time, mut arq_time) = (Duration::ZERO, Duration::ZERO);
-    for seed in 1..=6 {
+    for seed in 1..=SEEDS {
         let r = clique("uhf-csma-lossy", 2, 8, 3000, FecMode::Always, seed);
         let arq = clique("uhf-csma-lossy", 2, 8, 3000, FecMode::Off, seed);
         let (a, b) = (&r.stats[0], &r.stats[1]);
@@ -145,17 +149,18 @@ fn lossy_radio_pair_completes_by_fec() {
         fec_time += t;
         arq_time += t_arq;
     }
-    // FEC is faster than pieces, and costs at most a little more on air (pieces resend
-    // only what a report shows lost: with one receiver they are about as frugal). With
-    // radios taking turns in the driver, pieces lose less to collisions than they did:
-    // FEC measured 281.7 KB vs 261.8 KB (+7.6%) here, against +5% allowed before.
+    // With one receiver, FEC keeps up with pieces and costs a little more on air: pieces
+    // resend only what a report shows lost, so they are about as frugal, and FEC's gain
+    // is where one symbol serves several receivers (the next test). Over 24 seeds FEC
+    // measured 119.8 s and 1,043,520 B against pieces' 117.2 s and 959,959 B (1.02x time,
+    // 1.09x air). (Seeds 1-6 alone once showed FEC faster: 29.7 s against 31.0 s.)
     assert!(
-        fec_time <= arq_time,
-        "FEC {fec_time:?} vs pieces {arq_time:?} over seeds 1-6"
+        fec_time.as_secs_f64() <= arq_time.as_secs_f64() * 1.05,
+        "FEC {fec_time:?} vs pieces {arq_time:?} over seeds 1-{SEEDS}"
     );
     assert!(
-        fec_air * 100 <= arq_air * 110,
-        "FEC {fec_air} B vs pieces {arq_air} B on air over seeds 1-6"
+        fec_air * 100 <= arq_air * 112,
+        "FEC {fec_air} B vs pieces {arq_air} B on air over seeds 1-{SEEDS}"
     );
 }
 

@@ -36,7 +36,7 @@ const SHARED_PAUSE_FRAMES: u32 = 3;
 pub(super) fn frame_airtime(params: &LinkParams) -> Option<Duration> {
     let rate = params.rate_bps.filter(|&r| r > 0)?;
     Some(Duration::from_secs_f64(
-        8.0 * params.mtu as f64 / rate as f64,
+        8.0 * (params.mtu + params.frame_overhead) as f64 / rate as f64,
     ))
 }
 
