@@ -221,11 +221,13 @@ impl RadioTx {
         }
     }
 
-    /// When the last report stops capping the room, if it still does.
+    /// When the last report stops capping the room, if it is still in force. (A report
+    /// of no free space, heard while our own frame was on the air, caps the room at 0
+    /// with nothing else due to wake the driver: without this wake the room stayed 0.)
     fn report_expiry(&self, now: Instant) -> Option<Instant> {
-        let (at, _, written) = self.report?;
+        let (at, _, _) = self.report?;
         let end = at + self.report_life;
-        (written > 0 && end > now).then_some(end)
+        (end > now).then_some(end)
     }
 
     /// When the oldest frame still counted may be off the air.
@@ -497,5 +499,74 @@ async fn wait(
                 None => return Err(Closed),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counters() -> LinkCounters {
+        LinkCounters::default()
+    }
+
+    /// One frame at a time: the next is taken only once the previous is off the air,
+    /// however small both are (a radio without a queue would overlap them).
+    #[test]
+    fn one_frame_at_a_time_waits_for_the_air() {
+        let c = counters();
+        let mut tx = RadioTx::new(2400, 230_400, 1);
+        let t0 = Instant::now();
+        tx.offer("t", Bytes::from(vec![7u8; 40]), &c);
+        tx.pump(t0, &c);
+        assert_eq!(tx.frames.len(), 1);
+        // 40 + 32 parity + 8 preamble bytes at 300 B/s: 0.27 s on the air.
+        assert_eq!(tx.device_room(t0 + Duration::from_millis(100)), 0);
+        let free_at = tx.next_retire(t0).expect("a frame on the air");
+        assert!(
+            free_at >= t0 + Duration::from_millis(266),
+            "{:?}",
+            free_at - t0
+        );
+        let later = free_at + Duration::from_millis(1);
+        tx.pump(later, &c);
+        assert!(tx.frames.is_empty());
+        assert!(
+            tx.device_room(later) >= 223 + PARITY,
+            "{}",
+            tx.device_room(later)
+        );
+    }
+
+    /// A report of no free space (heard while our frame was on the air) caps the room
+    /// at 0 until it expires, and the driver is woken then; a frame off the air is
+    /// credited back against a report heard before it was written.
+    #[test]
+    fn a_report_caps_the_room_until_it_expires_or_frames_leave() {
+        let c = counters();
+        let mut tx = RadioTx::new(2400, 230_400, 1);
+        let t0 = Instant::now();
+        tx.report(t0, 0);
+        assert_eq!(tx.device_room(t0), 0);
+        let expiry = tx
+            .report_expiry(t0)
+            .expect("a report in force wakes the driver");
+        assert_eq!(expiry, t0 + tx.report_life);
+        assert!(tx.device_room(expiry) > 0);
+        assert_eq!(tx.report_expiry(expiry), None);
+
+        let mut tx = RadioTx::new(2400, 230_400, 1);
+        tx.report(t0, 255);
+        tx.offer("t", Bytes::from(vec![7u8; 150]), &c);
+        tx.pump(t0, &c);
+        let off = tx.next_retire(t0).unwrap() + Duration::from_millis(1);
+        assert!(off < t0 + tx.report_life);
+        tx.pump(off, &c);
+        // Without the credit the room would be 255 - 182 until the report expired.
+        assert!(
+            tx.device_room(off) >= 223 + PARITY,
+            "{}",
+            tx.device_room(off)
+        );
     }
 }
