@@ -239,6 +239,14 @@ pub fn render_status(s: &Status) -> String {
                 rate(l.rate_bps.unwrap_or(0) as f64)
             )
         });
+        // A driver link that takes nothing, or a radio waiting for its turn, says so:
+        // that is why nothing goes out.
+        let waiting = match (l.room, l.turn_in_ms) {
+            (_, Some(ms)) => format!("  turn in {ms:.0} ms"),
+            (Some(0), None) => "  device busy".to_string(),
+            _ => String::new(),
+        };
+        let util = util + &waiting;
         let state = if l.up {
             "up".to_string()
         } else {

@@ -747,6 +747,8 @@ fn status_peers_links_transfers_metrics_and_openapi() {
     let links = links.as_array().unwrap();
     assert_eq!(links.len(), 1, "{links:?}");
     assert_eq!(links[0]["kind"], "udp");
+    // Only driver links (radios, modems) have a room to show.
+    assert!(links[0].get("room").is_none(), "{}", links[0]);
     assert_eq!(links[0]["up"], true);
     assert_eq!(links[0]["name"], format!("udp:{}", a.udp[0]).as_str());
     assert!(links[0]["bytes_in"].as_u64().unwrap() > 300_000);

@@ -76,6 +76,13 @@ fn exchange(
     let took = start.elapsed();
     let (sa, sb) = (a.status(), b.status());
     let on_air = sa.links[0].bytes_out + sb.links[0].bytes_out;
+    // Radio links say what their driver takes now (a stall shows as a room of 0).
+    assert!(
+        sa.links[0].room.is_some() && sb.links[0].room.is_some(),
+        "{:?} {:?}",
+        sa.links[0],
+        sb.links[0]
+    );
     eprintln!(
         "{profile} at {air_rate} bit/s: {each}+{each} bundles ({useful} B of \
          payload) {} in {took:?}; {on_air} B sent on the radio (A {} B, B {} B); received A {} \

@@ -1092,6 +1092,7 @@ impl Core {
     }
 
     fn status(&mut self) -> Status {
+        let now = self.now();
         let stats = self.ep.stats().clone();
         let mut dropped: BTreeMap<String, u64> = BTreeMap::new();
         for (k, v) in [
@@ -1136,6 +1137,14 @@ impl Core {
                     utilisation: rate.map(|r| (e.rate.out_bps + e.rate.in_bps) / r as f64),
                     dropped: d,
                     rssi: e.radio.map(|r| r.rssi),
+                    room: matches!(e.io, Io::Driver { .. })
+                        .then_some(e.room as u64)
+                        .filter(|_| e.up),
+                    turn_in_ms: e
+                        .mac
+                        .as_ref()
+                        .and_then(|m| m.waiting_until(now))
+                        .map(|t| (t - now).as_secs_f64() * 1000.0),
                 }
             })
             .collect();

@@ -45,6 +45,15 @@ pub struct LinkView {
     pub dropped: std::collections::BTreeMap<String, u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rssi: Option<u8>,
+    /// Driver links (radios, modems): bytes the driver takes now. 0 while the device
+    /// holds what it may (a frame on the air, a full buffer, a radio's report of no free
+    /// space): nothing is sent on the link until it opens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub room: Option<u64>,
+    /// Shared radios the daemon takes turns on: milliseconds until this station's turn
+    /// to start, while it waits for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_in_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
