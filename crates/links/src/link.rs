@@ -12,6 +12,15 @@ use tokio::sync::{mpsc, watch};
 use crate::{LinkCounters, LinkEvent, LinkHandle};
 use skywave_node::pacer::Pacer;
 
+/// Sleeps until `t`, or for ever when there is nothing to wait for (a `select!` arm that
+/// fires only when a deadline is due).
+pub(crate) async fn sleep_until(t: Option<impl Into<tokio::time::Instant>>) {
+    match t {
+        Some(t) => tokio::time::sleep_until(t.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Frames queued inside a driver beyond what the device can take (the daemon should
 /// never need them; they absorb a frame sent on a stale `room`).
 const MAX_QUEUED_FRAMES: usize = 32;

@@ -294,12 +294,7 @@ async fn run(
                 }
                 None => return,
             },
-            _ = async {
-                match wake {
-                    Some(t) => tokio::time::sleep_until(t).await,
-                    None => std::future::pending().await,
-                }
-            } => timers(&cfg, &mut modems, &mut air, &stats, Instant::now()),
+            _ = crate::link::sleep_until(wake) => timers(&cfg, &mut modems, &mut air, &stats, Instant::now()),
         }
     }
 }

@@ -256,12 +256,7 @@ impl<'a> Port<'a> {
                     }
                     None => return Err(Wait::Closed),
                 },
-                _ = async {
-                    match deadline {
-                        Some(d) => tokio::time::sleep_until(d).await,
-                        None => std::future::pending().await,
-                    }
-                } => return Ok(None),
+                _ = crate::link::sleep_until(deadline) => return Ok(None),
             }
         }
     }

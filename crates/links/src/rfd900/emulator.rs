@@ -29,6 +29,7 @@ use tokio::time::Instant;
 use super::wire::{self, HostItem, HostParser, MAX_AIR};
 use crate::RadioStatus;
 use crate::device::Pty;
+use crate::link::sleep_until;
 
 /// The channel and its radios.
 #[derive(Debug, Clone, PartialEq)]
@@ -427,13 +428,6 @@ async fn run(
 /// How long a frame of `len` bytes is on the air.
 fn airtime(cfg: &MediumConfig, len: usize) -> Duration {
     Duration::from_secs_f64(((len + cfg.preamble) * 8) as f64 / cfg.air_rate as f64)
-}
-
-async fn sleep_until(t: Option<Instant>) {
-    match t {
-        Some(t) => tokio::time::sleep_until(t).await,
-        None => std::future::pending().await,
-    }
 }
 
 fn deliver(

@@ -23,7 +23,7 @@ use skywave_sim::LinkConfig;
 use tokio::sync::mpsc;
 
 use crate::device::Device;
-use crate::link::{Backoff, Closed, MIN_ROOM, Shared};
+use crate::link::{Backoff, Closed, MIN_ROOM, Shared, sleep_until};
 use crate::serial::check_baud;
 use crate::stream::TICK;
 use crate::{Error, LinkCounters, LinkEvent, LinkHandle, RadioStatus};
@@ -199,10 +199,15 @@ impl RadioTx {
         }
     }
 
+    /// Bytes of airtime the pacer counts as sent, in the count of bytes written.
+    fn drained(&self) -> f64 {
+        self.written - self.pacer.queued() as f64
+    }
+
     /// Forgets the frames that are off the air by now: the pacer drained past their end
     /// and their airtime after the serial transfer has passed.
     fn retire(&mut self, now: Instant) {
-        let drained = self.written - self.pacer.queued() as f64;
+        let drained = self.drained();
         while let Some(&f) = self.frames.front() {
             if f.end > drained + 0.5 || now < f.earliest {
                 break;
@@ -233,8 +238,7 @@ impl RadioTx {
     /// When the oldest frame still counted may be off the air.
     fn next_retire(&self, now: Instant) -> Option<Instant> {
         let f = self.frames.front()?;
-        let drained = self.written - self.pacer.queued() as f64;
-        let left = ((f.end - drained).max(0.0) * 8.0) / self.air_rate as f64;
+        let left = ((f.end - self.drained()).max(0.0) * 8.0) / self.air_rate as f64;
         Some(f.earliest.max(now + Duration::from_secs_f64(left)))
     }
 
@@ -470,13 +474,6 @@ async fn session(
             },
             _ = sleep_until(wake) => {}
         }
-    }
-}
-
-async fn sleep_until(t: Option<Instant>) {
-    match t {
-        Some(t) => tokio::time::sleep_until(t.into()).await,
-        None => std::future::pending().await,
     }
 }
 
