@@ -508,6 +508,8 @@ impl LabAgent for SkywaveAgent {
     }
 
     fn finish(&mut self, _now: SimTime) {
+        let s = self.node.ep.stats();
+        tracing::debug!(by_type = ?s.sent_by_type, dup = s.duplicate_bytes_received, manifests = s.manifests_sent, manifests_resent = s.manifests_resent, timeouts = s.resend_timeouts, "agent: what the endpoint sent");
         if self.audit {
             let a = self.audit_store();
             self.shared.audits.borrow_mut().push(a);

@@ -80,6 +80,70 @@ pub fn encode(frame: &[u8], out: &mut Vec<u8>) {
     out.push(0);
 }
 
+/// First byte of an over-end announcement, a frame of the stream framing itself (never
+/// handed to the endpoint; protocol frames begin with `skywave_proto::wire::VERSION`).
+/// See [`OverEnd`] and `crate::modem_tx`.
+pub const OVER_END: u8 = 0xe0;
+
+/// An over-end announcement on a half-duplex modem: the sender's over ends `after`
+/// stream bytes past this frame, and it writes nothing more until it hears the other
+/// side's announcement (which passes the turn back).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OverEnd {
+    /// Stream bytes that follow this frame in the sender's over.
+    pub after: u16,
+    /// The sender's announcement count (1-255, wrapping; never 0).
+    pub seq: u8,
+    /// The last `seq` the sender heard from the other side (0: none).
+    pub heard: u8,
+    /// Breaks a tie when both sides announced without hearing each other: the higher
+    /// takes the turn.
+    pub rank: u16,
+    /// The sender had nothing more to send.
+    pub idle: bool,
+}
+
+impl OverEnd {
+    /// Appends the framed announcement.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let a = self.after.to_le_bytes();
+        let r = self.rank.to_le_bytes();
+        let f = [
+            OVER_END,
+            a[0],
+            a[1],
+            self.seq,
+            self.heard,
+            r[0],
+            r[1],
+            u8::from(self.idle),
+        ];
+        encode(&f, out);
+    }
+
+    /// The announcement in a deframed frame, or `None` for any other frame.
+    pub fn parse(frame: &[u8]) -> Option<OverEnd> {
+        match *frame {
+            [OVER_END, a0, a1, seq, heard, r0, r1, flags] if seq != 0 && flags <= 1 => {
+                Some(OverEnd {
+                    after: u16::from_le_bytes([a0, a1]),
+                    seq,
+                    heard,
+                    rank: u16::from_le_bytes([r0, r1]),
+                    idle: flags == 1,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether a deframed frame is framing control (an announcement, well formed or
+    /// not), never a protocol frame.
+    pub fn is_control(frame: &[u8]) -> bool {
+        frame.first() == Some(&OVER_END)
+    }
+}
+
 /// Reassembles frames from stream chunks.
 #[derive(Debug, Default)]
 pub struct Deframer {
@@ -138,6 +202,29 @@ impl Deframer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn over_end_round_trips_and_is_no_protocol_frame() {
+        let m = OverEnd {
+            after: 1234,
+            seq: 7,
+            heard: 255,
+            rank: 0xbeef,
+            idle: true,
+        };
+        let mut out = Vec::new();
+        m.encode(&mut out);
+        let frames = Deframer::new().push(&out);
+        assert_eq!(frames.len(), 1);
+        assert_eq!(OverEnd::parse(&frames[0]), Some(m));
+        assert!(OverEnd::is_control(&frames[0]));
+        assert_ne!(OVER_END, skywave_proto::wire::VERSION);
+        assert_eq!(OverEnd::parse(&frames[0][..7]), None);
+        let mut zero_seq = frames[0].clone();
+        zero_seq[3] = 0;
+        assert_eq!(OverEnd::parse(&zero_seq), None);
+        assert_eq!(OverEnd::parse(&[skywave_proto::wire::VERSION, 0, 0, 1, 0, 0, 0, 0]), None);
+    }
 
     #[test]
     fn crc_matches_the_standard_check_value() {

@@ -4,6 +4,7 @@
 pub mod adapter;
 pub mod framing;
 pub mod mac;
+pub mod modem_tx;
 pub mod pacer;
 pub mod sim;
 pub mod store_adapter;

@@ -45,9 +45,11 @@
 
 use std::collections::VecDeque;
 use std::ops::{Add, Sub};
-use std::time::Duration;
 #[cfg(test)]
 use std::time::Instant;
+use std::time::Duration;
+
+use crate::framing::OverEnd;
 
 /// A point in time the pacer can count from: the daemon's `Instant`, or the simulator's
 /// virtual time as a `Duration` since the run began.
@@ -109,6 +111,11 @@ struct Mine<T> {
     certain: T,
     /// No over of ours began before this (for a modem with a longest over).
     over_from: T,
+    /// Drain counted while this held (what a revocation can take back at most).
+    drained: f64,
+    /// The turn passed to us may still be on the other side's modem (ours was empty
+    /// when its over ended): it comes over a turnaround after our next write.
+    turn_pending: bool,
 }
 
 /// The other side's stream, as received: its modem held the turn throughout.
@@ -119,6 +126,29 @@ struct Run<T> {
     /// when its stream ends.
     secured: f64,
 }
+
+/// Who may write on a half-duplex modem whose overs are announced
+/// ([`crate::framing::OverEnd`]).
+#[derive(Debug, Clone, Copy)]
+enum Token<T> {
+    /// No agreement (the start of a call, a lost announcement): either side may write
+    /// at any time, and the estimate alone rules.
+    Unknown,
+    /// We announced the end of our over: nothing more is written until the other side
+    /// answers with its own announcement, or until `deadline` (it was lost).
+    Passed { seq: u8, rank: u16, deadline: T },
+    /// The other side passed us the turn (at `since`) and writes nothing until we pass
+    /// it back: our modem holds the turn whenever it has data. `idle`: the other side
+    /// had nothing to send.
+    Held { since: T, idle: bool },
+}
+
+/// Longest a side keeps a passed turn: the other side's silence is bounded by it.
+pub const HOLD_MAX: Duration = Duration::from_secs(60);
+
+/// How long a side with nothing to send keeps a turn passed by a side that had nothing
+/// either, before passing it back (each pass is a short over on the air).
+pub const IDLE_HOLD: Duration = Duration::from_secs(30);
 
 /// Below this many bytes a figure counts as zero (float rounding).
 const EPS: f64 = 0.5;
@@ -183,6 +213,20 @@ pub struct Pacer<T: PacerTime> {
     heard_at: Option<T>,
     /// When the call began (the start of the first over).
     origin: T,
+    /// The other side announced the end of its over: its stream may still be heard until
+    /// this (our modem takes the turn after it).
+    expect_until: Option<T>,
+    /// The last time our modem certainly held the turn and was sending.
+    held_at: Option<T>,
+    /// Who may write (announced over ends; see [`Token`]).
+    token: Token<T>,
+    /// Our last announcement's count, and the last one heard from the other side.
+    my_seq: u8,
+    their_seq: u8,
+    /// Draws announcement ranks.
+    rng: u64,
+    /// Writes were forgotten from `writes` up to here (the list is complete after it).
+    writes_forgot: T,
 }
 
 impl<T: PacerTime> Pacer<T> {
@@ -212,6 +256,13 @@ impl<T: PacerTime> Pacer<T> {
             writes: VecDeque::new(),
             heard_at: None,
             origin: now,
+            expect_until: None,
+            held_at: None,
+            writes_forgot: now,
+            token: Token::Unknown,
+            my_seq: 0,
+            their_seq: 0,
+            rng: 0x9e37_79b9_7f4a_7c15,
         }
     }
 
@@ -229,6 +280,12 @@ impl<T: PacerTime> Pacer<T> {
         let blind = half.latency.saturating_sub(half.turnaround) + p.gap(&half);
         p.limit_waiting = p.limit + p.rate * blind.as_secs_f64();
         p
+    }
+
+    /// Seeds the draw of announcement ranks (each side of a link needs its own).
+    pub fn with_seed(mut self, seed: u64) -> Pacer<T> {
+        self.rng = seed | 1;
+        self
     }
 
     /// Writes of fewer than `unit` bytes are not offered while the modem has enough to
@@ -299,6 +356,19 @@ impl<T: PacerTime> Pacer<T> {
             self.queued = self.queued.max(0.0);
             return;
         };
+        if let Token::Passed { deadline, .. } = self.token
+            && now >= deadline
+        {
+            tracing::debug!("modem pacer: the other side never answered our announced over end; writing again");
+            self.token = Token::Unknown;
+        }
+        // The turn is ours while the other side stays silent: from its announcement until
+        // ours has gone out (after it, our modem only empties).
+        let held = match self.token {
+            Token::Held { .. } => true,
+            Token::Passed { .. } => self.mine.is_some(),
+            Token::Unknown => false,
+        };
         if now > self.last {
             let last = self.last;
             // The lower bound drains whenever the modem might: when did it run out?
@@ -317,14 +387,26 @@ impl<T: PacerTime> Pacer<T> {
             }
             let mut from = last.max(self.credit_from);
             if let Some(m) = self.mine {
-                // Certain drain, until the modem may have run dry or its over may end.
-                let mut cut = lo_out.unwrap_or(now);
+                // Certain drain, until the modem may have run dry or its over may end
+                // (with the turn passed to us, it keeps the turn while it has data).
+                let mut cut = if held { now } else { lo_out.unwrap_or(now) };
                 if let Some(o) = h.max_over {
                     cut = cut.min((m.over_from + o).max(last));
                 }
                 let bytes = self.drain_hi(last.max(m.certain), cut).min(self.queued);
                 self.queued -= bytes;
-                if cut < now {
+                if let Some(m) = self.mine.as_mut() {
+                    m.drained += bytes;
+                }
+                if cut > m.certain {
+                    self.held_at = Some(cut);
+                }
+                if matches!(self.token, Token::Passed { .. }) && self.queued <= EPS {
+                    // Our announced over has certainly gone out.
+                    self.queued = 0.0;
+                    self.mine = None;
+                    from = now;
+                } else if cut < now {
                     tracing::trace!(t = ?now, queued = self.queued, "modem pacer: the modem may have run dry");
                     self.mine = None;
                     self.holds_turn = true;
@@ -394,6 +476,8 @@ impl<T: PacerTime> Pacer<T> {
                     start: c.end,
                     certain: c.end,
                     over_from: self.over_floor(&h),
+                    drained: 0.0,
+                    turn_pending: false,
                 });
             }
         }
@@ -431,11 +515,26 @@ impl<T: PacerTime> Pacer<T> {
         ) else {
             return;
         };
+        self.take_turn(now, h, run.secured, end_early, end_late, "the other side's stream ended");
+    }
+
+    /// The other side's over ended (or ends) within `[end_early, end_late]`: our modem,
+    /// holding `secured` bytes written while the other side held the turn (and the later
+    /// writes), took the turn a turnaround later, unless it ran dry before.
+    fn take_turn(
+        &mut self,
+        now: T,
+        h: &HalfDuplex,
+        secured: f64,
+        end_early: T,
+        end_late: T,
+        why: &str,
+    ) {
         let (start_early, start_late) = (end_early + h.turnaround, end_late + h.turnaround);
         // The least our modem can hold now: the secured bytes from when it may first have
         // sent, the later writes as they came; if it may have run dry, the turn may have
         // gone back.
-        let mut lo = run.secured;
+        let mut lo = secured;
         let mut t = start_early;
         for &(w, n) in &self.writes {
             if w > t {
@@ -451,10 +550,10 @@ impl<T: PacerTime> Pacer<T> {
         if lo <= EPS {
             // (It did go out, but the other side may have taken the turn back since:
             // what drained is not known.)
-            tracing::trace!(t = ?now, secured = run.secured, "modem pacer: the other side's stream ended; our modem may have run dry since");
+            tracing::trace!(t = ?now, secured, "modem pacer: {why}; our modem may have run dry since");
             return;
         }
-        tracing::trace!(t = ?now, secured = run.secured, lo, "modem pacer: the other side's stream ended: the turn is ours");
+        tracing::trace!(t = ?now, secured, lo, "modem pacer: {why}: the turn is ours");
         // Our over began no earlier than `start_early`; a modem with a longest over may
         // have handed the turn back when it ran out.
         let over_end = h.max_over.map(|o| start_early + o);
@@ -476,12 +575,232 @@ impl<T: PacerTime> Pacer<T> {
             start: start_early,
             certain: start_late,
             over_from: start_early,
+            drained: 0.0,
+            turn_pending: false,
         });
+    }
+
+    /// Whether the ends of overs are announced on this link ([`Pacer::over_end`]): a
+    /// half-duplex modem that keeps the turn while it has data (with a longest over, the
+    /// modem, not the driver, decides when an over ends).
+    pub fn announces(&self) -> bool {
+        self.half.is_some_and(|h| h.max_over.is_none())
+    }
+
+    /// Whether the other side passed us the turn: our modem holds it whenever it has
+    /// data, until we announce the end of our over.
+    pub fn holding(&self) -> bool {
+        matches!(self.token, Token::Held { .. })
+    }
+
+    /// Whether the other side's last over may still be arriving (its stream is heard, or
+    /// its announced end is not yet): what it says may give the endpoint more to send,
+    /// so our over should not end yet.
+    pub fn hearing(&self, now: T) -> bool {
+        self.run.is_some() || self.expect_until.is_some_and(|t| now <= t)
+    }
+
+    /// The largest write the driver ever makes at once (what the modem's buffer takes,
+    /// and the driver's own limit of bytes ahead of the modem; a frame larger than
+    /// this, framed, would never go).
+    pub fn max_write(&self) -> usize {
+        match self.half {
+            Some(h) => h.buffer.saturating_sub(h.chunk).min(self.limit as usize),
+            None => self.limit as usize,
+        }
+    }
+
+    /// Whether the turn is passed either way (time alone changes what may be written:
+    /// an over's longest hold, the wait for an answer).
+    pub fn waits_for_turn(&self) -> bool {
+        !matches!(self.token, Token::Unknown)
+    }
+
+    /// Whether the driver may take frames from the endpoint: not after announcing the
+    /// end of our over, until the other side passes the turn back.
+    pub fn may_take(&self) -> bool {
+        !matches!(self.token, Token::Passed { .. })
+    }
+
+    /// While the other side has passed us the turn: the latest time to pass it back
+    /// (an over ends within [`HOLD_MAX`]), and whether the other side had nothing to
+    /// send (then an idle side may keep the turn a while, [`IDLE_HOLD`], before passing
+    /// it back for nothing).
+    pub fn held(&self) -> Option<(T, bool)> {
+        match self.token {
+            Token::Held { since, idle } => Some((since, idle)),
+            _ => None,
+        }
+    }
+
+    /// Our over ends `after` stream bytes past the announcement being written now (the
+    /// driver writes exactly those, then nothing until the other side answers). Returns
+    /// the announcement to write.
+    pub fn announce(&mut self, now: T, after: u16, idle: bool) -> OverEnd {
+        self.advance(now);
+        self.my_seq = if self.my_seq == u8::MAX { 1 } else { self.my_seq + 1 };
+        // (A tiny xorshift: the pacer has no RNG of its own, only the seed it was given.)
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        let rank = (self.rng >> 32) as u16;
+        let m = OverEnd {
+            after,
+            seq: self.my_seq,
+            heard: self.their_seq,
+            rank,
+            idle,
+        };
+        self.token = Token::Passed {
+            seq: m.seq,
+            rank,
+            deadline: now + self.pass_timeout(),
+        };
+        tracing::trace!(t = ?now, ?m, "modem pacer: our over ends (announced)");
+        m
+    }
+
+    /// How long we stay silent after passing the turn with no answer: the other side
+    /// may hold the turn for [`HOLD_MAX`] after it had it, which may be a turnaround and
+    /// our modem's content after the last we heard of it, and its answer takes a
+    /// latency and its own lead to arrive.
+    fn pass_timeout(&self) -> Duration {
+        let Some(h) = self.half else {
+            return Duration::ZERO;
+        };
+        HOLD_MAX
+            + (h.latency + h.turnaround) * 2
+            + self.secs(h.buffer as f64)
+            + self.gap(&h)
+            + self.margin * 4
+    }
+
+    /// The other side announced the end of its over ([`OverEnd`]): `after` stream bytes
+    /// past the frame just received, its modem runs dry, and it writes nothing until our
+    /// announcement. Our modem takes the turn then (at once if it holds data written
+    /// while the other side held it, else a turnaround after our next write), and keeps
+    /// it while it has data: its drain is certain until we announce our own end.
+    pub fn over_end(&mut self, now: T, m: OverEnd) {
+        self.advance(now);
+        let Some(h) = self.half else {
+            return;
+        };
+        if !self.announces() || m.seq == self.their_seq {
+            return;
+        }
+        self.their_seq = m.seq;
+        if let Token::Passed { seq, rank, .. } = self.token
+            && m.heard != seq
+            && m.rank >= rank
+        {
+            // Both announced without hearing the other: the higher rank takes the turn
+            // (both sides decide alike); we wait for its answer to ours.
+            tracing::trace!(t = ?now, ?m, "modem pacer: both sides announced; the other side takes the turn");
+            return;
+        }
+        // The announcing frame's last byte left the air in the chunk heard now; up to a
+        // chunk of what follows it left with it.
+        let after = f64::from(m.after);
+        let (Some(aired_early), Some(aired_late)) = (
+            now.checked_sub_duration(h.latency + self.margin),
+            now.checked_sub_duration(Self::latency_min(&h)),
+        ) else {
+            return;
+        };
+        let end_early =
+            aired_early + self.secs((after - h.chunk as f64).max(0.0) / (1.0 + RATE_ERROR));
+        let end_late = aired_late + self.secs(after / (1.0 - RATE_ERROR));
+        let (start_early, start_late) = (end_early + h.turnaround, end_late + h.turnaround);
+        // The least our modem holds: what was written while the other side held the
+        // turn (and since), less what it may have sent from the earliest start.
+        let secured = self.run.map_or(0.0, |r| r.secured);
+        let mut lo = secured;
+        let mut t = start_early;
+        for &(w, n) in &self.writes {
+            if w > t {
+                lo -= self.drain_lo(t, w);
+                t = w;
+            }
+            lo = lo.max(0.0) + n;
+        }
+        lo = (lo - self.drain_lo(t, now)).max(0.0);
+        // When our modem surely sends: a turnaround after the end if it held the bytes
+        // written while the other side held the turn; else a turnaround after the first
+        // write since the end (it may have been empty then); else after our next write.
+        let first_after = self
+            .writes
+            .iter()
+            .map(|&(w, _)| w)
+            .find(|&w| w >= end_early);
+        let before_end: f64 = self
+            .writes
+            .iter()
+            .filter(|&&(w, _)| w < end_early)
+            .map(|&(_, n)| n)
+            .sum();
+        // Whatever our modem held at the end went out from a turnaround later at the
+        // latest, if it held anything at all (if it held nothing, the upper bound's figure
+        // was drain not yet confirmed): counted up to now.
+        let written_since: f64 = self
+            .writes
+            .iter()
+            .filter(|&&(w, _)| w >= end_early)
+            .map(|&(_, n)| n)
+            .sum();
+        let at_end = (self.queued - written_since).max(0.0);
+        self.queued -= self.drain_hi(start_late, now).min(at_end);
+        // From when our later writes surely go out: the modem took the turn a turnaround
+        // after the end if it held data written while the other side held the turn;
+        // else a turnaround after the first write since the end; else it may still be
+        // on the other side's modem, until a turnaround after our next write.
+        let (certain, turn_pending) = if secured + before_end > EPS {
+            (start_late, false)
+        } else if let Some(w) = first_after {
+            (start_late.max(w + h.turnaround), false)
+        } else {
+            (start_late, true)
+        };
+        self.pending.clear();
+        self.pending_sum = 0.0;
+        self.queued = self.queued.max(lo);
+        self.lo = lo.min(self.queued);
+        if self.lo <= EPS {
+            self.lo_empty_at = now;
+        }
+        self.holds_turn = true;
+        self.turn_asked = false;
+        self.mine = Some(Mine {
+            start: start_early,
+            certain: certain.max(now),
+            over_from: start_early,
+            drained: 0.0,
+            turn_pending,
+        });
+        self.token = Token::Held {
+            since: now.max(start_late),
+            idle: m.idle,
+        };
+        // Its stream goes on until then: hearing it is no sign that the model is wrong.
+        self.expect_until = Some(end_late + h.latency + self.chunk_time(&h) + self.margin);
+        tracing::trace!(t = ?now, ?m, lo, queued = self.queued, "modem pacer: the other side passed us the turn");
     }
 
     /// `n` bytes were written to the device.
     pub fn wrote(&mut self, now: T, n: usize) {
         self.advance(now);
+        if let (Some(h), Token::Held { .. }, Some(m)) = (self.half, self.token, self.mine.as_mut())
+            && self.lo <= EPS
+        {
+            // The modem may have run dry: it still holds the turn (the other side writes
+            // nothing) and sends again at once; but if it has been empty since the turn
+            // came, the turn is still on the other side's modem, and comes over a
+            // turnaround after this write.
+            m.start = m.start.max(now);
+            if m.turn_pending {
+                m.turn_pending = false;
+                m.certain = m.certain.max(now + h.turnaround);
+            }
+        }
         if let Some(h) = self.half {
             if self.mine.is_none() && self.lo <= EPS {
                 self.refill_at = Some(now);
@@ -493,8 +812,11 @@ impl<T: PacerTime> Pacer<T> {
                 }
             }
             if self.writes.len() >= MAX_WRITES {
-                // Forgetting a write only lowers the lower bound.
-                self.writes.pop_front();
+                // Forgetting a write only lowers the lower bound (and stops the cap
+                // below from counting it).
+                if let Some((w, _)) = self.writes.pop_front() {
+                    self.writes_forgot = self.writes_forgot.max(w);
+                }
             }
             self.writes.push_back((now, n as f64 + self.per_write));
         }
@@ -514,12 +836,36 @@ impl<T: PacerTime> Pacer<T> {
         let lo = now
             .checked_sub_duration(h.latency + self.chunk_time(&h) + h.turnaround + self.margin)
             .map_or(self.origin, |t| t.max(self.origin));
-        if let Some(m) = self.mine.take() {
+        let expected = self.expect_until.is_some_and(|t| now <= t);
+        match self.token {
+            Token::Held { .. } if !expected => {
+                // The other side writes though it passed us the turn (its announcement
+                // was older than we took it for, or it gave up waiting): no agreement.
+                tracing::debug!("modem pacer: the other side was heard after it passed us the turn");
+                self.token = Token::Unknown;
+            }
+            Token::Passed { seq, rank, deadline } => {
+                // It still holds the turn: its answer comes after this.
+                self.token = Token::Passed {
+                    seq,
+                    rank,
+                    deadline: deadline.max(now + self.pass_timeout()),
+                };
+            }
+            _ => {}
+        }
+        if expected {
+            // The rest of an over whose end was announced: our modem takes the turn after it.
+        } else if matches!(self.token, Token::Passed { .. }) {
+            // Our announced over went out and the other side took the turn: our modem
+            // is dry (what it was known to send is counted; the new stream caps the rest).
+            self.mine = None;
+        } else if let Some(m) = self.mine.take() {
             // Our modem was believed to hold the turn: the model was wrong (a slower
             // modem, lost chunks read as the end of a stream). Drain counted since it may
             // have lost the turn is revoked.
             let from = lo.max(m.start);
-            self.queued += self.drain_lo(from, now);
+            self.queued += self.drain_lo(from, now).min(m.drained);
             self.lo = 0.0;
             self.lo_empty_at = now;
             tracing::debug!("modem pacer: the other side was heard while our modem held the turn");
@@ -554,6 +900,7 @@ impl<T: PacerTime> Pacer<T> {
                 r
             }
             None => {
+                self.cap_after_handover(now, &h);
                 // The stream's first chunk was on the air by `now - latency_min`. Had our
                 // modem held the turn (with data) at a write, the other side could only
                 // have started a turnaround after our modem ran dry: writes later than
@@ -584,6 +931,52 @@ impl<T: PacerTime> Pacer<T> {
             }
         }
         self.settle();
+    }
+
+    /// A new stream of the other side began after our modem certainly held the turn: our
+    /// modem (which keeps the turn while it has data) ran dry when the turn went over, a
+    /// turnaround before that stream's first chunk. All it can hold now is what was
+    /// written since. Without this, drain the estimate could not confirm (revoked by the
+    /// other side's stream) would stay in the upper bound for good, and shrink the room
+    /// over after over.
+    fn cap_after_handover(&mut self, now: T, h: &HalfDuplex) {
+        let Some(held) = self.held_at.take() else {
+            return;
+        };
+        if h.max_over.is_some() {
+            // (A modem with a longest over hands the turn over with data left.)
+            return;
+        }
+        let Some(first_aired) =
+            now.checked_sub_duration(h.latency + self.margin + self.chunk_time(h))
+        else {
+            return;
+        };
+        // The other side could not send while our modem held the turn: this stream began
+        // after `held` only if its first chunk did.
+        if first_aired <= held {
+            return;
+        }
+        let dry_by = first_aired
+            .checked_sub_duration(h.turnaround)
+            .map_or(held, |t| t.max(held));
+        if self.writes_forgot >= dry_by {
+            return;
+        }
+        let cap: f64 = self
+            .writes
+            .iter()
+            .filter(|&&(w, _)| w >= dry_by)
+            .map(|&(_, n)| n)
+            .sum();
+        if cap + EPS < self.queued {
+            tracing::trace!(t = ?now, queued = self.queued, cap, "modem pacer: our modem ran dry when the turn went over");
+            self.queued = cap;
+            // Drain booked but not confirmed is in the cap already.
+            self.pending.clear();
+            self.pending_sum = 0.0;
+            self.settle();
+        }
     }
 
     /// The shared channel carried someone else's `n` bytes (airtime included): our
@@ -619,6 +1012,11 @@ impl<T: PacerTime> Pacer<T> {
         self.writes.clear();
         self.heard_at = None;
         self.origin = now;
+        self.expect_until = None;
+        self.held_at = None;
+        self.writes_forgot = now;
+        self.token = Token::Unknown;
+        self.their_seq = 0;
     }
 
     /// Bytes that may be written now.
@@ -646,7 +1044,10 @@ impl<T: PacerTime> Pacer<T> {
         let unit = self.unit.min(safe as usize);
         // While our modem holds the turn, a smaller write keeps it from running dry (and
         // the turn from going over); otherwise waiting for room costs no airtime.
-        let running_dry = self.mine.is_some() && self.lo < unit as f64;
+        // (With the turn passed to us, a modem that runs dry keeps it: a whole frame is
+        // worth the wait.)
+        let running_dry =
+            self.mine.is_some() && self.lo < unit as f64 && !matches!(self.token, Token::Held { .. });
         if room < unit && !running_dry { 0 } else { room }
     }
 
@@ -661,17 +1062,18 @@ impl<T: PacerTime> Pacer<T> {
         self.mine.is_some()
     }
 
-    #[cfg(test)]
-    fn describe(&self) -> String {
+    /// The estimate's state, for logs and test failures.
+    pub fn describe(&self) -> String {
         format!(
-            "U {:.0} pending {:.0} ({}) lo {:.0} mine {} holds {} run {:?}",
+            "U {:.0} pending {:.0} ({}) lo {:.0} mine {:?} holds {} run {:?} token {:?}",
             self.queued,
             self.pending_sum,
             self.pending.len(),
             self.lo,
-            self.mine.is_some(),
+            self.mine.map(|m| (m.start, m.certain)),
             self.holds_turn,
-            self.run.map(|r| r.secured)
+            self.run.map(|r| r.secured),
+            self.token,
         )
     }
 

@@ -13,10 +13,10 @@ use skywave_sim::link::{LinkInfo, PortKind, TransmitError};
 use skywave_sim::sim::PortId;
 use skywave_sim::time::SimTime;
 
-use crate::adapter::{LinkAdapter, MODEM_TICK, ModemPacing, Readiness, Underlay};
+use crate::adapter::{LinkAdapter, MODEM_TICK, Readiness, Underlay};
 use crate::framing::{self, Deframer};
 use crate::mac::SoftMac;
-use crate::pacer::Pacer;
+use crate::modem_tx::ModemTx;
 
 pub use crate::adapter::{QUEUED_FRAMES, STREAM_MTU};
 
@@ -44,7 +44,7 @@ pub struct SimNode<S: BundleStore> {
     heard: std::collections::BTreeSet<u16>,
     deframers: BTreeMap<u16, Deframer>,
     /// Modems that report nothing of their buffer: the driver's estimate, per port.
-    pacers: BTreeMap<u16, Pacer<Duration>>,
+    modems: BTreeMap<u16, ModemTx<Duration>>,
     /// Radios without channel access of their own: the driver's turn-taking, per port.
     macs: BTreeMap<u16, SoftMac>,
     /// Seeds the turn-taking's randomness (differs per node).
@@ -76,7 +76,7 @@ impl<S: BundleStore> SimNode<S> {
             links: BTreeMap::new(),
             heard: Default::default(),
             deframers: BTreeMap::new(),
-            pacers: BTreeMap::new(),
+            modems: BTreeMap::new(),
             macs: BTreeMap::new(),
             seed: nonce ^ u64::from_le_bytes(key[..8].try_into().expect("8 bytes")),
             last_now: Duration::ZERO,
@@ -98,7 +98,10 @@ impl<S: BundleStore> SimNode<S> {
             self.deframers.entry(port.0).or_default();
         }
         if let Some(p) = adapter.pacing() {
-            self.pacers.insert(port.0, p.pacer(Duration::ZERO));
+            let seed = self.seed.wrapping_add(u64::from(port.0)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let pacer = p.pacer(Duration::ZERO).with_seed(seed);
+            self.modems
+                .insert(port.0, ModemTx::new(pacer, adapter.params().mtu));
         }
         if adapter.driver_mac() {
             let p = adapter.params();
@@ -127,9 +130,9 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
     fn handle_frame(&mut self, now: SimTime, port: PortId, frame: Bytes) {
         let t = dur(now);
         self.last_now = t;
-        if let Some(p) = self.pacers.get_mut(&port.0) {
+        if let Some(m) = self.modems.get_mut(&port.0) {
             // Half duplex: the other side held the channel; drain booked for then is not.
-            p.received(t);
+            m.pacer.received(t);
         }
         if let Some(m) = self.macs.get_mut(&port.0) {
             m.heard(t, self.ep.peers_on(port.0 as usize));
@@ -148,6 +151,11 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
                 .map(|d| d.push(&frame))
                 .unwrap_or_default();
             for f in frames {
+                if let Some(m) = self.modems.get_mut(&port.0)
+                    && m.control(t, &f)
+                {
+                    continue;
+                }
                 self.ep
                     .handle_frame(t, port.0 as usize, &f, &mut self.store);
             }
@@ -163,8 +171,8 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
         if let Some(d) = self.deframers.get_mut(&port.0) {
             d.reset();
         }
-        if let Some(p) = self.pacers.get_mut(&port.0) {
-            p.reset(dur(now));
+        if let Some(m) = self.modems.get_mut(&port.0) {
+            m.reset(dur(now));
         }
         match (up, self.links.get(&port.0)) {
             (true, Some((a, _))) if self.usable(port.0) => {
@@ -216,18 +224,30 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
         }
         self.last_now = dur(now);
         let (adapter, _) = self.links.get(&port.0)?;
-        let now_shows = match (link.kind, self.pacers.get_mut(&port.0)) {
-            // A modem that reports nothing: what the driver's estimate offers.
-            (PortKind::Stream, Some(p)) => {
-                p.advance(dur(now));
-                Readiness::Room(ModemPacing::frame_room(p.room(), adapter.params().mtu))
+        let adapter = *adapter;
+        if let (PortKind::Stream, Some(m)) = (link.kind, self.modems.get_mut(&port.0)) {
+            // A modem that reports nothing: frames are taken as the driver's estimate
+            // (and, holding the turn, its lookahead) allows, then written as the modem
+            // takes them.
+            m.advance(dur(now));
+            while let Some(max) = adapter.frame_budget(Readiness::Room(m.frame_room())) {
+                match self.ep.poll_transmit(dur(now), port.0 as usize, max.min(link.mtu), &mut self.store) {
+                    Some(f) => m.offer(&f),
+                    None => {
+                        m.idle(dur(now));
+                        break;
+                    }
+                }
             }
+            return m.take(dur(now)).map(Bytes::from);
+        }
+        let now_shows = match link.kind {
             // A UDP socket: the kernel's send buffer drains at the host's interface rate,
             // faster than any path modelled here, so it takes every datagram; what the
             // path cannot carry, its bottleneck queue drops.
-            (PortKind::Frame, _) => Readiness::Socket { writable: true },
+            PortKind::Frame => Readiness::Socket { writable: true },
             // Radios (and modems that report it) show their transmit buffer.
-            (PortKind::Stream | PortKind::Broadcast, _) => Readiness::DeviceBuffer {
+            PortKind::Stream | PortKind::Broadcast => Readiness::DeviceBuffer {
                 free: link.free,
                 held: link.buffer.saturating_sub(link.free),
             },
@@ -254,9 +274,6 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
         if framed {
             let mut out = Vec::with_capacity(f.len() + framing::overhead(f.len()));
             framing::encode(&f, &mut out);
-            if let Some(p) = self.pacers.get_mut(&port.0) {
-                p.wrote(dur(now), out.len());
-            }
             Some(Bytes::from(out))
         } else {
             Some(Bytes::from(f))
@@ -271,9 +288,9 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
         // A driver looks at its pacer every tick while the estimate is changing: room
         // grows with time alone, and no event says so.
         let tick = self
-            .pacers
+            .modems
             .values()
-            .any(|p| p.busy())
+            .any(|m| m.busy())
             .then(|| self.last_now + MODEM_TICK);
         let turn = self
             .macs

@@ -139,9 +139,10 @@ fn cell_with(spec: &str, seed: u64, shared: u64, unique: u64) -> Result<f64, Str
 }
 
 /// Whether a modem's buffer holds what it sends from the moment the turn comes to it
-/// until its driver can know (a latency less the turnaround, and the end of the other
-/// side's stream), and a frame more: then every over runs at the modem's rate. (Without
-/// a report of the modem's buffer, a smaller one runs at about its size per latency.)
+/// until its driver could know without being told (a latency less the turnaround, and
+/// the end of the other side's stream), and a frame more. The drivers announce the ends
+/// of their overs, so a smaller buffer no longer limits an over to its size per latency;
+/// it still limits frames to its size, and costs a latency per handover.
 fn bridges_the_handover(rate_bps: f64, delay_s: f64, buffer: f64) -> bool {
     let rate = rate_bps / 8.0;
     let gap = 2.0 * 64.0 / rate + 0.1;
@@ -156,18 +157,20 @@ fn no_modem_is_overrun_and_overs_run_at_the_modems_rate() {
             for (buffer, bytes) in [("256B", 256.0), ("1KiB", 1024.0), ("8KiB", 8192.0)] {
                 let spec = format!("profile=hf-modem,rate={rate},delay={delay},buffer={buffer}");
                 let unique = if rate_bps < 1000.0 { 10 } else { 30 };
-                let bridges = bridges_the_handover(rate_bps, delay_s, bytes);
+                // Measured (seed 1): 1.36-1.60 where the buffer bridges the handover,
+                // 1.54-2.43 where it does not (256 B at 9600 bit/s and 8 s: 2.43).
+                let limit = if bridges_the_handover(rate_bps, delay_s, bytes) {
+                    2.0
+                } else {
+                    2.75
+                };
                 match cell(&spec, 1, unique) {
                     Ok(x) => {
                         eprintln!("{spec}: {x:.2} x floor");
-                        // Measured 1.26-1.75 (seed 1): the rest is the protocol's.
-                        if bridges && x > 2.0 {
-                            failed.push(format!("{spec}: {x:.2} x floor, above 2"));
+                        if x > limit {
+                            failed.push(format!("{spec}: {x:.2} x floor, above {limit}"));
                         }
                     }
-                    // Too slow to sync within 20 floors is the limit of knowing nothing
-                    // of a small buffer (256 B at 9600 bit/s); an overrun never is.
-                    Err(e) if !bridges && !e.contains("overrun") => eprintln!("{e}"),
                     Err(e) => failed.push(e),
                 }
             }

@@ -1,0 +1,219 @@
+//! The transmit side of a byte-stream modem's driver, shared by the daemon's `serial`
+//! and `hf-modem` drivers and the lab's modem ports: frames taken from the endpoint are
+//! framed, held on the host, and written into the modem as its [`Pacer`] allows.
+//!
+//! On a half-duplex modem that keeps the turn while it has data, the two drivers also
+//! pass the turn to each other explicitly. Without that, a side learns that the turn
+//! came to it only once the other side's stream has been silent for a while, a latency
+//! after the turn changed: a modem whose buffer drains faster than that (256 B at
+//! 1475 bit/s and 4 s of latency) runs dry first, the turn goes back, and each over
+//! carries one buffer. So when the endpoint has nothing more to send, the driver writes
+//! an over-end announcement ([`OverEnd`]) saying how many stream bytes follow it, writes
+//! exactly those, and then nothing until the other side announces the end of its own
+//! over. The side that hears an announcement knows when its modem takes the turn, and
+//! that it keeps it whenever it has data (the other side is silent), so it feeds its
+//! modem at the modem's rate however small the buffer ([`Pacer::over_end`]). While it
+//! holds the turn it takes frames a [`Pacer::lookahead`] ahead of the modem, so that
+//! its own announcement comes early enough for the other side to take over without a
+//! pause. An over ends within [`HOLD_MAX`]; a side with nothing to send keeps a turn
+//! passed by a side that had nothing either for [`IDLE_HOLD`], so an idle link carries
+//! one short announcement per [`IDLE_HOLD`] each way.
+//!
+//! Until the first announcement is heard (the start of a call, or after one was lost
+//! and the wait for an answer ran out), either side writes when it likes and the
+//! estimate alone rules.
+
+use std::collections::VecDeque;
+
+use crate::adapter::ModemPacing;
+use crate::framing::{self, OverEnd};
+use crate::pacer::{HOLD_MAX, IDLE_HOLD, Pacer, PacerTime};
+
+/// See the module docs.
+#[derive(Debug)]
+pub struct ModemTx<T: PacerTime> {
+    pub pacer: Pacer<T>,
+    mtu: usize,
+    /// Framed frames taken from the endpoint, not yet written into the modem (and
+    /// whether each is an over-end announcement).
+    queue: VecDeque<(Vec<u8>, bool)>,
+    queued: usize,
+    /// An announcement is written or queued: the bytes it counted are still being
+    /// written.
+    closing: bool,
+    /// The endpoint gave frames since our last announcement.
+    took: bool,
+    /// Over ends announced, and announcements heard.
+    pub announced: u64,
+    pub heard: u64,
+}
+
+impl<T: PacerTime> ModemTx<T> {
+    pub fn new(pacer: Pacer<T>, mtu: usize) -> ModemTx<T> {
+        ModemTx {
+            pacer,
+            mtu,
+            queue: VecDeque::new(),
+            queued: 0,
+            closing: false,
+            took: false,
+            announced: 0,
+            heard: 0,
+        }
+    }
+
+    /// Brings the estimate up to `now`, and ends an over that has lasted [`HOLD_MAX`].
+    pub fn advance(&mut self, now: T) {
+        self.pacer.advance(now);
+        if let Some((since, _)) = self.pacer.held()
+            && now >= since + HOLD_MAX
+        {
+            self.end_over(now, false);
+        }
+    }
+
+    /// Frame bytes the endpoint may be asked for now (0: none; never a runt).
+    pub fn frame_room(&self) -> usize {
+        if self.closing || !self.pacer.may_take() {
+            return 0;
+        }
+        // Holding the turn, frames are taken a little ahead (they wait on the host): the
+        // end of the over can then be announced that far ahead.
+        let ahead = if self.pacer.holding() {
+            self.pacer.max_write() / 2
+        } else {
+            0
+        };
+        let room = (self.pacer.room() + ahead).saturating_sub(self.queued);
+        // No frame larger than the modem can take at once.
+        let max = self.pacer.max_write();
+        let mtu = self.mtu.min(max.saturating_sub(framing::overhead(max)));
+        // While frames wait on the host, the modem is fed from them: wait for room for a
+        // whole frame rather than take a small one (each pays a frame's header).
+        if !self.queue.is_empty() && room < mtu + framing::overhead(mtu) {
+            return 0;
+        }
+        ModemPacing::frame_room(room, mtu)
+    }
+
+    /// Takes a frame from the endpoint (checked by the caller: not empty, within the
+    /// MTU).
+    pub fn offer(&mut self, frame: &[u8]) {
+        let mut out = Vec::with_capacity(frame.len() + framing::overhead(frame.len()));
+        framing::encode(frame, &mut out);
+        self.queued += out.len();
+        self.queue.push_back((out, false));
+        self.took = true;
+    }
+
+    /// A deframed frame: `true` if it was the driver's own (an announcement, taken
+    /// here), `false` if it is for the endpoint.
+    pub fn control(&mut self, now: T, frame: &[u8]) -> bool {
+        if !OverEnd::is_control(frame) {
+            return false;
+        }
+        match OverEnd::parse(frame) {
+            Some(m) => {
+                self.heard += 1;
+                self.pacer.over_end(now, m);
+            }
+            None => tracing::debug!(len = frame.len(), "modem: malformed over-end announcement dropped"),
+        }
+        true
+    }
+
+    /// The endpoint has nothing more to send now: the over ends after what is held, and
+    /// the other side is told so (unless its own over is still arriving, or both sides
+    /// are idle and the turn is kept a while).
+    pub fn idle(&mut self, now: T) {
+        self.advance(now);
+        if self.closing || !self.pacer.announces() || self.pacer.hearing(now) {
+            return;
+        }
+        match self.pacer.held() {
+            Some((since, their_idle)) => {
+                if their_idle && self.queue.is_empty() && now < since + IDLE_HOLD {
+                    return;
+                }
+                self.end_over(now, true);
+            }
+            // Passed: the other side answers first.
+            None if !self.pacer.may_take() => {}
+            // No agreement yet: either side may announce.
+            None => self.end_over(now, true),
+        }
+    }
+
+    fn end_over(&mut self, now: T, idle: bool) {
+        if self.closing {
+            return;
+        }
+        // The announcement goes in front of the last frames on the host, as many as half
+        // the modem's buffer holds: it and they are written in one piece (see `take`), so
+        // nothing can come between them, and the over ends exactly that many bytes after
+        // the announcement leaves the air. The other side learns of it that much earlier.
+        let budget = self.pacer.max_write() / 2;
+        let mut after = 0;
+        let mut at = self.queue.len();
+        while at > 0 && after + self.queue[at - 1].0.len() <= budget {
+            at -= 1;
+            after += self.queue[at].0.len();
+        }
+        // Idle: this over carried nothing else (the endpoint had nothing at all, not
+        // merely nothing more for this over).
+        let after16 = u16::try_from(after).unwrap_or(0);
+        let m = self.pacer.announce(now, after16, idle && !self.took);
+        self.took = false;
+        let mut out = Vec::new();
+        m.encode(&mut out);
+        self.queued += out.len();
+        self.queue.insert(at, (out, true));
+        self.closing = true;
+        self.announced += 1;
+    }
+
+    /// Whether frames wait on the host for the modem.
+    pub fn backlogged(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    /// Bytes to write into the modem now (whole frames, as far as its estimated room
+    /// goes), or `None`.
+    pub fn take(&mut self, now: T) -> Option<Vec<u8>> {
+        self.advance(now);
+        let mut out = Vec::new();
+        while let Some(&(ref f, marker)) = self.queue.front() {
+            // An announcement and the frames after it go in one write, or wait.
+            let need = if marker { self.queued } else { f.len() };
+            if need > self.pacer.room() {
+                break;
+            }
+            let n = if marker { self.queue.len() } else { 1 };
+            for (f, _) in self.queue.drain(..n) {
+                out.extend_from_slice(&f);
+            }
+            self.queued -= need;
+            self.pacer.wrote(now, need);
+        }
+        if self.queue.is_empty() {
+            self.closing = false;
+        }
+        tracing::trace!(t = ?now, wrote = out.len(), host = self.queued, room = self.pacer.room(), state = self.pacer.describe(), "modem: take");
+        (!out.is_empty()).then_some(out)
+    }
+
+    /// The modem lost what it held (a dropped call, a reopened port): frames taken stay
+    /// queued, announcements not yet written are dropped (their count no longer holds),
+    /// and the turn is no one's.
+    pub fn reset(&mut self, now: T) {
+        self.pacer.reset(now);
+        self.queue.retain(|(_, marker)| !marker);
+        self.queued = self.queue.iter().map(|(f, _)| f.len()).sum();
+        self.closing = false;
+    }
+
+    /// Whether time alone will change what may be written.
+    pub fn busy(&self) -> bool {
+        self.pacer.busy() || self.backlogged() || self.pacer.waits_for_turn()
+    }
+}
