@@ -223,7 +223,10 @@ mod tests {
         let mut zero_seq = frames[0].clone();
         zero_seq[3] = 0;
         assert_eq!(OverEnd::parse(&zero_seq), None);
-        assert_eq!(OverEnd::parse(&[skywave_proto::wire::VERSION, 0, 0, 1, 0, 0, 0, 0]), None);
+        assert_eq!(
+            OverEnd::parse(&[skywave_proto::wire::VERSION, 0, 0, 1, 0, 0, 0, 0]),
+            None
+        );
     }
 
     #[test]

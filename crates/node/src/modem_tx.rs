@@ -15,9 +15,9 @@
 //! modem at the modem's rate however small the buffer ([`Pacer::over_end`]). While it
 //! holds the turn it takes frames a [`Pacer::lookahead`] ahead of the modem, so that
 //! its own announcement comes early enough for the other side to take over without a
-//! pause. An over ends within [`HOLD_MAX`]; a side with nothing to send keeps a turn
-//! passed by a side that had nothing either for [`IDLE_HOLD`], so an idle link carries
-//! one short announcement per [`IDLE_HOLD`] each way.
+//! pause. An over ends within [`HOLD_MAX`]. A side with nothing to send passes the turn
+//! straight back, saying so; when both sides have said so, the turn is no one's until
+//! either has something to send, so an idle link is silent.
 //!
 //! Until the first announcement is heard (the start of a call, or after one was lost
 //! and the wait for an answer ran out), either side writes when it likes and the
@@ -27,7 +27,7 @@ use std::collections::VecDeque;
 
 use crate::adapter::ModemPacing;
 use crate::framing::{self, OverEnd};
-use crate::pacer::{HOLD_MAX, IDLE_HOLD, Pacer, PacerTime};
+use crate::pacer::{HOLD_MAX, Pacer, PacerTime};
 
 /// See the module docs.
 #[derive(Debug)]
@@ -65,7 +65,7 @@ impl<T: PacerTime> ModemTx<T> {
     /// Brings the estimate up to `now`, and ends an over that has lasted [`HOLD_MAX`].
     pub fn advance(&mut self, now: T) {
         self.pacer.advance(now);
-        if let Some((since, _)) = self.pacer.held()
+        if let Some(since) = self.pacer.held()
             && now >= since + HOLD_MAX
         {
             self.end_over(now, false);
@@ -117,7 +117,10 @@ impl<T: PacerTime> ModemTx<T> {
                 self.heard += 1;
                 self.pacer.over_end(now, m);
             }
-            None => tracing::debug!(len = frame.len(), "modem: malformed over-end announcement dropped"),
+            None => tracing::debug!(
+                len = frame.len(),
+                "modem: malformed over-end announcement dropped"
+            ),
         }
         true
     }
@@ -130,17 +133,9 @@ impl<T: PacerTime> ModemTx<T> {
         if self.closing || !self.pacer.announces() || self.pacer.hearing(now) {
             return;
         }
-        match self.pacer.held() {
-            Some((since, their_idle)) => {
-                if their_idle && self.queue.is_empty() && now < since + IDLE_HOLD {
-                    return;
-                }
-                self.end_over(now, true);
-            }
-            // Passed: the other side answers first.
-            None if !self.pacer.may_take() => {}
-            // No agreement yet: either side may announce.
-            None => self.end_over(now, true),
+        // (Passed: the other side answers first.)
+        if self.pacer.may_take() {
+            self.end_over(now, true);
         }
     }
 

@@ -45,9 +45,9 @@
 
 use std::collections::VecDeque;
 use std::ops::{Add, Sub};
+use std::time::Duration;
 #[cfg(test)]
 use std::time::Instant;
-use std::time::Duration;
 
 use crate::framing::OverEnd;
 
@@ -146,10 +146,6 @@ enum Token<T> {
 /// Longest a side keeps a passed turn: the other side's silence is bounded by it.
 pub const HOLD_MAX: Duration = Duration::from_secs(60);
 
-/// How long a side with nothing to send keeps a turn passed by a side that had nothing
-/// either, before passing it back (each pass is a short over on the air).
-pub const IDLE_HOLD: Duration = Duration::from_secs(30);
-
 /// Below this many bytes a figure counts as zero (float rounding).
 const EPS: f64 = 0.5;
 
@@ -223,6 +219,8 @@ pub struct Pacer<T: PacerTime> {
     /// Our last announcement's count, and the last one heard from the other side.
     my_seq: u8,
     their_seq: u8,
+    /// Our last announcement said we had nothing to send.
+    my_idle: bool,
     /// Draws announcement ranks.
     rng: u64,
     /// Writes were forgotten from `writes` up to here (the list is complete after it).
@@ -262,6 +260,7 @@ impl<T: PacerTime> Pacer<T> {
             token: Token::Unknown,
             my_seq: 0,
             their_seq: 0,
+            my_idle: false,
             rng: 0x9e37_79b9_7f4a_7c15,
         }
     }
@@ -359,7 +358,9 @@ impl<T: PacerTime> Pacer<T> {
         if let Token::Passed { deadline, .. } = self.token
             && now >= deadline
         {
-            tracing::debug!("modem pacer: the other side never answered our announced over end; writing again");
+            tracing::debug!(
+                "modem pacer: the other side never answered our announced over end; writing again"
+            );
             self.token = Token::Unknown;
         }
         // The turn is ours while the other side stays silent: from its announcement until
@@ -515,7 +516,14 @@ impl<T: PacerTime> Pacer<T> {
         ) else {
             return;
         };
-        self.take_turn(now, h, run.secured, end_early, end_late, "the other side's stream ended");
+        self.take_turn(
+            now,
+            h,
+            run.secured,
+            end_early,
+            end_late,
+            "the other side's stream ended",
+        );
     }
 
     /// The other side's over ended (or ends) within `[end_early, end_late]`: our modem,
@@ -622,13 +630,11 @@ impl<T: PacerTime> Pacer<T> {
         !matches!(self.token, Token::Passed { .. })
     }
 
-    /// While the other side has passed us the turn: the latest time to pass it back
-    /// (an over ends within [`HOLD_MAX`]), and whether the other side had nothing to
-    /// send (then an idle side may keep the turn a while, [`IDLE_HOLD`], before passing
-    /// it back for nothing).
-    pub fn held(&self) -> Option<(T, bool)> {
+    /// While the other side has passed us the turn: since when (an over ends within
+    /// [`HOLD_MAX`]).
+    pub fn held(&self) -> Option<T> {
         match self.token {
-            Token::Held { since, idle } => Some((since, idle)),
+            Token::Held { since, .. } => Some(since),
             _ => None,
         }
     }
@@ -638,7 +644,11 @@ impl<T: PacerTime> Pacer<T> {
     /// the announcement to write.
     pub fn announce(&mut self, now: T, after: u16, idle: bool) -> OverEnd {
         self.advance(now);
-        self.my_seq = if self.my_seq == u8::MAX { 1 } else { self.my_seq + 1 };
+        self.my_seq = if self.my_seq == u8::MAX {
+            1
+        } else {
+            self.my_seq + 1
+        };
         // (A tiny xorshift: the pacer has no RNG of its own, only the seed it was given.)
         self.rng ^= self.rng << 13;
         self.rng ^= self.rng >> 7;
@@ -651,11 +661,19 @@ impl<T: PacerTime> Pacer<T> {
             rank,
             idle,
         };
-        self.token = Token::Passed {
-            seq: m.seq,
-            rank,
-            deadline: now + self.pass_timeout(),
+        self.token = if idle && matches!(self.token, Token::Held { idle: true, .. }) {
+            // Neither side has anything to send: the turn is no one's (either side
+            // writes when it has something, and announces when done), rather than
+            // passed back and forth for nothing.
+            Token::Unknown
+        } else {
+            Token::Passed {
+                seq: m.seq,
+                rank,
+                deadline: now + self.pass_timeout(),
+            }
         };
+        self.my_idle = idle;
         tracing::trace!(t = ?now, ?m, "modem pacer: our over ends (announced)");
         m
     }
@@ -689,6 +707,15 @@ impl<T: PacerTime> Pacer<T> {
             return;
         }
         self.their_seq = m.seq;
+        if let Token::Passed { seq, .. } = self.token
+            && m.heard == seq
+            && m.idle
+            && self.my_idle
+        {
+            // The answer to our idle over is idle too: the turn is no one's.
+            self.token = Token::Unknown;
+            return;
+        }
         if let Token::Passed { seq, rank, .. } = self.token
             && m.heard != seq
             && m.rank >= rank
@@ -841,10 +868,16 @@ impl<T: PacerTime> Pacer<T> {
             Token::Held { .. } if !expected => {
                 // The other side writes though it passed us the turn (its announcement
                 // was older than we took it for, or it gave up waiting): no agreement.
-                tracing::debug!("modem pacer: the other side was heard after it passed us the turn");
+                tracing::debug!(
+                    "modem pacer: the other side was heard after it passed us the turn"
+                );
                 self.token = Token::Unknown;
             }
-            Token::Passed { seq, rank, deadline } => {
+            Token::Passed {
+                seq,
+                rank,
+                deadline,
+            } => {
                 // It still holds the turn: its answer comes after this.
                 self.token = Token::Passed {
                     seq,
@@ -1046,8 +1079,9 @@ impl<T: PacerTime> Pacer<T> {
         // the turn from going over); otherwise waiting for room costs no airtime.
         // (With the turn passed to us, a modem that runs dry keeps it: a whole frame is
         // worth the wait.)
-        let running_dry =
-            self.mine.is_some() && self.lo < unit as f64 && !matches!(self.token, Token::Held { .. });
+        let running_dry = self.mine.is_some()
+            && self.lo < unit as f64
+            && !matches!(self.token, Token::Held { .. });
         if room < unit && !running_dry { 0 } else { room }
     }
 

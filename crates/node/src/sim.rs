@@ -98,7 +98,10 @@ impl<S: BundleStore> SimNode<S> {
             self.deframers.entry(port.0).or_default();
         }
         if let Some(p) = adapter.pacing() {
-            let seed = self.seed.wrapping_add(u64::from(port.0)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let seed = self
+                .seed
+                .wrapping_add(u64::from(port.0))
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15);
             let pacer = p.pacer(Duration::ZERO).with_seed(seed);
             self.modems
                 .insert(port.0, ModemTx::new(pacer, adapter.params().mtu));
@@ -231,7 +234,12 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
             // takes them.
             m.advance(dur(now));
             while let Some(max) = adapter.frame_budget(Readiness::Room(m.frame_room())) {
-                match self.ep.poll_transmit(dur(now), port.0 as usize, max.min(link.mtu), &mut self.store) {
+                match self.ep.poll_transmit(
+                    dur(now),
+                    port.0 as usize,
+                    max.min(link.mtu),
+                    &mut self.store,
+                ) {
                     Some(f) => m.offer(&f),
                     None => {
                         m.idle(dur(now));

@@ -359,17 +359,16 @@ fn hf_lbard_table() {
     );
     let link = p.sim.link_stats(skywave_sim::sim::LinkId(0), p.a).unwrap();
     assert_eq!(link.call_drops, 0, "the modem buffer was overrun");
-    // Target: 300 each way (met while the lab's modem showed its true buffer). Paced by
-    // the driver's estimate, seed 1: A receives 359 and B only 48: missed, and
-    // tracked in docs/lab.md; the bound catches a regression beyond that.
+    // Target: 300 each way. Seed 1: all 500 each way.
     let (got_a, got_b) = (a.store.held.len() - 500, b.store.held.len() - 500);
-    assert!(
-        got_a + got_b >= 350 && got_a.min(got_b) >= 40,
-        "A got {got_a}, B got {got_b}"
-    );
+    assert!(got_a.min(got_b) >= 300, "A got {got_a}, B got {got_b}");
+    // The first bundle comes in the other side's first whole over: the overs run to the
+    // endpoint's longest (30 s of air) now that each side knows when its turn comes.
+    // Seed 1: B's first at 16.9 s, A's at 52.4 s (it was 11.4 s while each over was one
+    // modem buffer, and the whole exchange slower).
     for (name, n) in [("A", a), ("B", b)] {
         let t = first(n).unwrap_or(f64::MAX);
-        assert!(t <= 30.0, "{name}'s first bundle at {t} s");
+        assert!(t <= 60.0, "{name}'s first bundle at {t} s");
     }
 }
 
