@@ -121,6 +121,9 @@ struct LinkEntry {
     reason: Option<String>,
     /// Driver links: bytes the driver takes now; 0 after a send until it reports again.
     room: usize,
+    /// Driver links: the driver was told the endpoint has nothing more to send
+    /// ([`skywave_links::IDLE`]) since the last frame or room report.
+    idle_told: bool,
     /// Driver links: take turns on the channel for a shared radio (`channel_access =
     /// "driver"`, the default); the turn-taking itself while the link is up.
     want_mac: bool,
@@ -266,6 +269,7 @@ impl Core {
                 up: false,
                 reason: None,
                 room: 0,
+                idle_told: false,
                 want_mac: false,
                 mac: None,
                 bytes_out: 0,
@@ -578,6 +582,7 @@ impl Core {
             Input::Room { link, room } => {
                 if let Some(e) = self.links.get_mut(&link) {
                     e.room = room;
+                    e.idle_told = false;
                 }
             }
             Input::Radio { link, status } => {
@@ -773,6 +778,7 @@ impl Core {
                     m.polled(now, f.as_ref().map(Vec::len));
                 }
                 let Some(f) = f else {
+                    self.tell_idle(id);
                     break;
                 };
                 n += 1;
@@ -852,6 +858,22 @@ impl Core {
         self.retry_blocked(sock);
     }
 
+    /// The endpoint has nothing more for driver link `id` though it has room: a
+    /// half-duplex modem's driver ends its over (once per frame or room report).
+    fn tell_idle(&mut self, id: LinkId) {
+        let Some(e) = self.links.get_mut(&id) else {
+            return;
+        };
+        // (A byte-stream modem's driver: half duplex, one peer. Others are never told.)
+        let p = e.adapter.params();
+        let announces = p.half_duplex && !p.shared;
+        if let (true, false, Io::Driver { frames, .. }) = (announces, e.idle_told, &e.io)
+            && frames.try_send(skywave_links::IDLE).is_ok()
+        {
+            e.idle_told = true;
+        }
+    }
+
     /// Sends one frame on `id`; false if the link will not take more now.
     fn send(&mut self, id: LinkId, f: Vec<u8>) -> bool {
         let Some(e) = self.links.get_mut(&id) else {
@@ -885,6 +907,7 @@ impl Core {
                 }
                 // The driver publishes its room after taking the frame.
                 e.room = 0;
+                e.idle_told = false;
             }
         }
         e.bytes_out += len;

@@ -32,6 +32,12 @@ pub use pty::NullModem;
 pub use rfd900::Rfd900Config;
 pub use serial::SerialConfig;
 
+/// Sent on a driver's frame channel when the daemon has nothing more to send for now
+/// (the endpoint gave nothing though the link had room): a half-duplex modem's driver
+/// then ends its over and says so ([`skywave_node::modem_tx`]). Other drivers are never
+/// sent it, and ignore it.
+pub const IDLE: Bytes = Bytes::new();
+
 /// What a link driver reports.
 #[derive(Debug, Clone)]
 pub enum LinkEvent {

@@ -1,7 +1,6 @@
 //! The plumbing every driver shares: the channels behind a [`LinkHandle`], reopen
 //! backoff, and the stream transmit queue with its pacer.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -10,6 +9,7 @@ use skywave_node::framing;
 use tokio::sync::{mpsc, watch};
 
 use crate::{LinkCounters, LinkEvent, LinkHandle};
+use skywave_node::modem_tx::ModemTx;
 use skywave_node::pacer::Pacer;
 
 /// Sleeps until `t`, or for ever when there is nothing to wait for (a `select!` arm that
@@ -131,34 +131,45 @@ impl Backoff {
 }
 
 /// Outgoing frames of a byte-stream link: framed (COBS + CRC-16), paced, and written
-/// only as fast as the device drains.
+/// only as fast as the device drains; on a half-duplex modem, the ends of overs are
+/// announced ([`ModemTx`], the same code the lab's modem ports run).
 #[derive(Debug)]
 pub(crate) struct StreamTx {
-    pub pacer: Pacer<Instant>,
+    pub modem: ModemTx<Instant>,
     mtu: usize,
-    queue: VecDeque<Bytes>,
     /// Framed bytes handed to the device but not yet taken by it.
     pub out: Vec<u8>,
 }
 
 impl StreamTx {
     pub(crate) fn new(pacer: Pacer<Instant>, mtu: usize) -> StreamTx {
+        // Each side of a link draws its own announcement ranks.
+        let seed = getrandom::u64().unwrap_or_else(|_| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64)
+                ^ u64::from(std::process::id())
+        });
         StreamTx {
-            pacer,
+            modem: ModemTx::new(pacer.with_seed(seed), mtu),
             mtu,
-            queue: VecDeque::new(),
             out: Vec::new(),
         }
     }
 
-    /// Takes a frame from the daemon.
+    /// Takes a frame from the daemon; an empty one says the daemon has nothing more to
+    /// send now ([`crate::IDLE`]).
     pub(crate) fn offer(&mut self, name: &str, frame: Bytes, counters: &LinkCounters) {
-        if frame.is_empty() || frame.len() > self.mtu.min(framing::MAX_FRAME) {
+        if frame.is_empty() {
+            self.modem.idle(Instant::now());
+            return;
+        }
+        if frame.len() > self.mtu.min(framing::MAX_FRAME) {
             tracing::warn!(
                 link = name,
                 len = frame.len(),
                 mtu = self.mtu,
-                "frame refused: empty or larger than the link MTU"
+                "frame refused: larger than the link MTU"
             );
             LinkCounters::add(&counters.dropped_frames, 1);
             return;
@@ -166,7 +177,7 @@ impl StreamTx {
         if frame.len() > self.room() {
             LinkCounters::add(&counters.over_room, 1);
         }
-        if self.queue.len() >= MAX_QUEUED_FRAMES {
+        if self.modem.queued_frames() >= MAX_QUEUED_FRAMES {
             tracing::warn!(
                 link = name,
                 "frame dropped: the driver queue is full (frames sent past the room)"
@@ -174,48 +185,48 @@ impl StreamTx {
             LinkCounters::add(&counters.dropped_frames, 1);
             return;
         }
-        self.queue.push_back(frame);
+        self.modem.offer(&frame);
+        LinkCounters::add(&counters.frames_out, 1);
+        LinkCounters::add(&counters.bytes_out, frame.len() as u64);
     }
 
-    /// Frames the queue while the device has room for them.
-    pub(crate) fn pump(&mut self, now: Instant, counters: &LinkCounters) {
-        self.pacer.advance(now);
-        while let Some(f) = self.queue.front() {
-            let wire = f.len() + framing::overhead(f.len());
-            if wire > self.pacer.room() {
-                break;
-            }
-            let f = self.queue.pop_front().expect("front");
-            framing::encode(&f, &mut self.out);
-            self.pacer.wrote(now, wire);
-            LinkCounters::add(&counters.frames_out, 1);
-            LinkCounters::add(&counters.bytes_out, f.len() as u64);
+    /// Writes what the device has room for.
+    pub(crate) fn pump(&mut self, now: Instant) {
+        if let Some(b) = self.modem.take(now) {
+            self.out.extend_from_slice(&b);
         }
     }
 
     /// Frame bytes the link takes now (0 while frames wait, or below a runt's worth).
     pub(crate) fn room(&self) -> usize {
-        if !self.queue.is_empty() {
-            return 0;
-        }
-        skywave_node::adapter::ModemPacing::frame_room(self.pacer.room(), self.mtu)
+        self.modem.frame_room()
     }
 
     /// The device lost what it held: forget the estimate and unsent bytes (queued frames
     /// go out when the link is back).
     pub(crate) fn reset(&mut self, now: Instant) {
-        self.pacer.reset(now);
+        self.modem.reset(now);
         self.out.clear();
     }
 
     /// Whether frames wait for the device (the driver takes no more until they are out).
     pub(crate) fn backlogged(&self) -> bool {
-        !self.queue.is_empty()
+        self.modem.backlogged() && self.room() == 0
     }
 
     /// Whether time alone will change the room or the queue.
     pub(crate) fn busy(&self) -> bool {
-        self.pacer.busy() || !self.queue.is_empty()
+        self.modem.busy()
+    }
+
+    /// Received frames for the daemon: the driver's own (over-end announcements) are
+    /// taken here.
+    pub(crate) fn incoming(&mut self, frames: Vec<Bytes>) -> Vec<Bytes> {
+        let now = Instant::now();
+        frames
+            .into_iter()
+            .filter(|f| !self.modem.control(now, f))
+            .collect()
     }
 }
 

@@ -43,19 +43,19 @@ pub(crate) async fn run(
     let mut buf = vec![0u8; 4096];
     loop {
         let now = Instant::now();
-        tx.pump(now, &shared.counters);
+        tx.pump(now);
         shared.set_room(tx.room());
         let busy = tx.busy();
         tokio::select! {
             r = dev.read(&mut buf) => match r {
                 Ok(0) => return Ok(Ended::Device("end of file on the device".into())),
                 Ok(n) => {
-                    tx.pacer.received(Instant::now());
+                    tx.modem.pacer.received(Instant::now());
                     let hook = on_rx(&buf[..n]);
                     // What came before the modem's message still belongs to the stream.
                     let end = hook.stop.as_ref().map_or(n, |s| s.0.min(n));
                     let data = &buf[hook.skip.min(end)..end];
-                    for f in rx.push(data, &shared.counters) {
+                    for f in tx.incoming(rx.push(data, &shared.counters)) {
                         shared.emit(LinkEvent::Frame(f)).await?;
                     }
                     if let Some((_, reason)) = hook.stop {
@@ -73,7 +73,7 @@ pub(crate) async fn run(
             f = frames.recv(), if !tx.backlogged() => match f {
                 Some(f) => {
                     tx.offer(&shared.name, f, &shared.counters);
-                    tx.pump(Instant::now(), &shared.counters);
+                    tx.pump(Instant::now());
                     shared.took_frame(tx.room());
                 }
                 None => return Err(Closed),

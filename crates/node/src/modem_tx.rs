@@ -167,6 +167,11 @@ impl<T: PacerTime> ModemTx<T> {
         self.announced += 1;
     }
 
+    /// Frames waiting on the host.
+    pub fn queued_frames(&self) -> usize {
+        self.queue.len()
+    }
+
     /// Whether frames wait on the host for the modem.
     pub fn backlogged(&self) -> bool {
         !self.queue.is_empty()

@@ -250,6 +250,8 @@ impl<'a> Port<'a> {
                     Err(e) => return Err(Wait::Device(format!("read from the modem failed: {e}"))),
                 },
                 f = frames.recv() => match f {
+                    // (Nothing to send: no over to end while the call is set up.)
+                    Some(f) if f.is_empty() => {}
                     Some(_) => {
                         LinkCounters::add(&shared.counters.dropped_frames, 1);
                         shared.took_frame(0);
@@ -411,7 +413,7 @@ async fn modem_session(
         tracing::info!(link = %shared.name, "call connected");
         shared.emit(LinkEvent::Up(spec.params)).await?;
         let rest = std::mem::take(&mut port.rest);
-        for f in rx.push(&rest, &shared.counters) {
+        for f in tx.incoming(rx.push(&rest, &shared.counters)) {
             shared.emit(LinkEvent::Frame(f)).await?;
         }
         let mut tail: Vec<u8> = Vec::new();
