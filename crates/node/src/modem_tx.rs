@@ -198,6 +198,13 @@ impl<T: PacerTime> ModemTx<T> {
         if self.queue.is_empty() {
             self.closing = false;
         }
+        if !out.is_empty() && self.pacer.announces() && !self.pacer.waits_for_turn() {
+            // No agreement on the turn yet (the start of a call, a lost announcement):
+            // this over ends with what was just written, and the other side is told, so
+            // that one side soon knows it holds the turn. Until then the estimate alone
+            // rules, and on a small buffer it allows little.
+            self.end_over(now, false);
+        }
         tracing::trace!(t = ?now, wrote = out.len(), host = self.queued, room = self.pacer.room(), state = self.pacer.describe(), "modem: take");
         (!out.is_empty()).then_some(out)
     }
