@@ -224,3 +224,98 @@ impl<T: PacerTime> ModemTx<T> {
         self.pacer.busy() || self.backlogged() || self.pacer.waits_for_turn()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::pacer::HalfDuplex;
+
+    fn modem(buffer: usize) -> ModemTx<Instant> {
+        let h = HalfDuplex {
+            latency: Duration::from_secs(4),
+            jitter: Duration::ZERO,
+            turnaround: Duration::from_secs(2),
+            buffer,
+            chunk: 64,
+            max_over: None,
+        };
+        ModemTx::new(
+            Pacer::half(Instant::now(), 1200.0, 508, h).with_seed(3),
+            250,
+        )
+    }
+
+    #[test]
+    fn an_announcement_and_the_frames_after_it_go_in_one_write() {
+        let mut m = modem(1024);
+        let t0 = Instant::now();
+        // First over (no agreement yet): it ends with what was written.
+        let max = m.frame_room();
+        assert!(max >= 48);
+        m.offer(&vec![0x52; 100]);
+        let first = m.take(t0).expect("written");
+        assert_eq!(first.len(), 100 + framing::overhead(100));
+        assert_eq!(m.announced, 1);
+        assert_eq!(m.frame_room(), 0, "nothing new after announcing");
+        let rest = m
+            .take(t0 + Duration::from_millis(10))
+            .expect("the announcement");
+        let frames = framing::Deframer::new().push(&rest);
+        assert_eq!(frames.len(), 1);
+        let ann = OverEnd::parse(&frames[0]).expect("an announcement");
+        assert_eq!(ann.after, 0);
+        // The other side answers: the turn is ours; two frames, then nothing more.
+        m.pacer.received(t0 + Duration::from_secs(5));
+        let answer = OverEnd {
+            after: 0,
+            seq: 1,
+            heard: ann.seq,
+            rank: 0,
+            idle: false,
+        };
+        let mut framed = Vec::new();
+        answer.encode(&mut framed);
+        let got = framing::Deframer::new().push(&framed);
+        assert!(m.control(t0 + Duration::from_secs(5), &got[0]));
+        assert!(m.pacer.holding());
+        let t = t0 + Duration::from_secs(8);
+        m.advance(t);
+        m.offer(&[0x52; 200]);
+        m.offer(&[0x52; 60]);
+        m.idle(t);
+        let mut out = Vec::new();
+        let mut at = t;
+        while out.len() < 200 + 60 + 8 + 12 {
+            at += Duration::from_millis(20);
+            if let Some(b) = m.take(at) {
+                let frames = framing::Deframer::new().push(&b);
+                if let Some(i) = frames.iter().position(|f| OverEnd::is_control(f)) {
+                    // Everything after the announcement came in the same write, and its
+                    // count is exactly those bytes.
+                    let ann = OverEnd::parse(&frames[i]).unwrap();
+                    let after: usize = frames[i + 1..]
+                        .iter()
+                        .map(|f| f.len() + framing::overhead(f.len()))
+                        .sum();
+                    assert_eq!(usize::from(ann.after), after);
+                    assert!(after > 0);
+                }
+                out.extend(b);
+            }
+            assert!(at < t + Duration::from_secs(10), "stalled");
+        }
+        assert!(!m.backlogged());
+        assert_eq!(m.frame_room(), 0, "silent until the other side answers");
+    }
+
+    #[test]
+    fn a_malformed_announcement_is_taken_and_dropped() {
+        let mut m = modem(256);
+        let now = Instant::now();
+        assert!(m.control(now, &[framing::OVER_END, 1, 2]));
+        assert!(!m.control(now, &[skywave_proto::wire::VERSION, 1, 2]));
+        assert_eq!(m.heard, 0);
+    }
+}

@@ -1183,6 +1183,114 @@ mod tests {
         }
     }
 
+    fn marker(seq: u8, heard: u8, rank: u16, idle: bool) -> OverEnd {
+        OverEnd {
+            after: 0,
+            seq,
+            heard,
+            rank,
+            idle,
+        }
+    }
+
+    /// The other side's stream, heard from `from` to `to` (a chunk every 350 ms).
+    fn hear(p: &mut Pacer<Instant>, from: Instant, to: Instant) {
+        let mut t = from;
+        while t <= to {
+            p.received(t);
+            t += ms(350);
+        }
+    }
+
+    #[test]
+    fn an_announcement_passes_the_turn_and_its_drain_is_certain() {
+        let t0 = Instant::now();
+        let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(7);
+        // The other side's over: we write while it holds the turn.
+        hear(&mut p, t0 + ms(4000), t0 + ms(9000));
+        p.wrote(t0 + ms(5000), 300);
+        // Its announcement arrives with the last chunk: the turn is ours a turnaround
+        // after that chunk left the air (4 s ago), and the driver may write again.
+        p.over_end(t0 + ms(9000), marker(1, 0, 10, false));
+        assert!(p.holding());
+        assert!(p.hearing(t0 + ms(9000)));
+        // Our modem sends from 7 s on: by 11 s, 4 s at 184 B/s (less 1%) have gone.
+        p.advance(t0 + ms(11_000));
+        assert_eq!(p.queued(), 0);
+        // It keeps the turn when it runs dry (the other side writes nothing), so a
+        // write is counted from at once.
+        p.wrote(t0 + ms(11_000), 400);
+        p.advance(t0 + ms(12_000));
+        assert_eq!(p.queued(), 400 - 182);
+        assert!(p.holding());
+    }
+
+    #[test]
+    fn crossing_announcements_give_the_turn_to_the_higher_rank() {
+        for (ours_wins, their_rank) in [(true, 0), (false, u16::MAX)] {
+            let t0 = Instant::now();
+            let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(7);
+            let ours = p.announce(t0, 0, false);
+            assert!(!p.may_take(), "silent after announcing");
+            hear(&mut p, t0 + ms(4000), t0 + ms(5000));
+            // The other side announced before it heard ours (heard 0).
+            p.over_end(t0 + ms(5000), marker(1, 0, their_rank, false));
+            assert_eq!(p.holding(), ours_wins, "rank {} vs {their_rank}", ours.rank);
+            assert_eq!(p.may_take(), ours_wins);
+            if !ours_wins {
+                // Its next announcement answers ours: then the turn is ours.
+                hear(&mut p, t0 + ms(9000), t0 + ms(12_000));
+                p.over_end(t0 + ms(12_000), marker(2, ours.seq, their_rank, false));
+                assert!(p.holding());
+                // A repeat of an announcement already taken changes nothing.
+                p.over_end(t0 + ms(12_100), marker(2, ours.seq, their_rank, false));
+                assert!(p.holding());
+            }
+        }
+    }
+
+    #[test]
+    fn an_unanswered_announcement_frees_the_driver_after_the_longest_hold() {
+        let t0 = Instant::now();
+        let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(7);
+        p.announce(t0, 0, false);
+        p.advance(t0 + HOLD_MAX);
+        assert!(!p.may_take(), "the other side may still hold the turn");
+        p.advance(t0 + HOLD_MAX * 2 + ms(60_000));
+        assert!(p.may_take() && !p.waits_for_turn());
+    }
+
+    #[test]
+    fn two_idle_overs_leave_the_turn_to_no_one() {
+        let t0 = Instant::now();
+        let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(7);
+        hear(&mut p, t0 + ms(4000), t0 + ms(4000));
+        p.over_end(t0 + ms(4000), marker(1, 0, 10, true));
+        assert!(p.holding());
+        p.advance(t0 + ms(9000));
+        // Nothing to send either: the answer says so, and the turn is no one's.
+        let m = p.announce(t0 + ms(9000), 0, true);
+        assert!(m.idle && m.heard == 1);
+        assert!(p.may_take() && !p.waits_for_turn());
+    }
+
+    #[test]
+    fn hearing_the_other_side_after_it_passed_the_turn_ends_the_agreement() {
+        let t0 = Instant::now();
+        let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(7);
+        hear(&mut p, t0 + ms(4000), t0 + ms(6000));
+        p.wrote(t0 + ms(4500), 200);
+        p.over_end(t0 + ms(6000), marker(1, 0, 10, false));
+        assert!(p.holding());
+        // Its stream goes on well past the announced end: it did not stop.
+        hear(&mut p, t0 + ms(6350), t0 + ms(12_000));
+        assert!(!p.holding() && !p.waits_for_turn());
+        assert!(
+            p.queued() > 0,
+            "drain counted while it held the turn is not kept"
+        );
+    }
+
     #[test]
     fn half_duplex_confirms_drain_only_after_the_window() {
         let t0 = Instant::now();
