@@ -254,7 +254,7 @@ mod tests {
         // First over (no agreement yet): it ends with what was written.
         let max = m.frame_room();
         assert!(max >= 48);
-        m.offer(&vec![0x52; 100]);
+        m.offer(&[0x52; 100]);
         let first = m.take(t0).expect("written");
         assert_eq!(first.len(), 100 + framing::overhead(100));
         assert_eq!(m.announced, 1);
