@@ -40,8 +40,11 @@
 //! the buffer (less a chunk) can be written until a confirmation window has passed. A
 //! modem whose buffer drains faster than the time from the turn coming to us until we
 //! can know it (latency - turnaround + the end of a stream; 256 B at 1475 bit/s and 4 s)
-//! therefore runs at about buffer / window, however the protocol behaves. Only a modem
-//! that reports its buffer (CTS flow control, ARDOP/VARA `BUFFER n`) does better.
+//! therefore runs at about buffer / window, however the protocol behaves, unless it is
+//! told: the drivers announce the ends of their overs to each other ([`OverEnd`], see
+//! `crate::modem_tx`), and a side that was passed the turn knows when its modem takes it
+//! and that it keeps it while it has data ([`Pacer::over_end`]). A modem that reports its
+//! buffer (CTS flow control, ARDOP/VARA `BUFFER n`) needs none of this.
 
 use std::collections::VecDeque;
 use std::ops::{Add, Sub};
