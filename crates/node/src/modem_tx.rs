@@ -13,15 +13,16 @@
 //! over. The side that hears an announcement knows when its modem takes the turn, and
 //! that it keeps it whenever it has data (the other side is silent), so it feeds its
 //! modem at the modem's rate however small the buffer ([`Pacer::over_end`]). While it
-//! holds the turn it takes frames a [`Pacer::lookahead`] ahead of the modem, so that
-//! its own announcement comes early enough for the other side to take over without a
-//! pause. An over ends within [`HOLD_MAX`]. A side with nothing to send passes the turn
-//! straight back, saying so; when both sides have said so, the turn is no one's until
-//! either has something to send, so an idle link is silent.
+//! holds the turn it takes frames a little ahead of the modem (half of what it lets the
+//! modem hold), and its announcement goes in front of those: it and they are written in
+//! one piece, so nothing can come between them, and the other side learns of the end
+//! that much earlier. An over ends within [`HOLD_MAX`]. A side with nothing to send
+//! passes the turn straight back, saying so; when both sides have said so, the turn is no
+//! one's until either has something to send, so an idle link is silent.
 //!
-//! Until the first announcement is heard (the start of a call, or after one was lost
-//! and the wait for an answer ran out), either side writes when it likes and the
-//! estimate alone rules.
+//! Until an announcement is heard (the start of a call, or after one was lost and the
+//! wait for an answer ran out), either side writes when it likes, the estimate alone
+//! rules, and each over ends with an announcement.
 
 use std::collections::VecDeque;
 

@@ -230,7 +230,7 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
         let adapter = *adapter;
         if let (PortKind::Stream, Some(m)) = (link.kind, self.modems.get_mut(&port.0)) {
             // A modem that reports nothing: frames are taken as the driver's estimate
-            // (and, holding the turn, its lookahead) allows, then written as the modem
+            // (and, holding the turn, a little ahead) allows, then written as the modem
             // takes them.
             m.advance(dur(now));
             while let Some(max) = adapter.frame_budget(Readiness::Room(m.frame_room())) {
