@@ -72,9 +72,15 @@ pub(crate) async fn run(
             },
             f = frames.recv(), if !tx.backlogged() => match f {
                 Some(f) => {
+                    let idle = f.is_empty();
                     tx.offer(&shared.name, f, &shared.counters);
                     tx.pump(Instant::now());
-                    shared.took_frame(tx.room());
+                    if idle {
+                        // (Only a changed room is news: the daemon asks again on it.)
+                        shared.set_room(tx.room());
+                    } else {
+                        shared.took_frame(tx.room());
+                    }
                 }
                 None => return Err(Closed),
             },
@@ -96,6 +102,7 @@ pub(crate) async fn wait_down(
         tokio::select! {
             _ = tokio::time::sleep_until(until) => return Ok(()),
             f = frames.recv(), if !tx.backlogged() => match f {
+                Some(f) if f.is_empty() => {}
                 Some(f) => {
                     tx.offer(&shared.name, f, &shared.counters);
                     shared.took_frame(0);

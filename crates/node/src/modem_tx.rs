@@ -134,8 +134,11 @@ impl<T: PacerTime> ModemTx<T> {
         if self.closing || !self.pacer.announces() || self.pacer.hearing(now) {
             return;
         }
-        // (Passed: the other side answers first.)
-        if self.pacer.may_take() {
+        // Only a turn passed to us is passed back (saying whether this over carried
+        // anything). With no agreement, an over that carried something ended with an
+        // announcement already (see `take`), and one that carried nothing needs none:
+        // an idle link stays silent.
+        if self.pacer.holding() {
             self.end_over(now, true);
         }
     }
@@ -199,7 +202,7 @@ impl<T: PacerTime> ModemTx<T> {
         if self.queue.is_empty() {
             self.closing = false;
         }
-        if !out.is_empty() && self.pacer.announces() && !self.pacer.waits_for_turn() {
+        if self.took && self.pacer.announces() && !self.pacer.waits_for_turn() {
             // No agreement on the turn yet (the start of a call, a lost announcement):
             // this over ends with what was just written, and the other side is told, so
             // that one side soon knows it holds the turn. Until then the estimate alone
