@@ -44,6 +44,9 @@ pub struct ModemTx<T: PacerTime> {
     closing: bool,
     /// The endpoint gave frames since our last announcement.
     took: bool,
+    /// The endpoint had nothing more while the other side's over was still arriving:
+    /// the over ends once it has (unless the endpoint gives frames meanwhile).
+    idle_pending: bool,
     /// Over ends announced, and announcements heard.
     pub announced: u64,
     pub heard: u64,
@@ -58,6 +61,7 @@ impl<T: PacerTime> ModemTx<T> {
             queued: 0,
             closing: false,
             took: false,
+            idle_pending: false,
             announced: 0,
             heard: 0,
         }
@@ -70,6 +74,12 @@ impl<T: PacerTime> ModemTx<T> {
             && now >= since + HOLD_MAX
         {
             self.end_over(now, false);
+        }
+        if self.idle_pending && !self.pacer.hearing(now) {
+            self.idle_pending = false;
+            if self.pacer.holding() {
+                self.end_over(now, true);
+            }
         }
     }
 
@@ -105,6 +115,7 @@ impl<T: PacerTime> ModemTx<T> {
         self.queued += out.len();
         self.queue.push_back((out, false));
         self.took = true;
+        self.idle_pending = false;
     }
 
     /// A deframed frame: `true` if it was the driver's own (an announcement, taken
@@ -126,12 +137,16 @@ impl<T: PacerTime> ModemTx<T> {
         true
     }
 
-    /// The endpoint has nothing more to send now: the over ends after what is held, and
-    /// the other side is told so (unless its own over is still arriving, or both sides
-    /// are idle and the turn is kept a while).
+    /// The endpoint has nothing more to send now: if the other side passed us the turn,
+    /// our over ends after what is held and the other side is told so (once its own
+    /// over has all arrived: what it says may give the endpoint more to send).
     pub fn idle(&mut self, now: T) {
         self.advance(now);
-        if self.closing || !self.pacer.announces() || self.pacer.hearing(now) {
+        if self.closing || !self.pacer.announces() {
+            return;
+        }
+        if self.pacer.hearing(now) {
+            self.idle_pending = true;
             return;
         }
         // Only a turn passed to us is passed back (saying whether this over carried
@@ -218,6 +233,7 @@ impl<T: PacerTime> ModemTx<T> {
     /// and the turn is no one's.
     pub fn reset(&mut self, now: T) {
         self.pacer.reset(now);
+        self.idle_pending = false;
         self.queue.retain(|(_, marker)| !marker);
         self.queued = self.queue.iter().map(|(f, _)| f.len()).sum();
         self.closing = false;
