@@ -139,7 +139,13 @@ enum Token<T> {
     Unknown,
     /// We announced the end of our over: nothing more is written until the other side
     /// answers with its own announcement, or until `deadline` (it was lost).
-    Passed { seq: u8, rank: u16, deadline: T },
+    Passed {
+        seq: u8,
+        rank: u16,
+        deadline: T,
+        /// The latest the deadline may be put off to (hearing the other side puts it off).
+        last: T,
+    },
     /// The other side passed us the turn (at `since`) and writes nothing until we pass
     /// it back: our modem holds the turn whenever it has data. `idle`: the other side
     /// had nothing to send.
@@ -224,6 +230,8 @@ pub struct Pacer<T: PacerTime> {
     their_seq: u8,
     /// Our last announcement said we had nothing to send.
     my_idle: bool,
+    /// Announce the ends of our overs (off once the other side has shown it does not).
+    announce_ok: bool,
     /// Draws announcement ranks.
     rng: u64,
     /// Writes were forgotten from `writes` up to here (the list is complete after it).
@@ -264,6 +272,7 @@ impl<T: PacerTime> Pacer<T> {
             my_seq: 0,
             their_seq: 0,
             my_idle: false,
+            announce_ok: true,
             rng: 0x9e37_79b9_7f4a_7c15,
         }
     }
@@ -361,10 +370,19 @@ impl<T: PacerTime> Pacer<T> {
         if let Token::Passed { deadline, .. } = self.token
             && now >= deadline
         {
-            tracing::debug!(
-                "modem pacer: the other side never answered our announced over end; writing again"
-            );
             self.token = Token::Unknown;
+            if self.their_seq == 0 {
+                // Not one announcement heard on this call: the other side does not make
+                // them (an older version). The estimate alone rules from here.
+                tracing::info!(
+                    "modem: the other side does not announce the ends of its overs; pacing by the estimate alone on this call"
+                );
+                self.announce_ok = false;
+            } else {
+                tracing::debug!(
+                    "modem pacer: the other side never answered our announced over end; writing again"
+                );
+            }
         }
         // The turn is ours while the other side stays silent: from its announcement until
         // ours has gone out (after it, our modem only empties).
@@ -595,7 +613,7 @@ impl<T: PacerTime> Pacer<T> {
     /// half-duplex modem that keeps the turn while it has data (with a longest over, the
     /// modem, not the driver, decides when an over ends).
     pub fn announces(&self) -> bool {
-        self.half.is_some_and(|h| h.max_over.is_none())
+        self.announce_ok && self.half.is_some_and(|h| h.max_over.is_none())
     }
 
     /// Whether the other side passed us the turn: our modem holds it whenever it has
@@ -674,6 +692,7 @@ impl<T: PacerTime> Pacer<T> {
                 seq: m.seq,
                 rank,
                 deadline: now + self.pass_timeout(),
+                last: now + self.pass_timeout() * 2,
             }
         };
         self.my_idle = idle;
@@ -706,9 +725,10 @@ impl<T: PacerTime> Pacer<T> {
         let Some(h) = self.half else {
             return;
         };
-        if !self.announces() || m.seq == self.their_seq {
+        if h.max_over.is_some() || m.seq == self.their_seq {
             return;
         }
+        self.announce_ok = true;
         self.their_seq = m.seq;
         if let Token::Passed { seq, .. } = self.token
             && m.heard == seq
@@ -880,12 +900,15 @@ impl<T: PacerTime> Pacer<T> {
                 seq,
                 rank,
                 deadline,
+                last,
             } => {
-                // It still holds the turn: its answer comes after this.
+                // It still holds the turn: its answer comes after this (within its
+                // longest hold: a side that never stops talking does not keep us silent).
                 self.token = Token::Passed {
                     seq,
                     rank,
-                    deadline: deadline.max(now + self.pass_timeout()),
+                    deadline: deadline.max(now + self.pass_timeout()).min(last),
+                    last,
                 };
             }
             _ => {}
@@ -1053,6 +1076,7 @@ impl<T: PacerTime> Pacer<T> {
         self.writes_forgot = now;
         self.token = Token::Unknown;
         self.their_seq = 0;
+        self.announce_ok = true;
     }
 
     /// Bytes that may be written now.
@@ -1261,6 +1285,21 @@ mod tests {
         assert!(!p.may_take(), "the other side may still hold the turn");
         p.advance(t0 + HOLD_MAX * 2 + ms(60_000));
         assert!(p.may_take() && !p.waits_for_turn());
+    }
+
+    #[test]
+    fn a_side_that_never_announces_turns_announcements_off() {
+        let t0 = Instant::now();
+        let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(7);
+        p.announce(t0, 0, false);
+        // It talks on and on (an older version, which does not know of the silence):
+        // hearing it puts our deadline off, but not for ever.
+        hear(&mut p, t0 + ms(4000), t0 + HOLD_MAX * 6);
+        assert!(p.may_take());
+        assert!(!p.announces(), "no announcement was ever heard from it");
+        // One heard turns them back on.
+        p.over_end(t0 + HOLD_MAX * 6, marker(1, 0, 10, false));
+        assert!(p.announces() && p.holding());
     }
 
     #[test]
