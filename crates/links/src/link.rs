@@ -142,6 +142,8 @@ pub(crate) struct StreamTx {
 }
 
 impl StreamTx {
+    /// A stream link whose driver announces the ends of its overs on a half-duplex
+    /// modem (see [`ModemTx`]).
     pub(crate) fn new(pacer: Pacer<Instant>, mtu: usize) -> StreamTx {
         // Each side of a link draws its own announcement ranks.
         let seed = getrandom::u64().unwrap_or_else(|_| {
@@ -155,6 +157,12 @@ impl StreamTx {
             mtu,
             out: Vec::new(),
         }
+    }
+
+    /// The same, paced by the estimate alone (no announcements).
+    pub(crate) fn without_announcements(mut self) -> StreamTx {
+        self.modem = self.modem.without_announcements();
+        self
     }
 
     /// Takes a frame from the daemon; an empty one says the daemon has nothing more to

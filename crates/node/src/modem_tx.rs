@@ -16,7 +16,7 @@
 //! holds the turn it takes frames a little ahead of the modem (half of what it lets the
 //! modem hold), and its announcement goes in front of those: it and they are written in
 //! one piece, so nothing can come between them, and the other side learns of the end
-//! that much earlier. An over ends within [`HOLD_MAX`]. A side with nothing to send
+//! that much earlier. An over ends within [`Pacer::hold_max`]. A side with nothing to send
 //! passes the turn straight back, saying so; when both sides have said so, the turn is no
 //! one's until either has something to send, so an idle link is silent.
 //!
@@ -28,7 +28,7 @@ use std::collections::VecDeque;
 
 use crate::adapter::ModemPacing;
 use crate::framing::{self, OverEnd};
-use crate::pacer::{HOLD_MAX, Pacer, PacerTime};
+use crate::pacer::{Pacer, PacerTime};
 
 /// See the module docs.
 #[derive(Debug)]
@@ -44,6 +44,10 @@ pub struct ModemTx<T: PacerTime> {
     closing: bool,
     /// The endpoint gave frames since our last announcement.
     took: bool,
+    /// When the endpoint last gave a frame (or the turn came to us).
+    active_at: Option<T>,
+    /// Announce the ends of overs (off: the estimate alone rules).
+    announce: bool,
     /// The endpoint had nothing more while the other side's over was still arriving:
     /// the over ends once it has (unless the endpoint gives frames meanwhile).
     idle_pending: bool,
@@ -61,17 +65,27 @@ impl<T: PacerTime> ModemTx<T> {
             queued: 0,
             closing: false,
             took: false,
+            active_at: None,
+            announce: true,
             idle_pending: false,
             announced: 0,
             heard: 0,
         }
     }
 
-    /// Brings the estimate up to `now`, and ends an over that has lasted [`HOLD_MAX`].
+    /// No over-end announcements on this link: the estimate alone rules (for a modem
+    /// whose turn-taking the announcements' rules have not been checked against).
+    pub fn without_announcements(mut self) -> ModemTx<T> {
+        self.announce = false;
+        self
+    }
+
+    /// Brings the estimate up to `now`, and ends an over that has lasted its longest
+    /// ([`Pacer::hold_max`]).
     pub fn advance(&mut self, now: T) {
         self.pacer.advance(now);
         if let Some(since) = self.pacer.held()
-            && now >= since + HOLD_MAX
+            && now >= since + self.pacer.hold_max()
         {
             self.end_over(now, false);
         }
@@ -80,6 +94,21 @@ impl<T: PacerTime> ModemTx<T> {
             if self.pacer.holding() {
                 self.end_over(now, true);
             }
+        }
+        // A driver whose user never says it is idle (the daemon does, at once): a turn
+        // passed to us goes back once nothing has come to send for a turnaround and the
+        // modem has sent all it had.
+        if self.pacer.holding() && !self.closing {
+            let since = *self.active_at.get_or_insert(now);
+            if self.queue.is_empty()
+                && self.pacer.queued() == 0
+                && !self.pacer.hearing(now)
+                && now >= since + self.pacer.turnaround()
+            {
+                self.end_over(now, true);
+            }
+        } else {
+            self.active_at = None;
         }
     }
 
@@ -116,6 +145,9 @@ impl<T: PacerTime> ModemTx<T> {
         self.queue.push_back((out, false));
         self.took = true;
         self.idle_pending = false;
+        if self.active_at.is_some() {
+            self.active_at = None;
+        }
     }
 
     /// A deframed frame: `true` if it was the driver's own (an announcement, taken
@@ -159,7 +191,7 @@ impl<T: PacerTime> ModemTx<T> {
     }
 
     fn end_over(&mut self, now: T, idle: bool) {
-        if self.closing {
+        if self.closing || !self.announce {
             return;
         }
         // The announcement goes in front of the last frames on the host, as many as half

@@ -152,8 +152,10 @@ enum Token<T> {
     Held { since: T, idle: bool },
 }
 
-/// Longest a side keeps a passed turn: the other side's silence is bounded by it.
+/// Longest a side keeps a passed turn (the other side's silence is bounded by it): ten
+/// handovers' worth (latency and turnaround), within these bounds.
 pub const HOLD_MAX: Duration = Duration::from_secs(60);
+const HOLD_MIN: Duration = Duration::from_secs(5);
 
 /// Below this many bytes a figure counts as zero (float rounding).
 const EPS: f64 = 0.5;
@@ -609,6 +611,18 @@ impl<T: PacerTime> Pacer<T> {
         });
     }
 
+    /// Longest a side keeps a passed turn on this link (see [`HOLD_MAX`]).
+    pub fn hold_max(&self) -> Duration {
+        self.half.map_or(HOLD_MAX, |h| {
+            ((h.latency + h.turnaround) * 10).clamp(HOLD_MIN, HOLD_MAX)
+        })
+    }
+
+    /// Dead air when the turn changes (half duplex; zero otherwise).
+    pub fn turnaround(&self) -> Duration {
+        self.half.map_or(Duration::ZERO, |h| h.turnaround)
+    }
+
     /// Whether the ends of overs are announced on this link ([`Pacer::over_end`]): a
     /// half-duplex modem that keeps the turn while it has data (with a longest over, the
     /// modem, not the driver, decides when an over ends).
@@ -708,7 +722,7 @@ impl<T: PacerTime> Pacer<T> {
         let Some(h) = self.half else {
             return Duration::ZERO;
         };
-        HOLD_MAX
+        self.hold_max()
             + (h.latency + h.turnaround) * 2
             + self.secs(h.buffer as f64)
             + self.gap(&h)
