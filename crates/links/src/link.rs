@@ -159,12 +159,6 @@ impl StreamTx {
         }
     }
 
-    /// The same, paced by the estimate alone (no announcements).
-    pub(crate) fn without_announcements(mut self) -> StreamTx {
-        self.modem = self.modem.without_announcements();
-        self
-    }
-
     /// Takes a frame from the daemon; an empty one says the daemon has nothing more to
     /// send now ([`crate::IDLE`]).
     pub(crate) fn offer(&mut self, name: &str, frame: Bytes, counters: &LinkCounters) {

@@ -116,15 +116,16 @@ async fn a_dropped_call_is_detected_and_redialled() {
     assert_eq!(LinkCounters::get(&a.counters.downs), 1);
 }
 
-/// Both sides write as fast as their drivers allow for 5 s: the modems never overrun
-/// (an overrun would drop the call), and the channel carries a good share of its rate.
+/// Both sides write as fast as their drivers allow for 9 s: the modems never overrun
+/// (an overrun would drop the call), the channel carries a good share of its rate, and
+/// neither side keeps the turn past the longest over (ten handovers of 0.6 s here).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn greedy_writers_never_overrun_the_modem() {
     init_tracing();
     let m = modems();
     let a = driver(&m, 0, Some("BRAVO"));
     let b = driver(&m, 1, None);
-    let secs = 5.0;
+    let secs = 9.0;
     let greedy = |mut h: LinkHandle, seed: u32| async move {
         expect_up(&mut h, 10.0).await;
         let start = Instant::now();

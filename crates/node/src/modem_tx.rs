@@ -73,13 +73,6 @@ impl<T: PacerTime> ModemTx<T> {
         }
     }
 
-    /// No over-end announcements on this link: the estimate alone rules (for a modem
-    /// whose turn-taking the announcements' rules have not been checked against).
-    pub fn without_announcements(mut self) -> ModemTx<T> {
-        self.announce = false;
-        self
-    }
-
     /// Brings the estimate up to `now`, and ends an over that has lasted its longest
     /// ([`Pacer::hold_max`]).
     pub fn advance(&mut self, now: T) {

@@ -569,12 +569,16 @@ fn timers(
                 cfg.latency
             };
             air.flights.push_back((end + latency, 1 - from, chunk));
+            // A modem's serializer is clocked: the next chunk starts where this one ended,
+            // not when this task woke, so wake-up lateness does not slow the air down.
+            kick(cfg, modems, air, end);
         } else {
             air.on_air = Some((from, chunk, end));
         }
     }
-    if air.turning_until.is_some_and(|t| t <= now) {
+    if let Some(t) = air.turning_until.filter(|t| *t <= now) {
         air.turning_until = None;
+        kick(cfg, modems, air, t);
     }
     while air.flights.front().is_some_and(|f| f.0 <= now) {
         let (_, to, chunk) = air.flights.pop_front().expect("front");

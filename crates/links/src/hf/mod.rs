@@ -334,10 +334,7 @@ async fn run(
     spec: StreamSpec,
 ) -> Result<(), Closed> {
     let mut backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(10));
-    // The AT-command modem's own turn-taking (its emulator's, at least) has not been
-    // checked against the over-end announcements: two greedy writers through it dropped
-    // the call. Until it is, this driver paces by the estimate alone.
-    let mut tx = StreamTx::new(spec.pacer(Instant::now()), spec.params.mtu).without_announcements();
+    let mut tx = StreamTx::new(spec.pacer(Instant::now()), spec.params.mtu);
     let mut rx = StreamRx::default();
     let mut failures = 0u32;
     loop {
