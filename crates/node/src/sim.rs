@@ -56,8 +56,10 @@ pub struct SimNode<S: BundleStore> {
     pub events: Vec<(SimTime, Event)>,
     /// Frames the link refused (should stay 0: the core obeys back-pressure).
     pub refused: u64,
-    /// Datagrams the IP path's bottleneck queue dropped (the sender is not told).
+    /// Datagrams the IP path dropped (the sender is not told): its bottleneck queue
+    /// was full, or (`path_too_big`) they were larger than the path carries.
     pub path_drops: u64,
+    pub path_too_big: u64,
 }
 
 impl<S: BundleStore> std::fmt::Debug for SimNode<S> {
@@ -84,6 +86,7 @@ impl<S: BundleStore> SimNode<S> {
             events: Vec::new(),
             refused: 0,
             path_drops: 0,
+            path_too_big: 0,
         }
     }
 
@@ -201,6 +204,9 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
             )
         {
             self.path_drops += 1;
+            if matches!(error, TransmitError::TooBig { .. }) {
+                self.path_too_big += 1;
+            }
             return;
         }
         self.refused += 1;

@@ -35,8 +35,22 @@ const STARTUP_GAIN: f64 = 2.885;
 const LOSS_THRESH: f64 = 0.02;
 /// Bytes in flight are cut to this share of the round's peak on such a round.
 const LOSS_BETA: f64 = 0.7;
+/// Startup takes loss for the queue's overflow only from this many separate losses in a
+/// round (BBRv2's `full_loss_cnt`): a burst of consecutive frames is one loss, and a
+/// bursty radio hop or a fade (random, not congestion) loses in bursts, while pacing
+/// into an overflowing queue loses frames spread through the round.
+const STARTUP_LOSS_EVENTS: u32 = 8;
 /// Growth per clean round of the in-flight bound learnt from loss.
 const INFLIGHT_HI_GROWTH: f64 = 1.1;
+/// Startup ends when a round's least RTT, over at least this many samples, exceeds the
+/// path's least by [`STARTUP_QUEUE`] (HyStart++, RFC 9406): the bottleneck's queue has
+/// begun to fill, so the delivery rate has reached the bottleneck's.
+const STARTUP_RTT_SAMPLES: u32 = 8;
+/// The queueing delay that ends startup: an eighth of the path's RTT, 4-16 ms (RFC 9406's
+/// clamp), so a small queue ends it early instead of the buffer's overflow a round late.
+fn startup_queue(min_rtt: Duration) -> Duration {
+    (min_rtt / 8).clamp(Duration::from_millis(4), Duration::from_millis(16))
+}
 const CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
 const BW_WINDOW_ROUNDS: u64 = 10;
 const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
@@ -95,6 +109,16 @@ pub(crate) struct Cc {
     /// cycle's probe): loss found in it, or in the round after (losses are found a round
     /// late), may be ours; loss in rounds at the estimated rate is the path's.
     probed_last_round: bool,
+    /// This round's least RTT and its number of samples (the startup's delay exit).
+    round_min_rtt: Option<Duration>,
+    round_rtt_samples: u32,
+    /// The in-flight bound was already cut for loss in this round (checked as losses
+    /// are found, not only at the round's end: a round late is a BDP too many).
+    round_cut: bool,
+    /// This round's separate losses (runs of consecutive packet numbers count once), and
+    /// the last packet number declared lost.
+    round_loss_events: u32,
+    last_lost_pn: Option<u64>,
 }
 
 impl Cc {
@@ -141,6 +165,11 @@ impl Cc {
             probed_last_round: true,
             ack_epoch: (Duration::ZERO, 0),
             extra_samples: Vec::new(),
+            round_min_rtt: None,
+            round_rtt_samples: 0,
+            round_cut: false,
+            round_loss_events: 0,
+            last_lost_pn: None,
         }
     }
 
@@ -309,6 +338,22 @@ impl Cc {
             {
                 self.min_rtt = Some((raw, now));
             }
+            self.round_min_rtt = Some(self.round_min_rtt.map_or(raw, |m| m.min(raw)));
+            self.round_rtt_samples += 1;
+            if self.startup
+                && self.round_rtt_samples >= STARTUP_RTT_SAMPLES
+                && self
+                    .round_min_rtt
+                    .is_some_and(|m| m >= self.min_rtt() + startup_queue(self.min_rtt()))
+            {
+                tracing::debug!(
+                    round = self.round,
+                    rtt_ms = raw.as_secs_f64() * 1e3,
+                    "cc: startup ends: queueing delay"
+                );
+                self.startup = false;
+                self.draining = true;
+            }
         }
         self.largest_acked = Some(self.largest_acked.map_or(largest, |l| l.max(largest)));
         let bdp = self.btl_bw() * self.min_rtt().as_secs_f64();
@@ -357,35 +402,37 @@ impl Cc {
         } else {
             0.0
         };
-        let thresh = LOSS_THRESH.max(2.0 * self.usual_loss + 0.01);
+        tracing::debug!(
+            round = self.round,
+            delivered,
+            lost,
+            bw = self.btl_bw() as u64,
+            min_rtt_ms = self.min_rtt().as_secs_f64() * 1e3,
+            rtt_ms = self.latest_rtt.as_secs_f64() * 1e3,
+            peak = self.round_peak_inflight,
+            hi = self.inflight_hi,
+            startup = self.startup,
+            draining = self.draining,
+            gain = self.gain(),
+            "cc round"
+        );
+        let probing = self.gain() > 1.0;
+        let cut = self.check_loss(true);
         if sent > 0 {
             self.usual_loss = 0.9 * self.usual_loss + 0.1 * rate;
         }
-        let probing = self.gain() > 1.0;
-        let ours = probing || self.probed_last_round;
         self.probed_last_round = probing;
-        if ours && rate > thresh && lost >= 2 * self.mtu {
-            // The queue overflowed: what was in flight at the round's peak was too much.
-            // Never below one BDP (and 4 frames): that much the path carries with no
-            // queue at all, so random loss (a burst on a radio hop) cannot shrink the
-            // window below the rate the path has shown.
-            // The smoothed RTT, not the least: a path whose delay varies (cellular jitter)
-            // needs the rate times its usual round trip in flight.
-            let rtt = self.srtt.unwrap_or(self.initial_rtt).max(self.min_rtt());
-            let floor = ((self.btl_bw() * rtt.as_secs_f64()) as u64).max(4 * self.mtu);
-            let hi = (self.round_peak_inflight as f64 * LOSS_BETA) as u64;
-            self.inflight_hi = Some(self.inflight_hi.map_or(hi, |h| h.min(hi)).max(floor));
-            if self.startup {
-                self.startup = false;
-                self.draining = true;
-            }
-        } else if let Some(h) = self.inflight_hi {
+        if !cut && let Some(h) = self.inflight_hi {
             // A clean round: probe for more room (the path may have freed up).
             self.inflight_hi = Some(((h as f64 * INFLIGHT_HI_GROWTH) as u64).max(h + self.mtu));
         }
         self.round_lost = 0;
         self.round_start_delivered = self.delivered;
         self.round_peak_inflight = self.in_flight;
+        self.round_cut = false;
+        self.round_loss_events = 0;
+        self.round_min_rtt = None;
+        self.round_rtt_samples = 0;
         if self.startup {
             let bw = self.btl_bw();
             if bw >= self.full_bw * 1.25 {
@@ -399,6 +446,64 @@ impl Cc {
                 }
             }
         }
+    }
+
+    /// Whether this round so far lost too much for random loss while we sent above the
+    /// estimate; if so, cuts the in-flight bound (once per round). Called as losses are
+    /// found, so the cut comes while the overflow lasts, and at the round's end
+    /// (`round_end`), which also ends startup: only a whole round of delivery measures
+    /// the rate drain and the gain cycle then work from (a cut in startup's first round
+    /// comes before any rate was measured).
+    fn check_loss(&mut self, round_end: bool) -> bool {
+        if self.round_cut {
+            if round_end && self.startup {
+                self.startup = false;
+                self.draining = true;
+            }
+            return true;
+        }
+        let lost = self.round_lost;
+        let mut sent = self.delivered.saturating_sub(self.round_start_delivered) + lost;
+        if !round_end {
+            // Mid-round, against what the round put in flight (BBRv2's `tx_in_flight`):
+            // a few random losses early in a round are a large share of the little
+            // delivered so far.
+            sent = sent.max(self.round_peak_inflight);
+        }
+        if sent == 0
+            || lost < 2 * self.mtu
+            || (self.startup && self.round_loss_events < STARTUP_LOSS_EVENTS)
+        {
+            return false;
+        }
+        let thresh = LOSS_THRESH.max(2.0 * self.usual_loss + 0.01);
+        let ours = self.gain() > 1.0 || self.probed_last_round;
+        if !ours || (lost as f64 / sent as f64) <= thresh {
+            return false;
+        }
+        // The queue overflowed: what was in flight at the round's peak was too much.
+        // Never below one BDP (and 4 frames): that much the path carries with no
+        // queue at all, so random loss (a burst on a radio hop) cannot shrink the
+        // window below the rate the path has shown.
+        // The smoothed RTT, not the least: a path whose delay varies (cellular jitter)
+        // needs the rate times its usual round trip in flight.
+        let rtt = self.srtt.unwrap_or(self.initial_rtt).max(self.min_rtt());
+        let floor = ((self.btl_bw() * rtt.as_secs_f64()) as u64).max(4 * self.mtu);
+        let hi = (self.round_peak_inflight as f64 * LOSS_BETA) as u64;
+        self.inflight_hi = Some(self.inflight_hi.map_or(hi, |h| h.min(hi)).max(floor));
+        tracing::debug!(
+            round = self.round,
+            lost,
+            sent,
+            hi = self.inflight_hi,
+            "cc: loss bounds the window"
+        );
+        if round_end && self.startup {
+            self.startup = false;
+            self.draining = true;
+        }
+        self.round_cut = true;
+        true
     }
 
     fn detect_losses(&mut self, now: Duration) -> Vec<PieceRef> {
@@ -415,7 +520,11 @@ impl Cc {
             .filter(|(pn, s)| largest - **pn >= 3 || s.time <= threshold)
             .map(|(pn, _)| *pn)
             .collect();
-        self.remove_lost(&lost)
+        let out = self.remove_lost(&lost);
+        if !lost.is_empty() {
+            self.check_loss(false);
+        }
+        out
     }
 
     fn remove_lost(&mut self, pns: &[u64]) -> Vec<PieceRef> {
@@ -427,6 +536,10 @@ impl Cc {
                 if !self.pmtu.on_lost(*pn, s.bytes) {
                     self.lost_bytes += s.bytes;
                     self.round_lost += s.bytes;
+                    if self.last_lost_pn.is_none_or(|l| l + 1 != *pn) {
+                        self.round_loss_events += 1;
+                    }
+                    self.last_lost_pn = Some(*pn);
                 }
                 out.extend(s.pieces);
             }
@@ -542,6 +655,126 @@ mod tests {
             rate / 1e6,
             capacity / 1e6
         );
+    }
+
+    /// What [`bulk`] saw.
+    #[derive(Debug)]
+    struct Bulk {
+        sent: u64,
+        /// Bytes dropped at the bottleneck's queue.
+        overflowed: u64,
+        delivered: u64,
+        /// When startup ended, and the rate estimate then.
+        startup_end: Option<(Duration, f64)>,
+    }
+
+    /// One sender paced by `Cc` into a bottleneck of `rate` bytes/s, a round trip of
+    /// `rtt` and a drop-tail queue of `queue` bytes; the receiver acknowledges each frame
+    /// at once. `lose(pn)` drops frame `pn` on the path (random loss, not the queue's).
+    fn bulk(rate: f64, rtt: Duration, queue: usize, secs: f64, lose: impl Fn(u64) -> bool) -> Bulk {
+        const MTU: u64 = 1400;
+        let params = crate::LinkParams {
+            mtu: MTU as usize,
+            shared: false,
+            paced: true,
+            half_duplex: false,
+            rate_bps: None,
+            rtt_hint: rtt,
+            loss_hint: 0.0,
+            discover_mtu: false,
+            frame_overhead: 0,
+            handoff: Duration::ZERO,
+        };
+        let mut cc = Cc::new(&params);
+        let mut out = Bulk {
+            sent: 0,
+            overflowed: 0,
+            delivered: 0,
+            startup_end: None,
+        };
+        // Frames in the queue or in flight: (ack time at the sender, pn, bytes).
+        let mut path: VecDeque<(Duration, u64)> = VecDeque::new();
+        let (mut free, mut pn, mut now) = (Duration::ZERO, 0u64, Duration::ZERO);
+        let step = Duration::from_micros(100);
+        while now.as_secs_f64() < secs {
+            while path.front().is_some_and(|f| f.0 <= now) {
+                let (_, p) = path.pop_front().expect("front");
+                cc.on_ack(now, &[(p, p)], Duration::ZERO);
+                out.delivered += MTU;
+            }
+            cc.tick(now);
+            while cc.send_time(MTU).is_some_and(|t| t <= now) {
+                cc.on_sent(now, pn, MTU, Vec::new());
+                out.sent += MTU;
+                // Bytes still waiting for the bottleneck.
+                let waiting = (free.saturating_sub(now).as_secs_f64() * rate) as usize;
+                if waiting + MTU as usize > queue {
+                    out.overflowed += MTU;
+                } else if !lose(pn) {
+                    free = free.max(now) + Duration::from_secs_f64(MTU as f64 / rate);
+                    path.push_back((free + rtt, pn));
+                }
+                pn += 1;
+            }
+            if out.startup_end.is_none() && !cc.startup {
+                out.startup_end = Some((now, cc.rate_estimate()));
+            }
+            if cc.pto().is_some_and(|t| t <= now) {
+                cc.on_pto(now);
+            }
+            now += step;
+        }
+        out
+    }
+
+    /// Startup ends when the bottleneck's queue begins to build (the round's least RTT
+    /// rises), not when a deep buffer overflows a round later: nothing is lost to the
+    /// queue, and the rate is found all the same.
+    #[test]
+    fn startup_ends_on_queueing_delay_before_a_deep_buffer_overflows() {
+        for (rate, rtt) in [(1.25e5, 230u64), (3.75e6, 230), (3.75e6, 60), (1.25e6, 600)] {
+            let rtt = Duration::from_millis(rtt);
+            let bdp = (rate * rtt.as_secs_f64()) as usize;
+            let b = bulk(rate, rtt, 4 * bdp, 40.0 * rtt.as_secs_f64(), |_| false);
+            let (at, est) = b.startup_end.expect("startup ended");
+            assert_eq!(b.overflowed, 0, "{rate} B/s, {rtt:?}: {b:?}");
+            assert!(est >= 0.9 * rate, "{rate} B/s, {rtt:?}: {b:?}");
+            assert!(at <= rtt * 15, "{rate} B/s, {rtt:?}: {b:?}");
+        }
+    }
+
+    /// With a queue of one BDP, startup's overshoot is cut while it happens (the loss
+    /// is seen as frames are found lost, not at the round's end): at most 5% of what is
+    /// sent over 40 round trips is lost to the queue.
+    #[test]
+    fn a_shallow_queue_loses_little_to_startup() {
+        for (rate, rtt) in [(1.25e5, 230u64), (3.75e6, 230), (3.75e6, 60)] {
+            let rtt = Duration::from_millis(rtt);
+            let bdp = (rate * rtt.as_secs_f64()) as usize;
+            let b = bulk(rate, rtt, bdp, 40.0 * rtt.as_secs_f64(), |_| false);
+            let share = b.overflowed as f64 / b.sent as f64;
+            assert!(
+                share <= 0.05,
+                "{rate} B/s, {rtt:?}: {:.1}% lost: {b:?}",
+                share * 100.0
+            );
+            assert!(
+                b.delivered as f64 >= 0.8 * rate * 39.0 * rtt.as_secs_f64(),
+                "{b:?}"
+            );
+        }
+    }
+
+    /// Random loss in bursts (a fade: eight frames in a row, every 150 frames) is not
+    /// the queue overflowing: startup goes on until the path's rate is found.
+    #[test]
+    fn bursts_of_random_loss_do_not_end_startup_early() {
+        let (rate, rtt) = (3.75e6, Duration::from_millis(230));
+        let b = bulk(rate, rtt, 4 * (rate * 0.23) as usize, 40.0 * 0.23, |pn| {
+            pn % 150 < 8
+        });
+        let (_, est) = b.startup_end.expect("startup ended");
+        assert!(est >= 0.9 * rate, "{b:?}");
     }
 
     /// A one-way path at `rate` bytes/s with `delay`, dropping what its queue of `limit`
