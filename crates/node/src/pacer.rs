@@ -552,6 +552,29 @@ impl<T: PacerTime> Pacer<T> {
     /// The other side's over ended (or ends) within `[end_early, end_late]`: our modem,
     /// holding `secured` bytes written while the other side held the turn (and the later
     /// writes), took the turn a turnaround later, unless it ran dry before.
+    /// The least our modem can hold at `now`: `secured` bytes held when it may first have
+    /// sent (`from`), the later writes as they came, drained at the fastest rate. A modem
+    /// that runs dry may lose the turn: unless `refill` (the other side is known to be
+    /// silent, so the turn stays), the answer is then 0.
+    fn least_held(&self, secured: f64, from: T, now: T, refill: bool) -> f64 {
+        let mut lo = secured;
+        let mut t = from;
+        for &(w, n) in &self.writes {
+            if w > t {
+                lo -= self.drain_lo(t, w);
+                t = w;
+                if lo <= EPS {
+                    if !refill {
+                        return 0.0;
+                    }
+                    lo = 0.0;
+                }
+            }
+            lo += n;
+        }
+        (lo - self.drain_lo(t, now)).max(0.0)
+    }
+
     fn take_turn(
         &mut self,
         now: T,
@@ -565,19 +588,7 @@ impl<T: PacerTime> Pacer<T> {
         // The least our modem can hold now: the secured bytes from when it may first have
         // sent, the later writes as they came; if it may have run dry, the turn may have
         // gone back.
-        let mut lo = secured;
-        let mut t = start_early;
-        for &(w, n) in &self.writes {
-            if w > t {
-                lo -= self.drain_lo(t, w);
-                t = w;
-                if lo <= EPS {
-                    break;
-                }
-            }
-            lo += n;
-        }
-        lo -= self.drain_lo(t, now);
+        let lo = self.least_held(secured, start_early, now, false);
         if lo <= EPS {
             // (It did go out, but the other side may have taken the turn back since:
             // what drained is not known.)
@@ -778,16 +789,7 @@ impl<T: PacerTime> Pacer<T> {
         // The least our modem holds: what was written while the other side held the
         // turn (and since), less what it may have sent from the earliest start.
         let secured = self.run.map_or(0.0, |r| r.secured);
-        let mut lo = secured;
-        let mut t = start_early;
-        for &(w, n) in &self.writes {
-            if w > t {
-                lo -= self.drain_lo(t, w);
-                t = w;
-            }
-            lo = lo.max(0.0) + n;
-        }
-        lo = (lo - self.drain_lo(t, now)).max(0.0);
+        let lo = self.least_held(secured, start_early, now, true);
         // When our modem surely sends: a turnaround after the end if it held the bytes
         // written while the other side held the turn; else a turnaround after the first
         // write since the end (it may have been empty then); else after our next write.
