@@ -246,7 +246,11 @@ pub fn render_status(s: &Status) -> String {
             (Some(0), None) => "  device busy".to_string(),
             _ => String::new(),
         };
-        let util = util + &waiting;
+        let turns = match (l.over_ends_sent, l.over_ends_heard) {
+            (Some(s), Some(h)) => format!("  turns passed {s}, heard {h}"),
+            _ => String::new(),
+        };
+        let util = util + &waiting + &turns;
         let state = if l.up {
             "up".to_string()
         } else {

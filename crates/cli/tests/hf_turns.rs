@@ -78,4 +78,14 @@ fn two_daemons_pass_the_turn_on_a_small_buffered_hf_modem() {
     assert_eq!(sa.protocol.bundles_received, each as u64);
     assert_eq!(sb.protocol.bundles_received, each as u64);
     assert_eq!(sb.links[0].kind, "serial");
+    // Each side passed the turn and heard the other pass it, and status says so.
+    for (name, s) in [("a", &sa), ("b", &sb)] {
+        let l = &s.links[0];
+        assert!(
+            l.over_ends_sent.is_some_and(|n| n >= 1) && l.over_ends_heard.is_some_and(|n| n >= 1),
+            "{name}: over ends sent {:?}, heard {:?}",
+            l.over_ends_sent,
+            l.over_ends_heard
+        );
+    }
 }

@@ -1143,6 +1143,18 @@ impl Core {
                     );
                 }
                 let rate = e.adapter.params().rate_bps.filter(|_| e.up);
+                let (over_ends_sent, over_ends_heard) = match &e.io {
+                    Io::Driver { counters, .. } => {
+                        let sent = LinkCounters::get(&counters.over_ends_sent);
+                        let heard = LinkCounters::get(&counters.over_ends_heard);
+                        if sent + heard > 0 {
+                            (Some(sent), Some(heard))
+                        } else {
+                            (None, None)
+                        }
+                    }
+                    _ => (None, None),
+                };
                 LinkView {
                     id,
                     kind: e.kind.clone(),
@@ -1168,6 +1180,8 @@ impl Core {
                         .as_ref()
                         .and_then(|m| m.waiting_until(now))
                         .map(|t| (t - now).as_secs_f64() * 1000.0),
+                    over_ends_sent,
+                    over_ends_heard,
                 }
             })
             .collect();

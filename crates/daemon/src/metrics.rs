@@ -69,6 +69,23 @@ pub fn render(st: &Status, o: &mut String) {
             let _ = writeln!(o, "skywave_link_utilisation{{link=\"{}\"}} {u:.4}", l.id);
         }
     }
+    head(
+        o,
+        "skywave_link_over_ends_total",
+        "counter",
+        "Half-duplex modems: over-end announcements (turns passed) sent and heard.",
+    );
+    for l in &st.links {
+        for (dir, v) in [("sent", l.over_ends_sent), ("heard", l.over_ends_heard)] {
+            if let Some(v) = v {
+                let _ = writeln!(
+                    o,
+                    "skywave_link_over_ends_total{{link=\"{}\",direction=\"{dir}\"}} {v}",
+                    l.id
+                );
+            }
+        }
+    }
     let p = &st.protocol;
     head(
         o,
@@ -205,6 +222,8 @@ mod tests {
             up: true,
             bytes_out: 7,
             utilisation: Some(0.5),
+            over_ends_sent: Some(4),
+            over_ends_heard: Some(3),
             ..Default::default()
         });
         st.peers.push(PeerView {
@@ -228,6 +247,7 @@ mod tests {
             o.contains("skywave_link_bytes_total{link=\"0\",kind=\"udp\",direction=\"out\"} 7")
         );
         assert!(o.contains("skywave_frames_dropped_total{reason=\"malformed\"} 3"));
+        assert!(o.contains("skywave_link_over_ends_total{link=\"0\",direction=\"heard\"} 3"));
         assert!(o.contains("skywave_peers{state=\"synced\"} 1"));
         assert!(o.contains("name=\"udp:\\\"odd\\\"\\nname\""));
     }

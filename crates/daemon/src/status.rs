@@ -54,6 +54,13 @@ pub struct LinkView {
     /// to start, while it waits for one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_in_ms: Option<f64>,
+    /// Half-duplex modems: over-end announcements sent and heard, i.e. turns passed each
+    /// way (absent until the first). Sent but never heard: the other side does not
+    /// announce, and the driver paces by its estimate alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub over_ends_sent: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub over_ends_heard: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

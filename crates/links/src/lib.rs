@@ -75,6 +75,10 @@ pub struct LinkCounters {
     pub downs: AtomicU64,
     /// Frames the daemon sent larger than the room it was given (queued, not lost).
     pub over_room: AtomicU64,
+    /// Half-duplex modems: over-end announcements sent and heard (turns passed each
+    /// way; none heard on a busy link means the other side does not announce).
+    pub over_ends_sent: AtomicU64,
+    pub over_ends_heard: AtomicU64,
 }
 
 impl LinkCounters {

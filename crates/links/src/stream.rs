@@ -44,6 +44,7 @@ pub(crate) async fn run(
     loop {
         let now = Instant::now();
         tx.pump(now);
+        tx.account(&shared.counters);
         shared.set_room(tx.room());
         let busy = tx.busy();
         tokio::select! {

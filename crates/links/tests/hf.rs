@@ -166,4 +166,14 @@ async fn greedy_writers_never_overrun_the_modem() {
     assert!(sa > 400 && sb > 400, "sent {sa} {sb}");
     assert_eq!(LinkCounters::get(&a.counters.dropped_frames), 0);
     assert_eq!(LinkCounters::get(&b.counters.dropped_frames), 0);
+    // The turn went over by announcement (the holder's longest over ended), and the
+    // other side heard it.
+    let sent = LinkCounters::get(&a.counters.over_ends_sent)
+        + LinkCounters::get(&b.counters.over_ends_sent);
+    let heard = LinkCounters::get(&a.counters.over_ends_heard)
+        + LinkCounters::get(&b.counters.over_ends_heard);
+    assert!(
+        sent >= 1 && heard >= 1,
+        "over ends sent {sent}, heard {heard}"
+    );
 }
