@@ -176,12 +176,14 @@ fn hf_lbard_table_full_size_meets_its_targets() {
         let n = r.bundles_delivered.get(dir).copied().unwrap_or(0);
         // Target 300: met since the drivers pass the turn (seed 1: all 500 each way).
         assert!(n >= 300, "{dir}: {n} bundles");
-        // Target 30 s: missed since then for B->A (seed 1: 46.1 s, A->B 16.5 s; it was
-        // 11.4 s): the first bundle comes in the other side's first whole over, after the
-        // first over's reconciliation symbols. Tracked in the issue; the bound here
-        // catches a regression beyond it.
+        // Target 30 s: missed for B->A by 1.9 s (seed 1: 31.9 s, A->B 16.5 s). The first
+        // bundle one way comes in the other side's first over, after that over's guesses;
+        // on a half-duplex link those are bounded by about one handover's airtime (they
+        // were 32 manifests, 17 s of air: 46.1 s). When the side that streams
+        // reconciliation symbols holds the first turn (seeds where its key sorts first),
+        // its symbols fill that over and the figure is 52.7 s: tracked in the issue.
         let first = r.first_delivery_seconds[dir];
-        assert!(first <= 60.0, "{dir}: first bundle at {first} s");
+        assert!(first <= 40.0, "{dir}: first bundle at {first} s");
     }
     assert_eq!(r.dropped_calls, 0);
 }

@@ -333,6 +333,19 @@ fn want_lengths(set: &mut [u64], wanted: &[u64]) -> Vec<u8> {
 const SPECULATIVE_COUNT: usize = 32;
 const SPECULATIVE_MAX_LEN: u64 = 1024;
 
+/// Bytes of bundles pushed on a guess at the start of a session (`None`: no bound but
+/// the count). On a half-duplex link the first over is a greeting: the other side waits
+/// with its own greeting and data until ours ends, so the guesses are bounded by about
+/// one handover's airtime (half the expected round trip at the link's rate).
+fn speculative_budget(params: Option<LinkParams>) -> Option<u64> {
+    let l = params.filter(|l| l.half_duplex)?;
+    let rate = l.rate_bps?;
+    Some((rate as f64 / 8.0 * l.rtt_hint.as_secs_f64() / 2.0) as u64)
+}
+
+/// A manifest's size on the wire, about (for budgets; they vary with the name).
+const MANIFEST_BYTES: u64 = 140;
+
 /// Hashes kept in the set sketch.
 const SKETCH_K: usize = 8;
 
@@ -770,13 +783,22 @@ impl Endpoint {
                 }
             }
         }
+        let mut budget = speculative_budget(params);
         let recent: Vec<(BundleId, u64)> = inv
             .iter()
             .rev()
             .filter(|_| half && likely_missing)
             .filter(|(_, _, len)| *len <= SPECULATIVE_MAX_LEN)
             .take(SPECULATIVE_COUNT)
-            .map(|(id, v, _)| (*id, *v))
+            .enumerate()
+            .take_while(|(i, (_, _, len))| {
+                // At least a few, whatever the budget.
+                let cost = MANIFEST_BYTES + len;
+                let fits = budget.is_none_or(|b| *i < 4 || cost <= b);
+                budget = budget.map(|b| b.saturating_sub(cost));
+                fits
+            })
+            .map(|(_, (id, v, _))| (*id, *v))
             .collect();
         for (id, version) in recent {
             if let Some(m) = store.manifest(&id).filter(|m| m.version() == version)
