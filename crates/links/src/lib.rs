@@ -86,6 +86,11 @@ impl LinkCounters {
         counter.fetch_add(n, Ordering::Relaxed);
     }
 
+    /// For a count kept elsewhere and mirrored here.
+    pub fn set(counter: &AtomicU64, n: u64) {
+        counter.store(n, Ordering::Relaxed);
+    }
+
     pub fn get(counter: &AtomicU64) -> u64 {
         counter.load(Ordering::Relaxed)
     }

@@ -139,8 +139,6 @@ pub(crate) struct StreamTx {
     mtu: usize,
     /// Framed bytes handed to the device but not yet taken by it.
     pub out: Vec<u8>,
-    /// The modem's announcement counts already added to the link's counters.
-    counted: (u64, u64),
 }
 
 impl StreamTx {
@@ -158,7 +156,6 @@ impl StreamTx {
             modem: ModemTx::new(pacer.with_seed(seed), mtu),
             mtu,
             out: Vec::new(),
-            counted: (0, 0),
         }
     }
 
@@ -195,21 +192,14 @@ impl StreamTx {
         LinkCounters::add(&counters.bytes_out, frame.len() as u64);
     }
 
-    /// Writes what the device has room for.
-    /// Brings the link's counters of over-end announcements up to date.
-    pub(crate) fn account(&mut self, counters: &LinkCounters) {
-        let (sent, heard) = (self.modem.announced, self.modem.heard);
-        LinkCounters::add(
-            &counters.over_ends_sent,
-            sent.saturating_sub(self.counted.0),
-        );
-        LinkCounters::add(
-            &counters.over_ends_heard,
-            heard.saturating_sub(self.counted.1),
-        );
-        self.counted = (sent, heard);
+    /// Brings the link's counters of over-end announcements up to date (one `StreamTx`
+    /// serves a driver for its whole life, as its counters do).
+    pub(crate) fn account(&self, counters: &LinkCounters) {
+        LinkCounters::set(&counters.over_ends_sent, self.modem.announced);
+        LinkCounters::set(&counters.over_ends_heard, self.modem.heard);
     }
 
+    /// Writes what the device has room for.
     pub(crate) fn pump(&mut self, now: Instant) {
         if let Some(b) = self.modem.take(now) {
             self.out.extend_from_slice(&b);

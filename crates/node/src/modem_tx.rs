@@ -46,8 +46,6 @@ pub struct ModemTx<T: PacerTime> {
     took: bool,
     /// When the endpoint last gave a frame (or the turn came to us).
     active_at: Option<T>,
-    /// Announce the ends of overs (off: the estimate alone rules).
-    announce: bool,
     /// The endpoint had nothing more while the other side's over was still arriving:
     /// the over ends once it has (unless the endpoint gives frames meanwhile).
     idle_pending: bool,
@@ -66,7 +64,6 @@ impl<T: PacerTime> ModemTx<T> {
             closing: false,
             took: false,
             active_at: None,
-            announce: true,
             idle_pending: false,
             announced: 0,
             heard: 0,
@@ -138,9 +135,7 @@ impl<T: PacerTime> ModemTx<T> {
         self.queue.push_back((out, false));
         self.took = true;
         self.idle_pending = false;
-        if self.active_at.is_some() {
-            self.active_at = None;
-        }
+        self.active_at = None;
     }
 
     /// A deframed frame: `true` if it was the driver's own (an announcement, taken
@@ -184,7 +179,7 @@ impl<T: PacerTime> ModemTx<T> {
     }
 
     fn end_over(&mut self, now: T, idle: bool) {
-        if self.closing || !self.announce {
+        if self.closing {
             return;
         }
         // The announcement goes in front of the last frames on the host, as many as half

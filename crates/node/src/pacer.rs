@@ -549,9 +549,6 @@ impl<T: PacerTime> Pacer<T> {
         );
     }
 
-    /// The other side's over ended (or ends) within `[end_early, end_late]`: our modem,
-    /// holding `secured` bytes written while the other side held the turn (and the later
-    /// writes), took the turn a turnaround later, unless it ran dry before.
     /// The least our modem can hold at `now`: `secured` bytes held when it may first have
     /// sent (`from`), the later writes as they came, drained at the fastest rate. A modem
     /// that runs dry may lose the turn: unless `refill` (the other side is known to be
@@ -575,6 +572,9 @@ impl<T: PacerTime> Pacer<T> {
         (lo - self.drain_lo(t, now)).max(0.0)
     }
 
+    /// The other side's over ended (or ends) within `[end_early, end_late]`: our modem,
+    /// holding `secured` bytes written while the other side held the turn (and the later
+    /// writes), took the turn a turnaround later, unless it ran dry before.
     fn take_turn(
         &mut self,
         now: T,

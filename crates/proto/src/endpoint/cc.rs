@@ -351,8 +351,7 @@ impl Cc {
                     rtt_ms = raw.as_secs_f64() * 1e3,
                     "cc: startup ends: queueing delay"
                 );
-                self.startup = false;
-                self.draining = true;
+                self.end_startup();
             }
         }
         self.largest_acked = Some(self.largest_acked.map_or(largest, |l| l.max(largest)));
@@ -455,13 +454,24 @@ impl Cc {
     /// the rate drain and the gain cycle then work from (a cut in startup's first round
     /// comes before any rate was measured).
     fn check_loss(&mut self, round_end: bool) -> bool {
-        if self.round_cut {
-            if round_end && self.startup {
-                self.startup = false;
-                self.draining = true;
-            }
-            return true;
+        if !self.round_cut && self.lost_to_congestion(round_end) {
+            self.cut_inflight();
         }
+        if self.round_cut && round_end && self.startup {
+            self.end_startup();
+        }
+        self.round_cut
+    }
+
+    /// Startup is over: drain the queue it built.
+    fn end_startup(&mut self) {
+        self.startup = false;
+        self.draining = true;
+    }
+
+    /// Whether this round's losses so far are more than random loss while we sent
+    /// above the estimate (see [`Cc::check_loss`]).
+    fn lost_to_congestion(&self, round_end: bool) -> bool {
         let lost = self.round_lost;
         let mut sent = self.delivered.saturating_sub(self.round_start_delivered) + lost;
         if !round_end {
@@ -478,9 +488,11 @@ impl Cc {
         }
         let thresh = LOSS_THRESH.max(2.0 * self.usual_loss + 0.01);
         let ours = self.gain() > 1.0 || self.probed_last_round;
-        if !ours || (lost as f64 / sent as f64) <= thresh {
-            return false;
-        }
+        ours && (lost as f64 / sent as f64) > thresh
+    }
+
+    /// Caps bytes in flight at a share of this round's peak (once per round).
+    fn cut_inflight(&mut self) {
         // The queue overflowed: what was in flight at the round's peak was too much.
         // Never below one BDP (and 4 frames): that much the path carries with no
         // queue at all, so random loss (a burst on a radio hop) cannot shrink the
@@ -493,17 +505,12 @@ impl Cc {
         self.inflight_hi = Some(self.inflight_hi.map_or(hi, |h| h.min(hi)).max(floor));
         tracing::debug!(
             round = self.round,
-            lost,
-            sent,
+            lost = self.round_lost,
+            peak = self.round_peak_inflight,
             hi = self.inflight_hi,
             "cc: loss bounds the window"
         );
-        if round_end && self.startup {
-            self.startup = false;
-            self.draining = true;
-        }
         self.round_cut = true;
-        true
     }
 
     fn detect_losses(&mut self, now: Duration) -> Vec<PieceRef> {
@@ -590,23 +597,28 @@ mod tests {
     use crate::store::MemStore;
     use crate::{Config, Endpoint};
 
+    /// An IP path the core paces, of `mtu` and expected round trip `rtt`, rate unknown.
+    fn ip_params(mtu: usize, rtt: Duration) -> crate::LinkParams {
+        crate::LinkParams {
+            mtu,
+            shared: false,
+            paced: true,
+            half_duplex: false,
+            rate_bps: None,
+            rtt_hint: rtt,
+            loss_hint: 0.0,
+            discover_mtu: false,
+            frame_overhead: 0,
+            handoff: Duration::ZERO,
+        }
+    }
+
     /// A 1 GB/s path with next to no delay, whose receiver acknowledges once per
     /// millisecond everything that arrived (as a daemon reading datagrams in batches
     /// does): the window must grow past one batch, or the rate is a few frames per ms.
     #[test]
     fn batched_acks_do_not_pin_the_window() {
-        let params = crate::LinkParams {
-            mtu: 1400,
-            shared: false,
-            paced: true,
-            half_duplex: false,
-            rate_bps: None,
-            rtt_hint: Duration::from_millis(1),
-            loss_hint: 0.0,
-            discover_mtu: false,
-            frame_overhead: 0,
-            handoff: Duration::ZERO,
-        };
+        let params = ip_params(1400, Duration::from_millis(1));
         let mut cc = Cc::new(&params);
         let capacity = 1e9; // bytes per second
         let mut now = Duration::ZERO;
@@ -673,18 +685,7 @@ mod tests {
     /// at once. `lose(pn)` drops frame `pn` on the path (random loss, not the queue's).
     fn bulk(rate: f64, rtt: Duration, queue: usize, secs: f64, lose: impl Fn(u64) -> bool) -> Bulk {
         const MTU: u64 = 1400;
-        let params = crate::LinkParams {
-            mtu: MTU as usize,
-            shared: false,
-            paced: true,
-            half_duplex: false,
-            rate_bps: None,
-            rtt_hint: rtt,
-            loss_hint: 0.0,
-            discover_mtu: false,
-            frame_overhead: 0,
-            handoff: Duration::ZERO,
-        };
+        let params = ip_params(MTU as usize, rtt);
         let mut cc = Cc::new(&params);
         let mut out = Bulk {
             sent: 0,
@@ -817,18 +818,7 @@ mod tests {
     fn a_restarted_sender_starts_like_a_new_one() {
         use skywave_bundle::{Manifest, SecretKey, hash_payload};
         const TOTAL: usize = 2_000_000;
-        let params = crate::LinkParams {
-            mtu: 1200,
-            shared: false,
-            paced: true,
-            half_duplex: false,
-            rate_bps: None,
-            rtt_hint: Duration::from_millis(100),
-            loss_hint: 0.0,
-            discover_mtu: false,
-            frame_overhead: 0,
-            handoff: Duration::ZERO,
-        };
+        let params = ip_params(1200, Duration::from_millis(100));
         let key = SecretKey::from_bytes(&[3; 32]);
         let payload: Vec<u8> = (0..TOTAL).map(|i| (i * 31 % 251) as u8).collect();
         let m = Manifest::new(
