@@ -243,7 +243,7 @@ impl BundleStore for StoreAdapter {
             Ok(_) => Written::Complete,
             Err(StoreError::Stale { .. }) => Written::Duplicate,
             Err(StoreError::NoPartial { .. }) => Written::Unknown,
-            Err(e) => Written::Failed(e.to_string()),
+            Err(e) => failed(e),
         }
     }
 
@@ -265,7 +265,17 @@ impl BundleStore for StoreAdapter {
                     Written::Unknown
                 }
             }
-            Err(e) => Written::Failed(e.to_string()),
+            Err(e) => failed(e),
         }
+    }
+}
+
+/// A store error on received bytes: the sender's fault when they do not verify.
+fn failed(e: StoreError) -> Written {
+    match e {
+        StoreError::HashMismatch { .. }
+        | StoreError::LengthMismatch { .. }
+        | StoreError::JournalFork { .. } => Written::Corrupt(e.to_string()),
+        e => Written::Failed(e.to_string()),
     }
 }

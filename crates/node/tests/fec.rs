@@ -152,14 +152,16 @@ fn lossy_radio_pair_completes_by_fec() {
     // With one receiver, FEC keeps up with pieces and costs a little more on air: pieces
     // resend only what a report shows lost, so they are about as frugal, and FEC's gain
     // is where one symbol serves several receivers (the next test). Over 24 seeds FEC
-    // measured 119.8 s and 1,043,520 B against pieces' 117.2 s and 959,959 B (1.02x time,
-    // 1.09x air). (Seeds 1-6 alone once showed FEC faster: 29.7 s against 31.0 s.)
+    // measured 120.1 s and 1,041,917 B against pieces' 113.2 s and 935,463 B (1.06x time,
+    // 1.11x air). Pieces gained when WANTs repeated for want of an answer began to be
+    // served (117.2 s and 959,959 B before; FEC 119.8 s, 1,043,520 B): FEC's figures did
+    // not move, and the bounds follow the gap as measured.
     assert!(
-        fec_time.as_secs_f64() <= arq_time.as_secs_f64() * 1.05,
+        fec_time.as_secs_f64() <= arq_time.as_secs_f64() * 1.08,
         "FEC {fec_time:?} vs pieces {arq_time:?} over seeds 1-{SEEDS}"
     );
     assert!(
-        fec_air * 100 <= arq_air * 112,
+        fec_air * 100 <= arq_air * 114,
         "FEC {fec_air} B vs pieces {arq_air} B on air over seeds 1-{SEEDS}"
     );
 }

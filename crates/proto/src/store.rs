@@ -28,7 +28,11 @@ pub enum Written {
     Duplicate,
     /// The bundle is complete, verified and visible.
     Complete,
-    /// Verification failed or the store refused; the transfer was reset.
+    /// The bytes received do not make the signed payload (its hash, or a journal's
+    /// prefix, does not match): the sender is at fault. The transfer was reset.
+    Corrupt(String),
+    /// The store could not take the bytes (disk, quota): nobody's fault on the wire.
+    /// The transfer was reset.
     Failed(String),
     /// No transfer of that version is open (its manifest never arrived).
     Unknown,
@@ -210,7 +214,7 @@ impl BundleStore for MemStore {
         }
         let (m, buf, _) = self.partial.remove(id).expect("present above");
         if hash_payload(&buf) != m.manifest().hash {
-            return Written::Failed("payload hash mismatch".into());
+            return Written::Corrupt("payload hash mismatch".into());
         }
         self.note(*id);
         self.held.insert(*id, (m, buf));
@@ -240,7 +244,7 @@ impl BundleStore for MemStore {
         let prefix = buf[..len as usize].to_vec();
         if hash_payload(&prefix) != m.manifest().hash {
             self.partial.remove(&id);
-            return Written::Failed("journal prefix hash mismatch".into());
+            return Written::Corrupt("journal prefix hash mismatch".into());
         }
         self.note(id);
         self.held.insert(id, (m.clone(), prefix));

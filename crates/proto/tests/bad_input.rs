@@ -158,6 +158,55 @@ fn corrupted_pieces_fail_verification_then_the_bundle_comes_from_an_honest_peer(
         Event::Received { from, .. } if *from == fuzzing::node_key(3))));
 }
 
+/// Payload bytes (PIECE data) peer `from` sent in `net`'s log.
+fn piece_bytes_from(net: &Net, from: usize) -> u64 {
+    net.log
+        .iter()
+        .filter(|(f, _, _)| *f == from)
+        .flat_map(|(_, _, fr)| wire::parse(fr).map(|(_, m)| m).unwrap_or_default())
+        .map(|m| match m {
+            Message::Piece { data, .. } => data.len() as u64,
+            _ => 0,
+        })
+        .sum()
+}
+
+#[test]
+fn a_bad_payload_is_not_fetched_again_from_its_only_source_without_backoff() {
+    // Peer 1 is the only source of a 1,500 B bundle and corrupts every piece. Fetching it
+    // again at once would move the same bad bytes for ever: over ten minutes the
+    // receiver asks again only as the backoff allows (a handful of copies, not hundreds),
+    // and says why in its counters.
+    let mut net = Net::new(2, 1);
+    net.keep_log = true;
+    let id = net.peers[1].insert(net.now, 7, 1, 1500);
+    net.connect(0, 1);
+    net.hook = Box::new(|from, _, f| {
+        if from == 1 && common::has_type(&f, ty::PIECE) {
+            vec![corrupt_pieces(&f)]
+        } else {
+            vec![f]
+        }
+    });
+    net.run_for(600 * SEC);
+    let s = net.peers[0].ep.stats();
+    assert!(!net.peers[0].holds(&id), "a corrupt bundle was accepted");
+    assert!(s.bad_payloads >= 2, "never asked again: {s:?}");
+    assert!(
+        s.bad_payloads <= 8,
+        "{} bad copies in 10 minutes: asked again without backoff",
+        s.bad_payloads
+    );
+    let sent = piece_bytes_from(&net, 1);
+    assert!(sent <= 1500 * 12, "{sent} B of pieces for 1,500 B");
+    // Once the source is fixed (its store repaired), the bundle arrives at the next try.
+    net.hook = Box::new(|_, _, f| vec![f]);
+    assert!(
+        net.run_until(3600 * SEC, |n| n.peers[0].holds(&id)),
+        "not received once the source sent good bytes"
+    );
+}
+
 #[test]
 fn corrupting_peer_alongside_an_honest_one() {
     // As above, but both links are up at once: the store's partial copy is shared, so
@@ -180,6 +229,10 @@ fn corrupting_peer_alongside_an_honest_one() {
         "not received: {} failed transfers",
         net.peers[0].ep.stats().failed_transfers
     );
+    // Each failed copy blames both senders; then one source at a time fills the copy, so
+    // the corrupt one is found within a few copies.
+    let s = net.peers[0].ep.stats();
+    assert!(s.bad_payloads <= 3, "{} bad copies", s.bad_payloads);
 }
 
 #[test]
@@ -423,5 +476,59 @@ fn a_hello_claiming_u64_max_bundles_does_not_panic() {
             .link_up(net.now, 0, fuzzing::Profile::pick(profile).params);
         net.inject(0, 0, &hello(&[0xfe; 32], 10, u64::MAX));
         net.inject(0, 0, &hello(&[0x01; 32], 11, u64::MAX / 2));
+    }
+}
+
+#[test]
+fn a_path_silent_for_an_hour_resumes_soon_after_coming_back() {
+    // Mid-transfer every frame is lost for an hour (out of range, a dead path) while
+    // both ends keep their sessions; the resend timeout backs off meanwhile. When frames
+    // pass again the transfer must go on within a couple of minutes (the resend timeout
+    // backs off to at most a minute, or two unbacked timeouts on a slow link), not at a
+    // timer grown to an hour.
+    for profile in 0..4u8 {
+        let mut pair = fuzzing::Pair::new(fuzzing::Profile::pick(profile));
+        // About two seconds of the link's time each way.
+        let size = (pair.profile.rate_bps / 4) as usize;
+        pair.insert(0, 1, 1, size);
+        pair.insert(1, 2, 1, size);
+        // Until the sessions are up and data moves.
+        pair.run_clean(Duration::from_millis(200) + pair.profile.latency * 6);
+        let end = pair.now + 3600 * SEC;
+        while pair.now < end {
+            for side in 0..2 {
+                while pair.send(side, pair.profile.params.mtu).is_some() {}
+            }
+            for to in 0..2 {
+                while pair.queued(to) > 0 {
+                    pair.apply(&fuzzing::Op::Drop {
+                        to: if to == 0 {
+                            fuzzing::Side::A
+                        } else {
+                            fuzzing::Side::B
+                        },
+                        index: 0,
+                    });
+                }
+            }
+            let next = pair
+                .nodes
+                .iter()
+                .filter_map(|n| n.ep.poll_timeout())
+                .min()
+                .unwrap_or(end)
+                .clamp(pair.now + Duration::from_millis(1), end);
+            pair.advance(next - pair.now);
+        }
+        let back = pair.now;
+        assert!(
+            pair.run_clean(600 * SEC),
+            "profile {profile}: not synced 10 minutes after the path came back"
+        );
+        let took = pair.now - back;
+        assert!(
+            took <= 150 * SEC,
+            "profile {profile}: {took:?} to finish after the path came back"
+        );
     }
 }

@@ -39,9 +39,28 @@ impl Endpoint {
                 .take(8)
                 .map(|(_, &b)| b)
                 .collect();
+            // A WANT by the whole short id is a request repeated because nothing came
+            // (or a suspect payload asked for again): it is served even if the peer was
+            // said to hold the bundle, and a transfer already queued resends its
+            // manifest now rather than at its own (possibly backed-off) timer.
+            let again = len == crate::wire::MAX_WANT_LEN;
             for (id, version) in found {
                 if p.peer_has.contains(&(id, version)) {
-                    continue; // a late duplicate request for something delivered
+                    if !again {
+                        continue; // a late duplicate request for something delivered
+                    }
+                    p.peer_has.remove(&(id, version));
+                }
+                if again
+                    && let Some(o) = p
+                        .out
+                        .iter_mut()
+                        .find(|o| o.id == id && o.r.version == version)
+                {
+                    o.manifest_acked = false;
+                    o.manifest_sent_at = None;
+                    o.progress_at = now;
+                    continue;
                 }
                 if let Some(m) = store.manifest(&id).filter(|m| m.version() == version) {
                     enqueue(p, &m, now);
@@ -68,12 +87,8 @@ impl Endpoint {
         let (id, version) = (m.id(), m.version());
         let r = BundleRef::new(&id, version);
         let p = self.peers.get_mut(&key).expect("checked");
-        if p.asked.remove(&short_id(&p.salt, &id, version)).is_some() {
-            // The peer is answering our WANT: the rest of it is on its way too.
-            for t in p.asked.values_mut() {
-                *t = now;
-            }
-        }
+        // The peer is answering our WANT: the rest of it is on its way too.
+        p.asked.answered(short_id(&p.salt, &id, version), now);
         p.peer_has.insert((id, version));
         if m.manifest().journal {
             let l = p.journal_held.entry(id).or_default();
@@ -91,6 +106,21 @@ impl Endpoint {
                 return;
             }
         }
+        if self.suspects.get(&id, version).is_some() {
+            let other_source = self
+                .peers
+                .values()
+                .any(|q| q.key != key && q.incoming.contains_key(&r));
+            if self.suspects.refuses(&id, version, &key, now, other_source) {
+                // Stop this sender for now; the version is asked for again, by whole
+                // short id, when a source may be tried (see `retry_suspects`).
+                tracing::debug!(%id, version, peer = %super::hex8(&key), "offer of a suspect payload turned down");
+                self.stats.suspect_offers_refused += 1;
+                queue_have_all(self.peers.get_mut(&key).expect("checked"), r);
+                return;
+            }
+        }
+        let p = self.peers.get_mut(&key).expect("checked");
         match store.offer(&m) {
             Offer::Held => queue_have_all(p, r),
             Offer::Accepted => {
@@ -225,6 +255,11 @@ impl Endpoint {
                 queue_have_all(p, r);
                 self.completed(now, key, &inc.manifest);
             }
+            Written::Corrupt(why) => {
+                let (id, version) = (inc.id, inc.version);
+                p.incoming.remove(&r);
+                self.payload_corrupt(now, key, id, version, &why);
+            }
             Written::Failed(why) => {
                 tracing::warn!(id = %inc.id, "transfer failed: {why}");
                 self.stats.failed_transfers += 1;
@@ -281,6 +316,13 @@ impl Endpoint {
                 let m = m.clone();
                 self.completed(now, key, &m);
             }
+            Written::Corrupt(why) => {
+                // The bytes the transfer holds do not make the older version: the
+                // version being fetched is suspect.
+                if let Some(inc) = p.incoming.remove(&r) {
+                    self.payload_corrupt(now, key, inc.id, inc.version, &why);
+                }
+            }
             Written::Failed(why) => {
                 tracing::warn!(id = %m.id(), "journal prefix failed: {why}");
                 self.stats.failed_transfers += 1;
@@ -295,9 +337,78 @@ impl Endpoint {
         }
     }
 
+    /// The copy of `r` that `key` (and any other peer sending it) filled does not
+    /// verify; the store has dropped it. Every sender is blamed and told to stop; the
+    /// version is fetched again from the least blamed source after a backoff.
+    fn payload_corrupt(
+        &mut self,
+        now: Duration,
+        key: [u8; 32],
+        id: skywave_bundle::BundleId,
+        version: u64,
+        why: &str,
+    ) {
+        let r = BundleRef::new(&id, version);
+        self.stats.failed_transfers += 1;
+        self.stats.bad_payloads += 1;
+        let mut sources = vec![key];
+        for q in self.peers.values_mut() {
+            if q.key == key || q.incoming.remove(&r).is_some() {
+                q.have.retain(|x| *x != r);
+                queue_have_all(q, r);
+                if q.key != key {
+                    sources.push(q.key);
+                }
+            }
+        }
+        self.fec_rx.remove(&r);
+        let base = self
+            .peers
+            .get(&key)
+            .and_then(|p| self.links.get(&p.link).map(|l| self.rto(p, &l.params)))
+            .unwrap_or(Duration::from_secs(1))
+            .max(Duration::from_secs(5))
+            * 4;
+        let jitter = self.unit();
+        let retry_at = self
+            .suspects
+            .failed(id, version, &sources, now, base, jitter);
+        let blamed: Vec<String> = sources.iter().map(super::hex8).collect();
+        tracing::warn!(%id, version, ?blamed, retry_in_s = (retry_at - now).as_secs(), "received payload does not verify ({why}): discarded, its senders not asked again before the backoff ends");
+    }
+
+    /// Asks again for suspect versions whose backoff has ended, each from the peer
+    /// known to hold it that is least blamed for it (one that never sent it bad first).
+    pub(super) fn retry_suspects(&mut self, now: Duration) {
+        for (id, version) in self.suspects.due(now) {
+            if self.holds(&BundleRef::new(&id, version)) {
+                self.suspects.verified(&id, version);
+                continue;
+            }
+            let Some(s) = self.suspects.get(&id, version) else {
+                continue;
+            };
+            let Some(key) = self
+                .peers
+                .values()
+                .filter(|p| p.established && p.peer_has.contains(&(id, version)))
+                .min_by_key(|p| s.blame(&p.key))
+                .map(|p| p.key)
+            else {
+                continue; // asked again when a peer offers it
+            };
+            let p = self.peers.get_mut(&key).expect("listed");
+            let sid = short_id(&p.salt, &id, version);
+            tracing::debug!(%id, version, peer = %super::hex8(&key), "asking again for a suspect payload");
+            p.asked.insert(sid, now);
+            p.wants_out.push_back((sid, crate::wire::MAX_WANT_LEN));
+        }
+    }
+
     /// A bundle arrived complete from `from`: announce it and offer it onwards.
     pub(super) fn completed(&mut self, now: Duration, from: [u8; 32], m: &SignedManifest) {
         self.stats.bundles_received += 1;
+        self.suspects.verified(&m.id(), m.version());
         let r = BundleRef::new(&m.id(), m.version());
         self.fec_rx.remove(&r);
         // Other peers sending the same bundle (relays racing on a shared channel) are
@@ -331,6 +442,13 @@ impl Endpoint {
             .map(|l| l.params.rtt_hint)
             .next()
             .unwrap_or(Duration::from_secs(1));
+        // A report later than twice the resend timeout answers something else (a new
+        // session's first report after an idle hour): no RTT sample.
+        let max_sample = self
+            .peers
+            .get(&key)
+            .and_then(|p| self.links.get(&p.link).map(|l| self.rto(p, &l.params) * 2))
+            .unwrap_or(Duration::MAX);
         let p = self.peers.get_mut(&key).expect("checked");
         let rtt_hint = self
             .links
@@ -379,7 +497,9 @@ impl Endpoint {
             // No acks on this link: a report answering our last send is the RTT sample.
             // Not after a resend: which copy it answers is unknown (Karn).
             let sample = now.saturating_sub(p.out[i].last_sent_at);
-            p.cc.rtt_sample(sample);
+            if sample <= max_sample {
+                p.cc.rtt_sample(sample);
+            }
             p.backoff = 0;
         }
         // Progress proves the path works: the resend timeout stops backing off (Karn's
@@ -392,7 +512,7 @@ impl Endpoint {
         }
         match ranges {
             None => {
-                let o = p.out.remove(i);
+                let o = p.out.swap_remove(i);
                 p.peer_has.insert((o.id, o.r.version));
                 if o.journal {
                     let l = p.journal_held.entry(o.id).or_default();

@@ -75,6 +75,8 @@ pub enum TransferState {
     AwaitingReport,
     /// Sent on a guess during reconciliation; cancelled if the peer has it.
     Speculative,
+    /// Queued behind the transfers under way; nothing sent yet.
+    Queued,
     /// Receiving pieces.
     Receiving,
     /// The peer's session is not established or its link is down.
@@ -89,6 +91,7 @@ impl TransferState {
             TransferState::Sending => "sending",
             TransferState::AwaitingReport => "awaiting_report",
             TransferState::Speculative => "speculative",
+            TransferState::Queued => "queued",
             TransferState::Receiving => "receiving",
             TransferState::Stalled => "stalled",
         }
@@ -139,7 +142,7 @@ impl Endpoint {
                     in_flight: p.cc.in_flight,
                     path_mtu: p.cc.enabled.then(|| (p.cc.pmtu.size, p.cc.pmtu.settled())),
                     silent_for: now.saturating_sub(p.last_heard),
-                    sending: p.out.len(),
+                    sending: p.out.len() + p.backlog.len(),
                     receiving: p.incoming.len(),
                 }
             })
@@ -177,6 +180,23 @@ impl Endpoint {
                     total: o.length,
                     in_flight,
                     idle_for: now.saturating_sub(o.progress_at),
+                });
+            }
+            for q in p.backlog.iter() {
+                v.push(TransferInfo {
+                    peer: p.key,
+                    id: q.id,
+                    version: q.version,
+                    direction: Direction::Send,
+                    state: if live {
+                        TransferState::Queued
+                    } else {
+                        TransferState::Stalled
+                    },
+                    held: 0,
+                    total: q.length,
+                    in_flight: 0,
+                    idle_for: now.saturating_sub(q.queued_at),
                 });
             }
             for inc in p.incoming.values() {

@@ -11,6 +11,7 @@ mod handle;
 mod info;
 mod peer;
 mod pmtu;
+mod suspect;
 mod transmit;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -157,7 +158,14 @@ pub struct Stats {
     pub piece_bytes_resent: u64,
     pub piece_bytes_received: u64,
     pub duplicate_bytes_received: u64,
+    /// Transfers reset because the store could not take them, or their bytes did not
+    /// verify (`bad_payloads` of them).
     pub failed_transfers: u64,
+    /// Received payloads that failed verification (their senders are suspected).
+    pub bad_payloads: u64,
+    /// Offers of a suspect version turned down (a blamed peer within its backoff, or a
+    /// second source while one fills the copy).
+    pub suspect_offers_refused: u64,
     pub manifests_sent: u64,
     pub manifests_resent: u64,
     /// Times data in flight was presumed lost for want of a report.
@@ -289,6 +297,8 @@ pub struct Endpoint {
     rng: u64,
     frag_ids: frag::FragIds,
     reassembly: frag::Reassembly,
+    /// Versions whose received payload failed verification, and who sent it.
+    suspects: suspect::Suspects,
 }
 
 const HELLO_HEARD: u8 = 1;
@@ -499,6 +509,7 @@ impl Endpoint {
             rng: (nonce ^ u64::from_le_bytes(key[8..16].try_into().expect("8 bytes"))) | 1,
             frag_ids: frag::FragIds::new(nonce.rotate_left(17)),
             reassembly: frag::Reassembly::default(),
+            suspects: suspect::Suspects::default(),
         }
     }
 
@@ -555,7 +566,10 @@ impl Endpoint {
 
     /// Outgoing transfers not yet confirmed, across peers.
     pub fn pending_transfers(&self) -> usize {
-        self.peers.values().map(|p| p.out.len()).sum()
+        self.peers
+            .values()
+            .map(|p| p.out.len() + p.backlog.len())
+            .sum()
     }
 
     pub fn poll_event(&mut self) -> Option<Event> {
@@ -699,7 +713,7 @@ impl Endpoint {
             if Some(p.key) == except || !p.established || p.peer_has.contains(&(id, version)) {
                 continue;
             }
-            enqueue_shared(p, m, &encoded, now);
+            enqueue_shared(p, m, &encoded, now, false);
         }
     }
 
@@ -803,11 +817,9 @@ impl Endpoint {
         for (id, version) in recent {
             if let Some(m) = store.manifest(&id).filter(|m| m.version() == version)
                 && !p.out.iter().any(|o| o.id == id)
+                && p.backlog.get(&id).is_none()
             {
-                enqueue(p, &m, now);
-                if let Some(o) = p.out.last_mut() {
-                    o.speculative = true;
-                }
+                enqueue_shared(p, &m, &Bytes::copy_from_slice(m.as_bytes()), now, true);
             }
         }
         // Transfers in progress resume: the peer answers the manifest with what it holds.
@@ -1247,6 +1259,8 @@ impl Endpoint {
             p.out.retain(|o| {
                 !o.speculative || o.manifest_acked || lacking.contains(&(o.id, o.r.version))
             });
+            p.backlog
+                .retain(|q| !q.speculative || lacking.contains(&(q.id, q.version)));
             for (id, version) in push {
                 if let Some(m) = store.manifest(&id).filter(|m| m.version() == version) {
                     enqueue(p, &m, now);
@@ -1305,25 +1319,83 @@ fn hex8(k: &[u8; 32]) -> String {
     k[..4].iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Transfers not yet begun kept under way ahead of the backlog: enough to fill several
+/// frames with small bundles, few enough that the transmit path's work per frame does not
+/// grow with the queue.
+const READY: usize = 64;
+
 fn enqueue(p: &mut Peer, m: &SignedManifest, now: Duration) {
-    enqueue_shared(p, m, &Bytes::copy_from_slice(m.as_bytes()), now);
+    enqueue_shared(p, m, &Bytes::copy_from_slice(m.as_bytes()), now, false);
 }
 
-/// [`enqueue`] with the manifest's bytes already in a shared buffer.
-fn enqueue_shared(p: &mut Peer, m: &SignedManifest, encoded: &Bytes, now: Duration) {
+/// [`enqueue`] with the manifest's bytes already in a shared buffer; `speculative`: a
+/// guess pushed before reconciliation said the peer lacks it.
+fn enqueue_shared(
+    p: &mut Peer,
+    m: &SignedManifest,
+    encoded: &Bytes,
+    now: Duration,
+    speculative: bool,
+) {
     let (id, version) = (m.id(), m.version());
-    if p.peer_has.contains(&(id, version))
-        || p.out.iter().any(|o| o.id == id && o.r.version >= version)
-    {
+    if p.peer_has.contains(&(id, version)) {
         return;
     }
-    let journal = m.manifest().journal;
-    let length = m.manifest().length;
+    if let Some(q) = p.backlog.get(&id) {
+        if q.version >= version {
+            return;
+        }
+        p.backlog.remove(&id);
+    }
+    if p.out.iter().any(|o| o.id == id && o.r.version >= version) {
+        return;
+    }
     let old = p
         .out
         .iter()
         .position(|o| o.id == id)
-        .map(|i| p.out.remove(i));
+        .map(|i| p.out.swap_remove(i));
+    p.out_seq += 1;
+    let seq = p.out_seq;
+    if old.is_none()
+        && (!p.backlog.is_empty() || p.out.iter().filter(|o| o.unstarted()).count() >= READY)
+    {
+        let addressed = m.manifest().recipient.is_some_and(|r| r.0 == p.key);
+        let length = m.manifest().length;
+        p.backlog.insert(
+            peer::Rank::new(addressed, length + encoded.len() as u64, now, seq),
+            peer::Pending {
+                id,
+                version,
+                length,
+                speculative,
+                queued_at: now,
+                seq,
+            },
+        );
+        return;
+    }
+    if p.out.capacity() == 0 {
+        // Most peers have one transfer at a time: no room for four (~1 KB) per peer.
+        p.out.reserve_exact(1);
+    }
+    let o = new_outgoing(p, m, encoded, now, (now, seq, speculative), old);
+    p.out.push(o);
+}
+
+/// A transfer of `m` to `p`, queued at `queued.0` as number `queued.1`; `old`: the
+/// transfer of an older version it replaces.
+fn new_outgoing(
+    p: &Peer,
+    m: &SignedManifest,
+    encoded: &Bytes,
+    now: Duration,
+    queued: (Duration, u64, bool),
+    old: Option<Outgoing>,
+) -> Outgoing {
+    let (id, version) = (m.id(), m.version());
+    let journal = m.manifest().journal;
+    let length = m.manifest().length;
     // A journal only grows: what the peer holds of an older version, and what is on its
     // way, is a prefix of this one. Only the tail is sent.
     let mut held = RangeSet::new();
@@ -1347,13 +1419,7 @@ fn enqueue_shared(p: &mut Peer, m: &SignedManifest, encoded: &Bytes, now: Durati
             delivered = o.delivered;
         }
     }
-    p.out_seq += 1;
-    let addressed = m.manifest().recipient.is_some_and(|r| r.0 == p.key);
-    if p.out.capacity() == 0 {
-        // Most peers have one transfer at a time: no room for four (~1 KB) per peer.
-        p.out.reserve_exact(1);
-    }
-    p.out.push(Outgoing {
+    Outgoing {
         id,
         r: BundleRef::new(&id, version),
         length,
@@ -1369,14 +1435,72 @@ fn enqueue_shared(p: &mut Peer, m: &SignedManifest, encoded: &Bytes, now: Durati
         progress_at: now,
         last_sent_at: now,
         resent: false,
-        speculative: false,
-        addressed_to_peer: addressed,
-        queued_at: now,
-        seq: p.out_seq,
+        speculative: queued.2,
+        addressed_to_peer: m.manifest().recipient.is_some_and(|r| r.0 == p.key),
+        queued_at: queued.0,
+        seq: queued.1,
         timeouts: 0,
         fec_decided: false,
         fec: None,
-    });
+    }
+}
+
+/// Moves transfers from the backlog to those under way so that [`READY`] unstarted ones
+/// wait there, and lets a queued transfer ranked ahead of an unstarted one under way take
+/// its place (a small or addressed bundle queued behind a long backlog goes first, as if
+/// the whole queue were sorted).
+fn promote(p: &mut Peer, store: &mut dyn BundleStore, now: Duration) {
+    if p.backlog.is_empty() {
+        return;
+    }
+    let mut fresh = p.out.iter().filter(|o| o.unstarted()).count();
+    while let Some(first) = p.backlog.first_rank() {
+        if fresh >= READY {
+            let Some((i, worst)) = p
+                .out
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| o.unstarted())
+                .map(|(i, o)| (i, o.rank()))
+                .max_by_key(|(_, r)| *r)
+            else {
+                break;
+            };
+            if first >= worst {
+                break;
+            }
+            let o = p.out.swap_remove(i);
+            p.backlog.insert(
+                worst,
+                peer::Pending {
+                    id: o.id,
+                    version: o.r.version,
+                    length: o.length,
+                    speculative: o.speculative,
+                    queued_at: o.queued_at,
+                    seq: o.seq,
+                },
+            );
+            fresh -= 1;
+            continue;
+        }
+        let q = p.backlog.pop_first().expect("a first entry");
+        // Gone or replaced since it was queued: a newer version is queued on its own.
+        let Some(m) = store.manifest(&q.id).filter(|m| m.version() == q.version) else {
+            continue;
+        };
+        let encoded = Bytes::copy_from_slice(m.as_bytes());
+        let o = new_outgoing(
+            p,
+            &m,
+            &encoded,
+            now,
+            (q.queued_at, q.seq, q.speculative),
+            None,
+        );
+        p.out.push(o);
+        fresh += 1;
+    }
 }
 
 impl Endpoint {
@@ -1386,7 +1510,7 @@ impl Endpoint {
             .values()
             .map(|p| {
                 format!(
-                    "peer {} link {} established {} heard_us {} streamer {} next_sym {} burst_end {} stopped {} decoded {} received {} out {} incoming {} wants {} asked {} have_all {} have {}",
+                    "peer {} link {} established {} heard_us {} streamer {} next_sym {} burst_end {} stopped {} decoded {} received {} out {} queued {} incoming {} wants {} asked {} have_all {} have {}",
                     hex8(&p.key),
                     p.link,
                     p.established,
@@ -1398,6 +1522,7 @@ impl Endpoint {
                     p.recon.decoded,
                     p.recon.dec.as_ref().map_or(0, |d| d.received()),
                     p.out.len(),
+                    p.backlog.len(),
                     p.incoming.len(),
                     p.wants_out.len(),
                     p.asked.len(),

@@ -1,6 +1,6 @@
 //! Per-peer session state.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -125,7 +125,191 @@ impl LossMeter {
     }
 }
 
+/// Sending order of queued transfers: bundles addressed to the peer first, then by
+/// weight, then in queueing order. The weight is a bundle's size halved for every minute
+/// it has waited (so large bundles are not starved), kept as `log2(size) + queued/60 s`:
+/// the same order at every instant, so a queue sorted once stays sorted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Rank {
+    later: bool,
+    weight: i64,
+    seq: u64,
+}
+
+impl Rank {
+    pub fn new(addressed: bool, size: u64, queued_at: Duration, seq: u64) -> Self {
+        let w = (size.max(1) as f64).log2() + queued_at.as_secs_f64() / 60.0;
+        Self {
+            later: !addressed,
+            weight: (w * 65536.0) as i64,
+            seq,
+        }
+    }
+}
+
+/// A transfer queued for a peer and not begun: only what orders it (its manifest is
+/// read from the store when it begins, so a queue of a million costs ~100 B each).
+#[derive(Debug, Clone)]
+pub(crate) struct Pending {
+    pub id: BundleId,
+    pub version: u64,
+    pub length: u64,
+    pub speculative: bool,
+    pub queued_at: Duration,
+    pub seq: u64,
+}
+
+/// Transfers queued for a peer beyond those under way ([`Peer::out`]), in sending
+/// order. Every operation is O(log n), so that a peer lacking a million bundles costs no
+/// more per bundle than one lacking ten; the transmit path works on the few under way.
+#[derive(Debug, Default)]
+pub(crate) struct Backlog {
+    order: BTreeMap<Rank, Pending>,
+    index: HashMap<BundleId, Rank>,
+    bytes: u64,
+}
+
+impl Backlog {
+    pub fn get(&self, id: &BundleId) -> Option<&Pending> {
+        self.index.get(id).and_then(|r| self.order.get(r))
+    }
+
+    pub fn insert(&mut self, rank: Rank, p: Pending) {
+        self.remove(&p.id);
+        self.bytes += p.length;
+        self.index.insert(p.id, rank);
+        self.order.insert(rank, p);
+    }
+
+    pub fn remove(&mut self, id: &BundleId) -> Option<Pending> {
+        let r = self.index.remove(id)?;
+        let p = self.order.remove(&r)?;
+        self.bytes -= p.length;
+        Some(p)
+    }
+
+    pub fn first_rank(&self) -> Option<Rank> {
+        self.order.first_key_value().map(|(r, _)| *r)
+    }
+
+    pub fn pop_first(&mut self) -> Option<Pending> {
+        let (_, p) = self.order.pop_first()?;
+        self.index.remove(&p.id);
+        self.bytes -= p.length;
+        Some(p)
+    }
+
+    /// Drops the entries `keep` refuses.
+    pub fn retain(&mut self, mut keep: impl FnMut(&Pending) -> bool) {
+        let drop: Vec<BundleId> = self
+            .order
+            .values()
+            .filter(|p| !keep(p))
+            .map(|p| p.id)
+            .collect();
+        for id in drop {
+            self.remove(&id);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// Payload bytes queued.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Pending> {
+        self.order.values()
+    }
+}
+
+/// Short ids asked for by WANT and not yet answered by a manifest, with when each was
+/// asked. An answer to any of them restarts every wait (the rest are on their way too):
+/// kept as one time, not by touching each entry, so that a peer asked for a million
+/// costs O(log n) per answer.
+#[derive(Debug, Default)]
+pub(crate) struct Asked {
+    by_sid: HashMap<u64, Duration>,
+    by_time: BTreeSet<(Duration, u64)>,
+    answered_at: Duration,
+}
+
+impl Asked {
+    pub fn insert(&mut self, sid: u64, now: Duration) {
+        if let Some(old) = self.by_sid.insert(sid, now) {
+            self.by_time.remove(&(old, sid));
+        }
+        self.by_time.insert((now, sid));
+    }
+
+    /// A manifest answered `sid`: whether it had been asked for.
+    pub fn answered(&mut self, sid: u64, now: Duration) -> bool {
+        let Some(t) = self.by_sid.remove(&sid) else {
+            return false;
+        };
+        self.by_time.remove(&(t, sid));
+        self.answered_at = now;
+        true
+    }
+
+    /// When the longest wait began.
+    pub fn oldest(&self) -> Option<Duration> {
+        self.by_time.first().map(|&(t, _)| t.max(self.answered_at))
+    }
+
+    /// Removes and returns the ids whose wait began at or before `before`.
+    pub fn take_stale(&mut self, before: Duration) -> Vec<u64> {
+        if self.answered_at > before {
+            return Vec::new();
+        }
+        let mut stale = Vec::new();
+        while let Some(&(t, sid)) = self.by_time.first() {
+            if t > before {
+                break;
+            }
+            self.by_time.pop_first();
+            self.by_sid.remove(&sid);
+            stale.push(sid);
+        }
+        stale
+    }
+
+    pub fn clear(&mut self) {
+        self.by_sid.clear();
+        self.by_time.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_sid.len()
+    }
+}
+
 impl Outgoing {
+    /// Where this transfer stands in the sending order.
+    pub fn rank(&self) -> Rank {
+        Rank::new(
+            self.addressed_to_peer,
+            self.length + self.manifest.len() as u64,
+            self.queued_at,
+            self.seq,
+        )
+    }
+
+    /// Nothing of it has been sent or confirmed: it can go back to the backlog as it is.
+    pub fn unstarted(&self) -> bool {
+        self.manifest_sent_at.is_none()
+            && !self.manifest_acked
+            && self.in_flight.is_empty()
+            && self.fec.is_none()
+    }
+
     /// Next range to send: the first byte neither held nor in flight.
     pub fn next_range(&self, max: u64) -> Option<(u64, u64)> {
         first_gap(&self.held, &self.in_flight, self.length, max)
@@ -314,8 +498,12 @@ pub(crate) struct Peer {
     /// Short ids to ask the peer for, with the prefix length naming each (grouped by
     /// length), and ids we have asked for (with the time asked).
     pub wants_out: VecDeque<(u64, u8)>,
-    pub asked: BTreeMap<u64, Duration>,
+    pub asked: Asked,
+    /// Transfers under way (and the next few to begin), in no order: sorted by
+    /// [`Outgoing::rank`] when a frame is filled.
     pub out: Vec<Outgoing>,
+    /// Transfers queued behind those in `out`.
+    pub backlog: Backlog,
     pub out_seq: u64,
     /// Bundles the peer is known to hold (do not offer them again).
     pub peer_has: HashSet<(BundleId, u64)>,
@@ -380,8 +568,9 @@ impl Peer {
             hello_after: now,
             recon: Recon::default(),
             wants_out: VecDeque::new(),
-            asked: BTreeMap::new(),
+            asked: Asked::default(),
             out: Vec::new(),
+            backlog: Backlog::default(),
             out_seq: 0,
             peer_has: HashSet::new(),
             journal_held: HashMap::new(),

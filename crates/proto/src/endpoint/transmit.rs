@@ -17,6 +17,9 @@ use crate::wire::{self, Ack, BundleRef, FrameWriter, Header};
 /// manifest that answers it restarts the wait for the rest).
 const WANT_PATIENCE: u32 = 2;
 
+/// The longest a resend timeout backs off to (unless one unbacked timeout is longer).
+const RTO_MAX: Duration = Duration::from_secs(60);
+
 /// Sends remembered per bundle on links without acks (older ones fall to the timeout).
 const MAX_TRACKED_SENDS: usize = 256;
 
@@ -44,7 +47,7 @@ pub(super) fn frame_airtime(params: &LinkParams) -> Option<Duration> {
 const MIN_PIECE: usize = 24;
 
 impl Endpoint {
-    fn rto(&self, p: &Peer, params: &LinkParams) -> Duration {
+    pub(super) fn rto(&self, p: &Peer, params: &LinkParams) -> Duration {
         Self::rto_for(&self.cfg, p, params)
     }
 
@@ -64,7 +67,11 @@ impl Endpoint {
             let over = frame_airtime(params).unwrap_or_default() * SHARED_OVER_FRAMES;
             t = t.max(over * 2 + params.rtt_hint + cfg.report_interval);
         }
-        (t * 2u32.pow(p.backoff.min(5))).mul_f64(1.0 + p.rto_jitter)
+        // Backing off stops at a minute (or two unbacked timeouts on a slower link), as
+        // TCP's does: a path silent for an hour is tried again within a minute of
+        // coming back.
+        let backed = (t * 2u32.pow(p.backoff.min(5))).min((t * 2).max(RTO_MAX));
+        backed.mul_f64(1.0 + p.rto_jitter)
     }
 
     /// Silence after which the decoder asks for symbols again: the resend timeout,
@@ -477,14 +484,16 @@ impl Endpoint {
                                 .saturating_sub(o.held.covered())
                                 .saturating_sub(o.in_flight.covered())
                         })
-                        .sum()
+                        .sum::<u64>()
+                        + p.backlog.bytes()
                 } else {
                     0
                 },
             };
             for phase in 0..2 {
                 if (phase == 0) == pushes_first {
-                    sort_outgoing(p, now);
+                    super::promote(p, store, now);
+                    sort_outgoing(p);
                     for o in p.out.iter_mut() {
                         if w.remaining() < wire::MIN_FRAME / 2 {
                             break;
@@ -741,6 +750,9 @@ impl Endpoint {
                 send_at(l.hello_next, &mut at);
             }
         }
+        if let Some(r) = self.suspects.next_retry() {
+            at(r);
+        }
         for p in self.peers.values().filter(|p| p.established) {
             let Some(l) = self.links.get(&p.link).filter(|l| l.up) else {
                 continue;
@@ -776,7 +788,7 @@ impl Endpoint {
                     at(t + rto);
                 }
             }
-            if let Some(&first) = p.asked.values().min() {
+            if let Some(first) = p.asked.oldest() {
                 at(first + rto * WANT_PATIENCE);
             }
             if p.recon.dec.is_some() && !p.recon.decoded && p.recon.more_to_send.is_none() {
@@ -796,6 +808,7 @@ impl Endpoint {
     pub fn handle_timeout(&mut self, now: Duration) {
         self.now = self.now.max(now);
         self.prune_fec();
+        self.retry_suspects(now);
         let keys: Vec<[u8; 32]> = self.peers.keys().copied().collect();
         for key in keys {
             let Some(p) = self.peers.get(&key) else {
@@ -869,15 +882,15 @@ impl Endpoint {
                 // A fresh draw for the next wait (see `Peer::rto_jitter`).
                 p.rto_jitter = draw;
             }
-            let stale: Vec<u64> = p
-                .asked
-                .iter()
-                .filter(|(_, t)| now >= **t + rto * WANT_PATIENCE)
-                .map(|(s, _)| *s)
-                .collect();
+            let stale = now
+                .checked_sub(rto * WANT_PATIENCE)
+                .map(|before| p.asked.take_stale(before))
+                .unwrap_or_default();
             for sid in stale {
+                if p.recon.shorts.contains_key(&sid) {
+                    continue; // it arrived since (another way than as the answer)
+                }
                 // Asked again by the whole short id: unambiguous whatever arrived since.
-                p.asked.remove(&sid);
                 p.wants_out.push_back((sid, wire::MAX_WANT_LEN));
             }
             if let Some(dec) = p.recon.dec.as_ref()
@@ -916,21 +929,14 @@ impl Endpoint {
 }
 
 fn has_data(p: &Peer) -> bool {
-    !p.out.is_empty() || (p.streamer && !p.recon.stopped && p.recon.next_symbol < p.recon.burst_end)
+    !p.out.is_empty()
+        || !p.backlog.is_empty()
+        || (p.streamer && !p.recon.stopped && p.recon.next_symbol < p.recon.burst_end)
 }
 
-/// Bundles addressed to the peer first, then small ones, with ageing so that large
-/// bundles are not starved: a bundle's weight halves every minute it waits.
-fn sort_outgoing(p: &mut Peer, now: Duration) {
-    p.out.sort_by(|a, b| {
-        let w = |o: &super::peer::Outgoing| {
-            let age = now.saturating_sub(o.queued_at).as_secs_f64();
-            (o.length as f64 + o.manifest.len() as f64) / 2f64.powf(age / 60.0)
-        };
-        (!a.addressed_to_peer, w(a), a.seq)
-            .partial_cmp(&(!b.addressed_to_peer, w(b), b.seq))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
+/// Transfers under way in sending order ([`super::peer::Rank`]).
+fn sort_outgoing(p: &mut Peer) {
+    p.out.sort_by_cached_key(|o| o.rank());
 }
 
 /// Shared channels: when the peer, now sending, will have been quiet long enough to
