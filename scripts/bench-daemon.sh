@@ -105,7 +105,8 @@ stop_daemon() {
 }
 udp_addr() { jq -r '.udp[0]' "$1/daemon.json"; }
 http_addr() { jq -r '.http' "$1/daemon.json"; }
-bundles_held() { curl -sf "http://$(http_addr "$1")/v1/status" | jq -r '.store.bundles' 2>/dev/null || echo 0; }
+auth() { echo "Authorization: Bearer $(cat "$1/http-token")"; }
+bundles_held() { curl -sf -H "$(auth "$1")" "http://$(http_addr "$1")/v1/status" | jq -r '.store.bundles' 2>/dev/null || echo 0; }
 fill() { (cd "$ROOT" && cargo run --release -q -p skywave-daemon --example fill_store -- "$@"); }
 
 echo "skywave daemon benchmark: $(nproc) cores, $(uname -r), work dir $WORK"
@@ -243,7 +244,7 @@ if [ "${SKIP_RSS:-0}" != 1 ]; then
     "$SKYWAVE" init --dir "$C" >/dev/null
     start_daemon idle "$C" --listen udp://127.0.0.1:0
     settle "$PID"
-    curl -sf "http://$(http_addr "$C")/v1/status" >/dev/null
+    curl -sf -H "$(auth "$C")" "http://$(http_addr "$C")/v1/status" >/dev/null
     settle "$PID"
     echo "idle, empty store: VmRSS $(mib "$(mem_kib "$PID" VmRSS)") MiB, VmHWM $(mib "$(mem_kib "$PID" VmHWM)") MiB; load $(load)"
     stop_daemon "$PID"

@@ -6,7 +6,11 @@
 //! The encoder packs only when the text is ASCII and packing is strictly shorter; the
 //! decoder accepts only that choice, so each text has one encoding. Radio airtime is
 //! mostly manifests, and a 20-character file name packs into about 13 bytes.
+//!
+//! [`printable`] is how such text (peer-authored: names, field keys and values) is shown
+//! on a terminal. The encoding itself accepts any UTF-8.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use crate::varint;
@@ -187,9 +191,81 @@ pub fn get(buf: &[u8], max: usize) -> Result<(String, usize), TextError> {
     Ok((out, used))
 }
 
+/// Whether `c` may not reach a terminal as itself: C0 controls, DEL, C1 controls (ESC
+/// and CSI among them), the bidirectional marks, embeddings, overrides and isolates, and
+/// the Unicode line and paragraph separators.
+fn unprintable(c: char) -> bool {
+    matches!(c,
+        '\0'..='\x1f' | '\x7f'..='\u{9f}'
+        | '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}'
+        | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `s` made safe to print on a terminal: each character that could move the cursor,
+/// start an escape sequence, break the line or reorder what follows is replaced by a
+/// visible escape (`\n`, `\r`, `\t`, `\x1b`, `\u{202e}`), so text from a peer can
+/// neither forge a row nor reach the terminal's controls. Anything else is unchanged
+/// (and not copied).
+pub fn printable(s: &str) -> Cow<'_, str> {
+    use std::fmt::Write as _;
+    if !s.chars().any(unprintable) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_ascii() && unprintable(c) => {
+                let _ = write!(out, "\\x{:02x}", u32::from(c));
+            }
+            c if unprintable(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn printable_escapes_every_control_and_keeps_the_rest() {
+        assert!(matches!(printable("obs-2026.csv"), Cow::Borrowed(_)));
+        assert_eq!(
+            printable("caf\u{e9} \u{1f4e1} a\\b"),
+            "caf\u{e9} \u{1f4e1} a\\b"
+        );
+        assert_eq!(
+            printable("evil\x1b[2J\nfake row"),
+            "evil\\x1b[2J\\nfake row"
+        );
+        assert_eq!(printable("a\tb\rc\0d\x7f"), "a\\tb\\rc\\x00d\\x7f");
+        assert_eq!(printable("\u{9b}31m"), "\\u{9b}31m");
+        assert_eq!(printable("txt.\u{202e}exe"), "txt.\\u{202e}exe");
+        assert_eq!(printable("\u{2066}x\u{2069}"), "\\u{2066}x\\u{2069}");
+        assert_eq!(printable("a\u{2028}b"), "a\\u{2028}b");
+        // Every character of the classes, and nothing printable comes out changed.
+        for c in (0..0x20u32)
+            .chain(0x7f..0xa0)
+            .chain(0x202a..0x202f)
+            .chain(0x2066..0x206a)
+            .filter_map(char::from_u32)
+        {
+            let p = printable(&c.to_string()).into_owned();
+            assert!(
+                p.starts_with('\\') && p.chars().all(|c| c.is_ascii_graphic()),
+                "{c:?}: {p}"
+            );
+        }
+        for c in "\u{61c}\u{200e}\u{200f}\u{2029}".chars() {
+            assert!(printable(&c.to_string()).starts_with("\\u{"), "{c:?}");
+        }
+    }
 
     #[test]
     fn code_is_complete() {
@@ -240,6 +316,16 @@ mod tests {
             let (back, used) = get(&out, 256).unwrap();
             proptest::prop_assert_eq!(back, s);
             proptest::prop_assert_eq!(used, out.len());
+        }
+
+        #[test]
+        fn printable_leaves_no_control(cs in proptest::collection::vec(proptest::char::any(), 0..40)) {
+            let s: String = cs.into_iter().collect();
+            let p = printable(&s);
+            proptest::prop_assert!(!p.chars().any(unprintable), "{:?}", p);
+            if !s.chars().any(unprintable) {
+                proptest::prop_assert_eq!(p.as_ref(), s.as_str());
+            }
         }
 
         #[test]

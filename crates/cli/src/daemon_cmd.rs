@@ -1,6 +1,7 @@
 //! Verbs that run or talk to the daemon: `daemon`, `config example`, `status`, `peers`,
 //! `events`, and the daemon-side forms of `add`, `append`, `ls`, `show` and `get`.
 
+use std::borrow::Cow;
 use std::io::{self, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -8,12 +9,23 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
+use skywave_bundle::text::printable;
 use skywave_daemon::DaemonConfig;
 use skywave_daemon::client::Client;
 use skywave_daemon::status::Status;
 
 use crate::store_cmd::{AddArgs, AppendArgs, GetArgs, IdArg, LsArgs};
 use crate::util::bytes;
+
+/// The first `n` characters of a string the daemon sent (an id), safe to print.
+fn short(s: &str, n: usize) -> Cow<'_, str> {
+    printable(s.char_indices().nth(n).map_or(s, |(i, _)| &s[..i]))
+}
+
+/// String field `k` of a bundle's JSON (`or` if absent), safe to print.
+fn text<'a>(b: &'a serde_json::Value, k: &str, or: &'a str) -> Cow<'a, str> {
+    printable(b[k].as_str().unwrap_or(or))
+}
 
 #[derive(Debug, Args)]
 pub struct DaemonArgs {
@@ -33,8 +45,16 @@ pub struct DaemonArgs {
     /// (e.g. serial:device=/dev/ttyUSB0,baud=57600) (repeatable).
     #[arg(long, value_name = "SPEC")]
     pub link: Vec<String>,
-    /// Require the HTTP token for mutating calls on loopback too.
+    /// Let reads (GET, HEAD, /metrics) go without the HTTP token; only on a loopback
+    /// address. Calls that change the node always need it.
     #[arg(long)]
+    pub open_reads: bool,
+    /// A name the HTTP API is reached by besides its address, e.g. node.local or
+    /// node.local:8080 (repeatable): requests must name the daemon in their Host header.
+    #[arg(long, value_name = "NAME")]
+    pub http_host: Vec<String>,
+    /// Obsolete (every call that changes the node needs the token); accepted and ignored.
+    #[arg(long, hide = true)]
     pub require_token: bool,
     /// Store quota (e.g. 10GiB).
     #[arg(long, value_name = "SIZE")]
@@ -83,6 +103,9 @@ pub fn config(a: ConfigArgs, json: bool) -> anyhow::Result<ExitCode> {
         ConfigCommand::Check { file } => {
             let c = DaemonConfig::load(&file)?;
             c.validate()?;
+            for w in &c.warnings {
+                eprintln!("warning: {w}");
+            }
             if json {
                 println!(
                     "{}",
@@ -124,7 +147,13 @@ fn daemon_in(dir: PathBuf, mut cfg: DaemonConfig, a: DaemonArgs) -> anyhow::Resu
     if let Some(h) = a.http {
         cfg.http = Some(h);
     }
-    cfg.require_token |= a.require_token;
+    if a.require_token {
+        cfg.warnings.push(
+            "--require-token is obsolete and ignored: every call that changes the node needs the token, on any address; remove it".into(),
+        );
+    }
+    cfg.open_reads |= a.open_reads;
+    cfg.http_hosts.extend(a.http_host.iter().cloned());
     if let Some(q) = &a.quota {
         cfg.quota = Some(
             skywave_daemon::config::parse_size(q)
@@ -216,9 +245,9 @@ pub fn render_status(s: &Status) -> String {
     let _ = writeln!(
         o,
         "node {}  up {:.0} s  api http://{}  store {} bundles, {}{}",
-        &s.node[..16],
+        short(&s.node, 16),
         s.uptime_seconds,
-        s.http,
+        printable(&s.http),
         s.store.bundles,
         bytes(s.store.payload_bytes + s.store.manifest_bytes),
         if s.store.partials > 0 {
@@ -254,13 +283,13 @@ pub fn render_status(s: &Status) -> String {
         let state = if l.up {
             "up".to_string()
         } else {
-            format!("down ({})", l.reason.as_deref().unwrap_or("?"))
+            format!("down ({})", printable(l.reason.as_deref().unwrap_or("?")))
         };
         let _ = writeln!(
             o,
             "  {:>2} {:<28} {:<22} out {:>12} in {:>12}{}",
             l.id,
-            l.name,
+            printable(&l.name),
             state,
             rate(l.out_bps),
             rate(l.in_bps),
@@ -275,9 +304,9 @@ pub fn render_status(s: &Status) -> String {
         let _ = writeln!(
             o,
             "  {}  link {:<2} {:<12} rtt {:>9}  mtu {:>6}  recon {:>8}  sending {} receiving {}  heard {:.0} s ago",
-            &p.node[..16],
+            short(&p.node, 16),
             p.link,
-            p.state,
+            printable(&p.state),
             p.rtt_ms.map_or("-".into(), |r| format!("{r:.1} ms")),
             path_mtu(p),
             bytes(p.recon_bytes),
@@ -297,15 +326,15 @@ pub fn render_status(s: &Status) -> String {
         let _ = writeln!(
             o,
             "  {} {:<7} {} {}  {} / {}  {:>12}  eta {:>6}  {}",
-            &t.id[..16],
-            t.direction,
-            &t.peer[..8],
+            short(&t.id, 16),
+            printable(&t.direction),
+            short(&t.peer, 8),
             bar(t.held_bytes, t.total_bytes, 20),
             bytes(t.held_bytes),
             bytes(t.total_bytes),
             rate(t.rate_bps * 8.0),
             eta,
-            t.state
+            printable(&t.state)
         );
     }
     let p = &s.protocol;
@@ -368,9 +397,9 @@ pub fn peers(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
     for p in &s.peers {
         println!(
             "{:<64}  {:<4}  {:<12}  {:>9}  {:>6}  {:>8}",
-            p.node,
+            printable(&p.node),
             p.link,
-            p.state,
+            printable(&p.state),
             p.rtt_ms.map_or("-".into(), |r| format!("{r:.1} ms")),
             path_mtu(p),
             bytes(p.recon_bytes)
@@ -391,9 +420,10 @@ pub fn events(dir: &Path, a: EventsArgs, json: bool) -> anyhow::Result<ExitCode>
             writeln!(
                 o,
                 "{:>6}  {:<10}  {}",
-                v["id"],
-                v["kind"].as_str().unwrap_or(""),
-                v["data"]
+                printable(&v["id"].to_string()),
+                printable(v["kind"].as_str().unwrap_or("")),
+                // JSON escapes C0 controls but not DEL, C1 or bidi controls.
+                printable(&v["data"].to_string())
             )
         };
         let _ = o.flush();
@@ -429,7 +459,7 @@ fn print_remote(v: &serde_json::Value, json: bool) -> anyhow::Result<()> {
     if json {
         println!("{}", serde_json::to_string_pretty(v)?);
     } else {
-        println!("{}", v["id"].as_str().unwrap_or(""));
+        println!("{}", printable(v["id"].as_str().unwrap_or("")));
     }
     Ok(())
 }
@@ -496,15 +526,14 @@ pub fn ls(c: &Client, a: LsArgs, json: bool) -> anyhow::Result<ExitCode> {
         "ID", "VERSION", "SIZE", "SERVICE", "DATE"
     );
     for b in &list {
-        let id = b["id"].as_str().unwrap_or("");
         println!(
             "{:<16}  {:>8}  {:>10}  {:<10}  {:<20}  {}{}",
-            &id[..id.len().min(16)],
-            b["version"],
+            short(b["id"].as_str().unwrap_or(""), 16),
+            printable(&b["version"].to_string()),
             bytes(b["length"].as_u64().unwrap_or(0)),
-            b["service"].as_str().unwrap_or("-"),
-            b["date_utc"].as_str().unwrap_or(""),
-            b["name"].as_str().unwrap_or(""),
+            text(b, "service", "-"),
+            text(b, "date_utc", ""),
+            text(b, "name", ""),
             if b["journal"].as_bool() == Some(true) {
                 " (journal)"
             } else {
@@ -523,7 +552,12 @@ pub fn show(c: &Client, a: IdArg, json: bool) -> anyhow::Result<ExitCode> {
     }
     if let Some(o) = v.as_object() {
         for (k, val) in o {
-            println!("{:<15} {}", format!("{k}:"), val);
+            // Strings as JSON (quoted, C0 escaped), and then the rest of the controls.
+            println!(
+                "{:<15} {}",
+                format!("{}:", printable(k)),
+                printable(&val.to_string())
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

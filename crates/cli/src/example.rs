@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
+use skywave_bundle::text::printable;
 use skywave_store::{NewBundle, Query, Store, StoreConfig};
 
 use crate::util::{bytes, now_secs};
@@ -112,8 +113,8 @@ fn list(s: &Store) -> anyhow::Result<()> {
             &m.id.to_hex()[..16],
             m.version,
             bytes(m.length),
-            m.service.as_deref().unwrap_or("-"),
-            m.name.as_deref().unwrap_or(""),
+            printable(m.service.as_deref().unwrap_or("-")),
+            printable(m.name.as_deref().unwrap_or("")),
             b.manifest.as_bytes().len()
         );
     }

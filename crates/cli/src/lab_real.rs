@@ -908,7 +908,7 @@ impl<'a> RealRun<'a> {
             }
             std::thread::sleep(Duration::from_millis(5));
         };
-        let client = Client::new(format!("http://{}", info.http), None);
+        let client = Client::for_node(dir, &info);
         self.daemons.push(DaemonProc {
             proc_: p,
             info,

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Args;
+use skywave_bundle::text::printable;
 use skywave_bundle::{BundleId, Identity};
 use skywave_store::{NewBundle, Query, Store, StoreConfig, StoredBundle};
 
@@ -200,9 +201,9 @@ pub fn ls(dir: &Path, a: LsArgs, json: bool) -> anyhow::Result<ExitCode> {
             &m.id.to_hex()[..16],
             m.version,
             bytes(m.length),
-            m.service.as_deref().unwrap_or("-"),
+            printable(m.service.as_deref().unwrap_or("-")),
             j.date_utc,
-            m.name.as_deref().unwrap_or(""),
+            printable(m.name.as_deref().unwrap_or("")),
             if m.journal { " (journal)" } else { "" },
         )?;
     }
@@ -228,7 +229,7 @@ pub fn show(dir: &Path, a: IdArg, json: bool) -> anyhow::Result<ExitCode> {
     println!("journal:   {}", j.journal);
     for (k, v) in [("service", &j.service), ("name", &j.name)] {
         if let Some(v) = v {
-            println!("{k:<10} {v}", k = format!("{k}:"));
+            println!("{k:<10} {v}", k = format!("{k}:"), v = printable(v));
         }
     }
     if let Some(s) = j.sender {
@@ -238,7 +239,7 @@ pub fn show(dir: &Path, a: IdArg, json: bool) -> anyhow::Result<ExitCode> {
         println!("recipient: {r}");
     }
     for (k, v) in &j.fields {
-        println!("field:     {k}={v}");
+        println!("field:     {}={}", printable(k), printable(v));
     }
     println!("manifest:  {} bytes signed", j.manifest_bytes);
     println!(
@@ -292,7 +293,7 @@ pub fn fsck(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
     } else {
         println!("checked {} bundles", r.bundles_checked);
         for (id, why) in &r.quarantined {
-            println!("quarantined {id}: {why}");
+            println!("quarantined {id}: {}", printable(why));
         }
         println!(
             "removed {} orphan files; reset {} transfers",

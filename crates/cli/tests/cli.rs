@@ -99,6 +99,58 @@ fn add_list_show_get_append_fsck() {
     assert!(fsck["quarantined"].as_array().unwrap().is_empty());
 }
 
+/// A name or field a peer wrote never reaches the terminal as control characters: an
+/// escape sequence cannot clear the screen, a newline cannot forge a row, a bidi
+/// override cannot reorder what follows. `--json` keeps the exact text.
+#[test]
+fn names_are_printed_without_control_characters() {
+    let tmp = tempfile::tempdir().unwrap();
+    let node = tmp.path().join("node");
+    ok(&node, &["init"]);
+    let file = tmp.path().join("x.bin");
+    std::fs::write(&file, b"x").unwrap();
+    let evil = "evil\x1b[2J\nfake row";
+    ok(
+        &node,
+        &[
+            "add",
+            file.to_str().unwrap(),
+            "--name",
+            evil,
+            "--field",
+            "k\u{9b}=v\u{202e}\t",
+        ],
+    );
+    let ls = ok(&node, &["ls"]);
+    assert_clean(&ls);
+    assert_eq!(ls.lines().count(), 2, "a header and one row: {ls:?}");
+    assert!(ls.contains(r"evil\x1b[2J\nfake row"), "{ls:?}");
+    let show = ok(&node, &["show", &ls.lines().nth(1).unwrap()[..8]]);
+    assert_clean(&show);
+    assert!(
+        show.lines()
+            .any(|l| l.starts_with("name:") && l.ends_with(r"evil\x1b[2J\nfake row")),
+        "{show:?}"
+    );
+    assert!(show.contains(r"field:     k\u{9b}=v\u{202e}\t"), "{show:?}");
+    let json: serde_json::Value = serde_json::from_str(&ok(&node, &["ls", "--json"])).unwrap();
+    assert_eq!(json[0]["name"], evil);
+    assert_eq!(json[0]["fields"]["k\u{9b}"], "v\u{202e}\t");
+}
+
+/// No C0 or C1 control (but the line ends), DEL, or bidi control in `text`.
+fn assert_clean(text: &str) {
+    let bad: Vec<char> = text
+        .chars()
+        .filter(|&c| {
+            (c.is_control() && c != '\n')
+                || ('\u{202a}'..='\u{202e}').contains(&c)
+                || ('\u{2066}'..='\u{2069}').contains(&c)
+        })
+        .collect();
+    assert!(bad.is_empty(), "{bad:?} in {text:?}");
+}
+
 #[test]
 fn errors_name_the_problem() {
     let tmp = tempfile::tempdir().unwrap();

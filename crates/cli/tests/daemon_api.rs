@@ -179,12 +179,52 @@ impl Daemon {
         self.get_with(path, &[])
     }
 
+    /// GET with `headers` and the token (unless `headers` has an `Authorization`).
     fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> Resp {
+        self.get_as(path, &self.with_token(headers))
+    }
+
+    /// GET with exactly `headers`.
+    fn get_as<V: AsRef<str>>(&self, path: &str, headers: &[(&str, V)]) -> Resp {
         let mut req = self.agent.get(format!("{}{path}", self.http));
         for (k, v) in headers {
-            req = req.header(*k, *v);
+            req = req.header(*k, v.as_ref());
         }
         finish(req.call(), &format!("GET {path}"))
+    }
+
+    /// `headers` and the daemon's token, unless they carry one already.
+    fn with_token<'a>(&self, headers: &[(&'a str, &str)]) -> Vec<(&'a str, String)> {
+        let mut h: Vec<(&str, String)> = headers.iter().map(|(k, v)| (*k, v.to_string())).collect();
+        if !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+        {
+            h.push(("Authorization", format!("Bearer {}", self.token)));
+        }
+        h
+    }
+
+    /// HEAD (or DELETE) with the token.
+    fn head(&self, path: &str) -> Resp {
+        let url = format!("{}{path}", self.http);
+        let bearer = format!("Bearer {}", self.token);
+        finish(
+            self.agent.head(url).header("Authorization", &bearer).call(),
+            &format!("HEAD {path}"),
+        )
+    }
+
+    fn delete(&self, path: &str) -> Resp {
+        let url = format!("{}{path}", self.http);
+        let bearer = format!("Bearer {}", self.token);
+        finish(
+            self.agent
+                .delete(url)
+                .header("Authorization", &bearer)
+                .call(),
+            &format!("DELETE {path}"),
+        )
     }
 
     fn get_json(&self, path: &str) -> Value {
@@ -198,10 +238,16 @@ impl Daemon {
         r.json()
     }
 
+    /// POST with `headers` and the token (unless `headers` has an `Authorization`).
     fn post(&self, path: &str, body: &[u8], headers: &[(&str, &str)]) -> Resp {
+        self.post_as(path, body, &self.with_token(headers))
+    }
+
+    /// POST with exactly `headers`.
+    fn post_as<V: AsRef<str>>(&self, path: &str, body: &[u8], headers: &[(&str, V)]) -> Resp {
         let mut req = self.agent.post(format!("{}{path}", self.http));
         for (k, v) in headers {
-            req = req.header(*k, *v);
+            req = req.header(*k, v.as_ref());
         }
         finish(req.send(body), &format!("POST {path}"))
     }
@@ -314,8 +360,8 @@ fn follow(d: &Daemon, query: &str, headers: &[(&str, &str)]) -> mpsc::Receiver<S
         .build();
     let agent = ureq::Agent::new_with_config(cfg);
     let mut req = agent.get(format!("{}/v1/events{query}", d.http));
-    for (k, v) in headers {
-        req = req.header(*k, *v);
+    for (k, v) in d.with_token(headers) {
+        req = req.header(k, v);
     }
     let r = req.call().unwrap();
     assert_eq!(r.status(), 200);
@@ -688,10 +734,7 @@ fn bundles_insert_list_show_payload_and_append() {
             "GET {path}: {}",
             r.status
         );
-        let r = finish(
-            d.agent.head(format!("{}{path}", d.http)).call(),
-            &format!("HEAD {path}"),
-        );
+        let r = d.head(&path);
         assert!(
             r.status == 200 || r.status == 405,
             "HEAD {path}: {}",
@@ -1021,10 +1064,7 @@ fn malformed_requests_and_bad_ids_get_a_json_error_naming_the_problem() {
         // Unknown endpoints and methods.
         (d.get("/v1/nothing"), 404, "no endpoint GET /v1/nothing"),
         (
-            finish(
-                d.agent.delete(format!("{}/v1/bundles/{id}", d.http)).call(),
-                "DELETE",
-            ),
+            d.delete(&format!("/v1/bundles/{id}")),
             405,
             "DELETE is not allowed",
         ),
@@ -1053,7 +1093,8 @@ fn malformed_requests_and_bad_ids_get_a_json_error_naming_the_problem() {
     let mut s = TcpStream::connect(&addr).unwrap();
     write!(
         s,
-        "POST /v1/bundles?service=t HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"
+        "POST /v1/bundles?service=t HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nContent-Length: 100000\r\n\r\n",
+        d.token
     )
     .unwrap();
     s.write_all(&[7u8; 5000]).unwrap();
@@ -1118,12 +1159,43 @@ fn uploads_past_the_quota_are_refused_and_earlier_bundles_kept() {
     d.add("service=q", b"small");
 }
 
+// ---- access ---------------------------------------------------------------------------
+
+/// Sends `head` (request line and headers, no blank line) on a new connection with
+/// `Connection: close`; the answer's status and body.
+fn raw(d: &Daemon, head: &str) -> (u16, String) {
+    let addr = d.http.trim_start_matches("http://");
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "{head}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let out = String::from_utf8_lossy(&out).to_string();
+    let status = out
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no HTTP answer to {head:?}: {out:?}"));
+    let body = out
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    (status, body)
+}
+
+/// Writes a configuration file beside the node directory.
+fn config_file(tmp: &Path, text: &str) -> String {
+    let p = tmp.join("skywave.toml");
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
 #[test]
-fn with_require_token_mutations_need_the_token_and_reads_do_not() {
+fn writes_need_the_token_on_a_loopback_address_too() {
     let tmp = tempfile::tempdir().unwrap();
-    let d = Daemon::start(&tmp.path().join("a"), &["--require-token"]);
+    let d = Daemon::start(&tmp.path().join("a"), &[]);
+    assert!(d.http.starts_with("http://127.0.0.1:"), "{}", d.http);
     assert!(d.token.len() >= 32);
-    let bearer = format!("Bearer {}", d.token);
     let wrong = format!("Bearer {}x", d.token);
     let short = format!("Bearer {}", &d.token[..d.token.len() - 1]);
     for h in [
@@ -1134,15 +1206,16 @@ fn with_require_token_mutations_need_the_token_and_reads_do_not() {
         vec![("Authorization", d.token.as_str())],
         vec![("Authorization", "Basic dXNlcjpwYXNz")],
     ] {
-        let r = d.post("/v1/bundles?service=t", b"x", &h);
+        let r = d.post_as("/v1/bundles?service=t", b"x", &h);
         let msg = r.error(401);
         assert!(
             msg.contains("http-token") && msg.contains("Bearer"),
             "{msg}"
         );
+        assert_eq!(r.header("www-authenticate"), Some("Bearer"));
     }
     // The token is checked before anything else: even a malformed upload is 401.
-    let r = d.post(
+    let r = d.post_as::<&str>(
         "/v1/bundles?colour=red",
         b"junk",
         &[("Content-Type", "multipart/form-data")],
@@ -1150,36 +1223,275 @@ fn with_require_token_mutations_need_the_token_and_reads_do_not() {
     r.error(401);
     assert!(d.ids().is_empty());
 
-    let r = d.post(
-        "/v1/bundles?service=t&journal=true",
-        b"one\n",
-        &[("Authorization", &bearer)],
-    );
-    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
-    let id = r.json()["id"].as_str().unwrap().to_string();
-    let r = d.post(&format!("/v1/bundles/{id}/append"), b"two\n", &[]);
+    let j = d.add("service=t&journal=true", b"one\n");
+    let id = j["id"].as_str().unwrap().to_string();
+    let r = d.post_as::<&str>(&format!("/v1/bundles/{id}/append"), b"two\n", &[]);
     r.error(401);
-    let r = d.post(
-        &format!("/v1/bundles/{id}/append"),
-        b"two\n",
-        &[("Authorization", &bearer)],
-    );
+    let r = d.post(&format!("/v1/bundles/{id}/append"), b"two\n", &[]);
     assert_eq!(r.status, 200);
-
-    // Reads need no token.
-    assert_eq!(d.ids(), vec![id.clone()]);
     assert_eq!(d.payload(&id), b"one\ntwo\n");
-    for p in [
-        "/v1/status",
-        "/v1/peers",
-        "/v1/links",
-        "/v1/transfers",
-        "/metrics",
-    ] {
+}
+
+#[test]
+fn the_scheme_of_the_token_is_matched_in_any_case() {
+    let tmp = tempfile::tempdir().unwrap();
+    // `--require-token` is obsolete (always on now) but still accepted.
+    let d = Daemon::start(&tmp.path().join("a"), &["--require-token"]);
+    for scheme in ["bearer", "BEARER", "Bearer", "bEaReR"] {
+        let auth = format!("{scheme} {}", d.token);
+        let r = d.post(
+            &format!("/v1/bundles?service=t&name={scheme}"),
+            b"x",
+            &[("Authorization", &auth)],
+        );
+        assert_eq!(
+            r.status,
+            201,
+            "{scheme}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        let r = d.get_with("/v1/status", &[("Authorization", &auth)]);
+        assert_eq!(r.status, 200, "{scheme}");
+    }
+    assert_eq!(d.ids().len(), 4);
+    assert!(
+        d.logs().contains("--require-token is obsolete"),
+        "{}",
+        d.logs()
+    );
+}
+
+#[test]
+fn reads_need_the_token_unless_opened_on_loopback() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = Daemon::start(&tmp.path().join("a"), &[]);
+    let b = d.add("service=t", b"secret");
+    let id = b["id"].as_str().unwrap().to_string();
+    let reads = [
+        "/v1/bundles".to_string(),
+        format!("/v1/bundles/{id}"),
+        format!("/v1/bundles/{id}/payload"),
+        "/v1/status".into(),
+        "/v1/peers".into(),
+        "/v1/links".into(),
+        "/v1/transfers".into(),
+        "/v1/events?since=0".into(),
+        "/v1/openapi.yaml".into(),
+        "/metrics".into(),
+    ];
+    for p in &reads {
+        let r = d.get_as::<&str>(p, &[]);
+        let msg = r.error(401);
+        assert!(
+            msg.contains("http-token") && msg.contains("open_reads"),
+            "{p}: {msg}"
+        );
+        let r = d.get_as(p, &[("Authorization", "Bearer nope")]);
+        r.error(401);
+    }
+    // With the token (Prometheus sends it as `authorization.credentials`).
+    for p in &reads[..7] {
         assert_eq!(d.get(p).status, 200, "{p}");
     }
+    let m = d.get("/metrics");
+    assert_eq!(m.status, 200);
+    assert!(String::from_utf8_lossy(&m.body).contains("skywave_uptime_seconds"));
     let rx = follow(&d, "?since=0", &[]);
     assert_eq!(next_of(&rx, "bundle", 10).data["data"]["id"], id.as_str());
+    drop((d, rx));
+
+    // `open_reads = true` (or --open-reads) on loopback: reads go without, writes do not.
+    let cfg = config_file(tmp.path(), "open_reads = true\n");
+    let d = Daemon::start(&tmp.path().join("a"), &["--config", &cfg]);
+    for p in &reads {
+        if p.starts_with("/v1/events") {
+            // A stream: the status, not the body.
+            let r = d.agent.get(format!("{}{p}", d.http)).call().unwrap();
+            assert_eq!(r.status(), 200, "{p}");
+            continue;
+        }
+        let r = d.get_as::<&str>(p, &[]);
+        assert_eq!(r.status, 200, "{p}: {}", String::from_utf8_lossy(&r.body));
+        let r = finish(
+            d.agent.head(format!("{}{p}", d.http)).call(),
+            &format!("HEAD {p}"),
+        );
+        assert_eq!(r.status, 200, "HEAD {p}");
+    }
+    let r = d.get_as::<&str>(&format!("/v1/bundles/{id}/payload"), &[]);
+    assert_eq!(r.body, b"secret");
+    let r = d.post_as::<&str>("/v1/bundles?service=t", b"x", &[]);
+    r.error(401);
+    drop(d);
+    let d = Daemon::start(&tmp.path().join("a"), &["--open-reads"]);
+    assert_eq!(d.get_as::<&str>("/v1/status", &[]).status, 200);
+    d.post_as::<&str>("/v1/bundles?service=t", b"x", &[])
+        .error(401);
+}
+
+#[test]
+fn writes_from_another_origin_are_refused_even_with_the_token() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = Daemon::start(&tmp.path().join("a"), &[]);
+    let own = d.http.clone();
+    let port = own.rsplit(':').next().unwrap().to_string();
+    let own_localhost = format!("http://localhost:{port}");
+    for h in [
+        vec![("Origin", "http://evil.example")],
+        vec![("Origin", "null")],
+        vec![("Origin", "http://127.0.0.1:1")],
+        vec![("Sec-Fetch-Site", "cross-site")],
+        vec![("Sec-Fetch-Site", "same-site")],
+        vec![("Origin", own.as_str()), ("Sec-Fetch-Site", "cross-site")],
+    ] {
+        let r = d.post("/v1/bundles?service=t", b"x", &h);
+        let msg = r.error(403);
+        assert!(msg.contains("another"), "{h:?}: {msg}");
+        assert!(
+            !r.headers
+                .keys()
+                .any(|k| k.as_str().starts_with("access-control-")),
+            "{:?}",
+            r.headers
+        );
+        // Without the token too.
+        let r = d.post_as("/v1/bundles?service=t", b"x", &h);
+        r.error(403);
+    }
+    // A preflight is not answered with CORS headers either.
+    let (status, _) = raw(
+        &d,
+        &format!(
+            "OPTIONS /v1/bundles HTTP/1.1\r\nHost: {}\r\nOrigin: http://evil.example\r\nAccess-Control-Request-Method: POST",
+            own.trim_start_matches("http://")
+        ),
+    );
+    assert!(status >= 400, "{status}");
+    assert!(d.ids().is_empty());
+    // The daemon's own origin, and requests a user made (Sec-Fetch-Site: none).
+    for h in [
+        vec![("Origin", own.as_str())],
+        vec![("Origin", own_localhost.as_str())],
+        vec![("Origin", own.as_str()), ("Sec-Fetch-Site", "same-origin")],
+        vec![("Sec-Fetch-Site", "none")],
+    ] {
+        let r = d.post("/v1/bundles?service=t", b"x", &h);
+        assert_eq!(r.status, 201, "{h:?}: {}", String::from_utf8_lossy(&r.body));
+    }
+    // Reads with an Origin are up to the token, as any read.
+    let r = d.get_with("/v1/status", &[("Origin", "http://evil.example")]);
+    assert_eq!(r.status, 200);
+    assert!(r.header("access-control-allow-origin").is_none());
+}
+
+#[test]
+fn a_host_that_is_not_the_daemon_is_refused_and_a_configured_name_taken() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = Daemon::start(&tmp.path().join("a"), &[]);
+    let addr = d.http.trim_start_matches("http://").to_string();
+    let port = addr.rsplit(':').next().unwrap().to_string();
+    let auth = format!("Authorization: Bearer {}", d.token);
+    let get = |host: Option<&str>, version: &str| {
+        let host = host.map(|h| format!("\r\nHost: {h}")).unwrap_or_default();
+        raw(
+            &d,
+            &format!("GET /v1/status HTTP/{version}{host}\r\n{auth}"),
+        )
+    };
+    // A rebound name, a port of another server, a name not configured.
+    for host in [
+        format!("evil.example:{port}"),
+        "evil.example".to_string(),
+        format!("127.0.0.1:{}", port.parse::<u16>().unwrap() ^ 1),
+        format!("node.example:{port}"),
+        format!("[::1]:{port}"),
+    ] {
+        let (status, body) = get(Some(&host), "1.1");
+        assert_eq!(status, 421, "{host}: {body}");
+        let v: Value = serde_json::from_str(&body).unwrap_or_else(|_| panic!("{body}"));
+        let msg = v["error"].as_str().unwrap();
+        assert!(msg.contains("http_hosts") && msg.contains(&host), "{msg}");
+    }
+    // Writes too, before the token or the body are looked at.
+    let (status, _) = raw(
+        &d,
+        &format!(
+            "POST /v1/bundles HTTP/1.1\r\nHost: evil.example:{port}\r\n{auth}\r\nContent-Length: 0"
+        ),
+    );
+    assert_eq!(status, 421);
+    assert!(d.ids().is_empty());
+    // Its own address, localhost, and no Host at all (HTTP/1.0) on loopback.
+    for host in [
+        addr.clone(),
+        format!("localhost:{port}"),
+        format!("LocalHost:{port}"),
+    ] {
+        assert_eq!(get(Some(&host), "1.1").0, 200, "{host}");
+    }
+    assert_eq!(get(None, "1.0").0, 200);
+    drop(d);
+
+    // A configured name (file or flag) is taken, with any port or the one given.
+    let cfg = config_file(
+        tmp.path(),
+        "http_hosts = [\"node.example\", \"proxy.example:8080\"]\n",
+    );
+    let d = Daemon::start(
+        &tmp.path().join("a"),
+        &["--config", &cfg, "--http-host", "other.example"],
+    );
+    let port = d.http.rsplit(':').next().unwrap().to_string();
+    let auth = format!("Authorization: Bearer {}", d.token);
+    for (host, want) in [
+        (format!("node.example:{port}"), 200),
+        ("Node.Example".to_string(), 200),
+        ("proxy.example:8080".to_string(), 200),
+        ("proxy.example:8081".to_string(), 421),
+        (format!("other.example:{port}"), 200),
+        (format!("evil.example:{port}"), 421),
+    ] {
+        let (status, body) = raw(
+            &d,
+            &format!("GET /v1/status HTTP/1.1\r\nHost: {host}\r\n{auth}"),
+        );
+        assert_eq!(status, want, "{host}: {body}");
+    }
+    let r = d.post(
+        "/v1/bundles?service=t",
+        b"x",
+        &[("Origin", "http://node.example")],
+    );
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+}
+
+#[test]
+fn a_token_file_readable_by_others_is_made_owner_only_at_start() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("a");
+    std::fs::create_dir_all(&dir).unwrap();
+    let token = "5eed".repeat(12);
+    let path = dir.join("http-token");
+    std::fs::write(&path, &token).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let d = Daemon::start(&dir, &[]);
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{mode:o}");
+    assert_eq!(d.token, token, "the token is kept");
+    assert_eq!(d.get("/v1/status").status, 200);
+    assert!(
+        d.logs().contains("was mode 0644") && d.logs().contains("now 0600"),
+        "{}",
+        d.logs()
+    );
+    drop(d);
+    // A new token file is owner-only from the start.
+    std::fs::remove_file(&path).unwrap();
+    let d = Daemon::start(&dir, &[]);
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{mode:o}");
+    assert_ne!(d.token, token);
 }
 
 #[test]

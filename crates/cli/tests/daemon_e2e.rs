@@ -372,6 +372,66 @@ fn a_receiver_killed_mid_transfer_resumes_without_refetching_what_it_held() {
     drop(emu);
 }
 
+/// The verbs that read through a running daemon send its token, and print peer-authored
+/// text (a bundle's name, fields) without control characters; `--json` keeps it exact.
+#[test]
+fn verbs_through_the_daemon_send_the_token_and_print_no_control_characters() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = Daemon::start(tmp.path(), "a", &["--listen", "udp://127.0.0.1:0"]);
+    let file = tmp.path().join("x.bin");
+    std::fs::write(&file, b"x").unwrap();
+    let evil = "evil\x1b[2J\nfake row";
+    let id = cli(
+        &a.dir,
+        &[
+            "add",
+            file.to_str().unwrap(),
+            "--name",
+            evil,
+            "--field",
+            "k=\u{202e}v\u{9b}",
+        ],
+    )
+    .trim()
+    .to_string();
+    assert_eq!(id.len(), 64, "{id}");
+    let ls = cli(&a.dir, &["ls"]);
+    assert_clean(&ls);
+    assert_eq!(ls.lines().count(), 2, "a header and one row: {ls:?}");
+    assert!(ls.contains(r"evil\x1b[2J\nfake row"), "{ls:?}");
+    let show = cli(&a.dir, &["show", &id[..8]]);
+    assert_clean(&show);
+    assert!(show.contains(r"\u{202e}v\u{9b}"), "{show:?}");
+    let json: serde_json::Value = serde_json::from_str(&cli(&a.dir, &["ls", "--json"])).unwrap();
+    assert_eq!(json[0]["name"], evil);
+    assert_eq!(json[0]["fields"]["k"], "\u{202e}v\u{9b}");
+    for verb in [
+        &["status"][..],
+        &["peers"],
+        &["events", "--since", "0", "--count", "1"],
+    ] {
+        let out = cli(&a.dir, verb);
+        assert_clean(&out);
+        assert!(!out.is_empty(), "{verb:?}");
+    }
+    let mut got = Vec::new();
+    assert_eq!(a.client.payload(&id, &mut got).unwrap(), 1);
+    cli(&a.dir, &["get", &id]);
+}
+
+/// No C0 or C1 control (but the line ends), DEL, or bidi control in `text`.
+fn assert_clean(text: &str) {
+    let bad: Vec<char> = text
+        .chars()
+        .filter(|&c| {
+            (c.is_control() && c != '\n')
+                || ('\u{202a}'..='\u{202e}').contains(&c)
+                || ('\u{2066}'..='\u{2069}').contains(&c)
+        })
+        .collect();
+    assert!(bad.is_empty(), "{bad:?} in {text:?}");
+}
+
 fn manifest_bytes(d: &Daemon, id: &str) -> u64 {
     let v: serde_json::Value = d.client.get_json(&format!("/v1/bundles/{id}")).unwrap();
     v["manifest_bytes"].as_u64().unwrap()

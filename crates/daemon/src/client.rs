@@ -1,4 +1,5 @@
-//! Finding and calling a running daemon (blocking; for the CLI and tests).
+//! Finding and calling a running daemon (blocking; for the CLI and tests). Every call
+//! sends the node's token, reads included.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
@@ -51,14 +52,36 @@ impl Client {
         if !alive(info.pid) {
             return None;
         }
+        Some(Client::for_node(dir, &info))
+    }
+
+    /// A client for the daemon `info` describes, with the token from node directory
+    /// `dir` (none if it cannot be read: then only what the daemon lets go without works).
+    pub fn for_node(dir: &Path, info: &RuntimeInfo) -> Client {
         let token = std::fs::read_to_string(dir.join(TOKEN_FILE))
             .ok()
             .map(|t| t.trim().to_string());
-        Some(Client::new(format!("http://{}", info.http), token))
+        // Bound to every address: reach it on loopback.
+        let mut addr = info.http;
+        if addr.ip().is_unspecified() {
+            addr.set_ip(match addr {
+                std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+                std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+            });
+        }
+        Client::new(format!("http://{addr}"), token)
     }
 
     fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
+    }
+
+    fn get(&self, path: &str) -> ureq::RequestBuilder<ureq::typestate::WithoutBody> {
+        let req = self.agent.get(self.url(path));
+        match &self.token {
+            Some(t) => req.header("Authorization", format!("Bearer {t}")),
+            None => req,
+        }
     }
 
     fn check(
@@ -81,15 +104,14 @@ impl Client {
             .ok()
             .and_then(|v| v["error"].as_str().map(str::to_string))
             .unwrap_or(body);
+        // The message may quote what a peer wrote; it ends up on a terminal.
+        let msg = skywave_bundle::text::printable(&msg);
         bail!("{what}: {msg} (HTTP {})", status.as_u16())
     }
 
     /// GET `path`, parsed as JSON.
     pub fn get_json<T: serde::de::DeserializeOwned>(&self, path: &str) -> anyhow::Result<T> {
-        let r = self.check(
-            &format!("GET {path}"),
-            self.agent.get(self.url(path)).call(),
-        )?;
+        let r = self.check(&format!("GET {path}"), self.get(path).call())?;
         serde_json::from_reader(r.into_body().into_reader())
             .with_context(|| format!("GET {path}: the daemon's answer is not the expected JSON"))
     }
@@ -119,10 +141,7 @@ impl Client {
     /// Streams a bundle's payload into `out`; returns the bytes written.
     pub fn payload(&self, id: &str, out: &mut dyn Write) -> anyhow::Result<u64> {
         let path = format!("/v1/bundles/{id}/payload");
-        let r = self.check(
-            &format!("GET {path}"),
-            self.agent.get(self.url(&path)).call(),
-        )?;
+        let r = self.check(&format!("GET {path}"), self.get(&path).call())?;
         let n = std::io::copy(&mut r.into_body().into_reader(), out)
             .with_context(|| format!("GET {path}: reading the payload"))?;
         Ok(n)
@@ -139,10 +158,7 @@ impl Client {
             Some(s) => format!("/v1/events?since={s}"),
             None => "/v1/events".into(),
         };
-        let r = self.check(
-            &format!("GET {path}"),
-            self.agent.get(self.url(&path)).call(),
-        )?;
+        let r = self.check(&format!("GET {path}"), self.get(&path).call())?;
         let rd = BufReader::new(r.into_body().into_reader());
         for line in rd.lines() {
             let line = line.context("reading the event stream")?;

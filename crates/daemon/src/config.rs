@@ -17,8 +17,14 @@ pub struct DaemonConfig {
     pub dir: Option<PathBuf>,
     /// HTTP API address; `None` for [`DEFAULT_HTTP`].
     pub http: Option<SocketAddr>,
-    /// Require the token for mutating calls even on a loopback address.
-    pub require_token: bool,
+    /// Let reads (GET, HEAD) go without the token. Honoured only when the API is bound
+    /// to a loopback address; writes always need the token.
+    pub open_reads: bool,
+    /// Names the API is reached by besides its address (`node.local`, or
+    /// `node.local:8080` for one port only): the `Host` of a request must be one of them.
+    pub http_hosts: Vec<String>,
+    /// What the file set that is no longer needed, to be shown to the user.
+    pub warnings: Vec<String>,
     /// Store byte limit.
     pub quota: Option<u64>,
     pub links: Vec<LinkConfig>,
@@ -198,7 +204,12 @@ struct FileConfig {
     #[serde(default)]
     http: Option<SocketAddr>,
     #[serde(default)]
-    require_token: bool,
+    open_reads: bool,
+    #[serde(default)]
+    http_hosts: Vec<String>,
+    /// Obsolete: every mutating call needs the token now. Accepted so older files load.
+    #[serde(default)]
+    require_token: Option<bool>,
     #[serde(default)]
     quota: Option<String>,
     #[serde(default)]
@@ -274,10 +285,18 @@ impl DaemonConfig {
             };
             links.push(l);
         }
+        let mut warnings = Vec::new();
+        if f.require_token.is_some() {
+            warnings.push(format!(
+                "{path}: `require_token` is obsolete and ignored: every call that changes the node needs the token, on any address, and so do reads unless `open_reads = true` on a loopback address; remove it"
+            ));
+        }
         Ok(DaemonConfig {
             dir: f.dir,
             http: f.http,
-            require_token: f.require_token,
+            open_reads: f.open_reads,
+            http_hosts: f.http_hosts,
+            warnings,
             quota,
             links,
             radio_access,
@@ -288,6 +307,13 @@ impl DaemonConfig {
     /// floor ([`skywave_proto::wire::MIN_FRAME`]). Called by `skywave config check` and at
     /// daemon start, after the command-line flags are laid over the file.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        for h in &self.http_hosts {
+            crate::access::check_host_name(h).map_err(|expected| ConfigError::Invalid {
+                field: "http_hosts".into(),
+                value: h.clone(),
+                expected,
+            })?;
+        }
         let floor = skywave_proto::wire::MIN_FRAME;
         for (i, l) in self.links.iter().enumerate() {
             let (ty, mtu) = match l {
@@ -499,10 +525,14 @@ pub const EXAMPLE: &str = r#"# skywave daemon configuration. Every setting can a
 # else ~/.local/share/skywave.
 # dir = "/var/lib/skywave"
 
-# HTTP API. Loopback by default; on any other address every mutating call
-# needs the token in DIR/http-token (header `Authorization: Bearer TOKEN`).
+# HTTP API. Loopback by default. Every call needs the token in DIR/http-token
+# (header `Authorization: Bearer TOKEN`; the skywave CLI sends it), and a call
+# that changes the node is refused from a web page of another origin.
 http = "127.0.0.1:7473"
-# require_token = true   # ask for the token on loopback too
+# open_reads = true                  # reads (GET, HEAD, /metrics) without the
+#                                    # token; only on a loopback address
+# http_hosts = ["node.local"]        # names the API is reached by besides its
+#                                    # address (the Host header must be one)
 
 # Refuse bundles once payloads and manifests reach this size.
 # quota = "10GiB"
@@ -594,6 +624,36 @@ mod tests {
             .join("\n");
         let c = DaemonConfig::from_toml(&all, "example").unwrap();
         assert_eq!(c.links.len(), 6, "{all}");
+    }
+
+    #[test]
+    fn http_access_settings_and_the_obsolete_require_token() {
+        let c = DaemonConfig::from_toml(
+            "open_reads = true\nhttp_hosts = [\"node.local\", \"proxy.example:8080\"]\n",
+            "c.toml",
+        )
+        .unwrap();
+        assert!(c.open_reads);
+        assert_eq!(c.http_hosts, ["node.local", "proxy.example:8080"]);
+        assert!(c.warnings.is_empty());
+        c.validate().unwrap();
+        // Older files still load; the setting is named as obsolete, with what replaced it.
+        for v in ["true", "false"] {
+            let c = DaemonConfig::from_toml(&format!("require_token = {v}\n"), "c.toml").unwrap();
+            assert!(!c.open_reads);
+            let w = c.warnings.join("\n");
+            assert!(
+                w.contains("c.toml") && w.contains("require_token") && w.contains("open_reads"),
+                "{w}"
+            );
+        }
+        let c =
+            DaemonConfig::from_toml("http_hosts = [\"http://node.local/\"]\n", "c.toml").unwrap();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("http_hosts") && e.contains("node.local:7473"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -36,8 +36,10 @@ pub struct Shared {
     pub events: EventLog,
     pub cmds: mpsc::UnboundedSender<Cmd>,
     pub node: [u8; 32],
-    pub token: String,
-    pub require_token: bool,
+    /// Who may use the HTTP API.
+    pub access: crate::access::Access,
+    /// The HTTP API's address as bound.
+    pub bound: std::net::SocketAddr,
     pub http: String,
     pub started: Instant,
     /// Turns true when the daemon stops: long-lived responses (event streams) end.

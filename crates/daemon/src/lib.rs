@@ -4,6 +4,7 @@
 //! [`run`] is the whole daemon; [`client`] is how the CLI finds and talks to a running
 //! one. docs/daemon.md describes both.
 
+mod access;
 pub mod client;
 pub mod config;
 mod core;
@@ -46,9 +47,22 @@ pub struct RuntimeInfo {
     pub tcp: Vec<SocketAddr>,
 }
 
-/// Reads the token, creating it (random, owner-only) if missing.
+/// Reads the token, creating it (random, owner-only) if missing. A token file others
+/// may read (group or world bits set) is made owner-only again, with a warning.
 pub fn ensure_token(dir: &Path) -> anyhow::Result<String> {
+    use std::os::unix::fs::PermissionsExt;
     let path = dir.join(TOKEN_FILE);
+    if let Ok(meta) = std::fs::metadata(&path)
+        && meta.permissions().mode() & 0o077 != 0
+    {
+        let was = meta.permissions().mode() & 0o777;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+            .with_context(|| format!("making {} owner-only (it is {was:04o})", path.display()))?;
+        tracing::warn!(
+            "{} was mode {was:04o}, readable by others; it is now 0600 (anyone who read it holds the token: delete the file and restart to make a new one)",
+            path.display()
+        );
+    }
     if let Ok(t) = std::fs::read_to_string(&path) {
         let t = t.trim().to_string();
         if t.len() >= 32 {
@@ -100,7 +114,15 @@ pub async fn run(
             format!("binding the HTTP API to {http_addr} (another daemon? choose one with --http)")
         })?;
     let http_local = listener.local_addr()?;
-    let require_token = cfg.require_token || !http_local.ip().is_loopback();
+    for w in &cfg.warnings {
+        tracing::warn!("{w}");
+    }
+    let access = access::Access::new(token, http_local, cfg.open_reads, &cfg.http_hosts);
+    if cfg.open_reads && !access.open_reads() {
+        tracing::warn!(
+            "open_reads is ignored: the HTTP API is bound to {http_local}, not a loopback address, and reads need the token"
+        );
+    }
 
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -110,8 +132,8 @@ pub async fn run(
         events: events::EventLog::new(Some(dir.join("events.mark"))),
         cmds: cmd_tx,
         node,
-        token,
-        require_token,
+        access,
+        bound: http_local,
         http: http_local.to_string(),
         started: Instant::now(),
         stopping: stop_rx,
@@ -172,7 +194,11 @@ pub async fn run(
     let core_task = tokio::spawn(core.run(in_rx, cmd_rx));
     let app = http::router(shared.clone());
     let mut stopped = stop_tx.subscribe();
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+    let server = axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<http::Conn>(),
+    )
+    .with_graceful_shutdown(async move {
         shutdown.await;
         let _ = stop_tx.send(true);
     });

@@ -59,8 +59,8 @@ async fn a_beacon_makes_a_peer_and_the_two_sync() {
     let ia = runtime_info(da.path()).await;
     let ib = runtime_info(db.path()).await;
     let (ca, cb) = (
-        Client::new(format!("http://{}", ia.http), None),
-        Client::new(format!("http://{}", ib.http), None),
+        Client::for_node(da.path(), &ia),
+        Client::for_node(db.path(), &ib),
     );
     let added = tokio::task::spawn_blocking(move || {
         ca.post_reader(

@@ -74,7 +74,7 @@ impl Daemon {
         let log = root.join(format!("{name}.log"));
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         let (child, info) = launch(&dir, &log, &args);
-        let client = Client::new(format!("http://{}", info.http), None);
+        let client = Client::for_node(&dir, &info);
         Daemon {
             name: name.into(),
             dir,
@@ -116,7 +116,7 @@ impl Daemon {
             self.args = a.iter().map(|s| s.to_string()).collect();
         }
         let (child, info) = launch(&self.dir, &self.log, &self.args);
-        self.client = Client::new(format!("http://{}", info.http), None);
+        self.client = Client::for_node(&self.dir, &info);
         self.info = info;
         self.child = Some(child);
     }
