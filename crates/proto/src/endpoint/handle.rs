@@ -18,6 +18,11 @@ impl Endpoint {
         prefixes: &[u8],
         store: &mut dyn BundleStore,
     ) {
+        let rto = self
+            .peers
+            .get(&key)
+            .and_then(|p| self.links.get(&p.link).map(|l| self.rto(p, &l.params)))
+            .unwrap_or(Duration::from_secs(1));
         let p = self.peers.get_mut(&key).expect("checked");
         p.recon.bytes += 1 + prefixes.len() as u64;
         p.recon.messages += 1;
@@ -41,8 +46,10 @@ impl Endpoint {
                 .collect();
             // A WANT by the whole short id is a request repeated because nothing came
             // (or a suspect payload asked for again): it is served even if the peer was
-            // said to hold the bundle, and a transfer already queued resends its
-            // manifest now rather than at its own (possibly backed-off) timer.
+            // said to hold the bundle, and a transfer whose manifest went out a resend
+            // timeout ago unconfirmed sends it again now rather than at its own (possibly
+            // backed-off) timer. What is queued already is not looked up again: a peer
+            // repeating a long WANT costs a lookup per id, not a store read.
             let again = len == crate::wire::MAX_WANT_LEN;
             for (id, version) in found {
                 if p.peer_has.contains(&(id, version)) {
@@ -51,15 +58,21 @@ impl Endpoint {
                     }
                     p.peer_has.remove(&(id, version));
                 }
-                if again
-                    && let Some(o) = p
-                        .out
-                        .iter_mut()
-                        .find(|o| o.id == id && o.r.version == version)
+                if let Some(o) = p
+                    .out
+                    .iter_mut()
+                    .find(|o| o.id == id && o.r.version >= version)
                 {
-                    o.manifest_acked = false;
-                    o.manifest_sent_at = None;
-                    o.progress_at = now;
+                    if again
+                        && !o.manifest_acked
+                        && o.manifest_sent_at.is_some_and(|t| now >= t + rto)
+                    {
+                        o.manifest_sent_at = None;
+                        o.progress_at = now;
+                    }
+                    continue;
+                }
+                if p.backlog.get(&id).is_some_and(|q| q.version >= version) {
                     continue;
                 }
                 if let Some(m) = store.manifest(&id).filter(|m| m.version() == version) {

@@ -233,12 +233,16 @@ impl Backlog {
 /// Short ids asked for by WANT and not yet answered by a manifest, with when each was
 /// asked. An answer to any of them restarts every wait (the rest are on their way too):
 /// kept as one time, not by touching each entry, so that a peer asked for a million
-/// costs O(log n) per answer.
+/// costs O(log n) per answer. Ids unanswered for the patience are asked again, and each
+/// such round without an answer between doubles the patience: a sender slow to get
+/// through a long queue is not flooded with repeats that only cost it work.
 #[derive(Debug, Default)]
 pub(crate) struct Asked {
     by_sid: HashMap<u64, Duration>,
     by_time: BTreeSet<(Duration, u64)>,
     answered_at: Duration,
+    /// Rounds of asking again since the last answer.
+    rounds: u32,
 }
 
 impl Asked {
@@ -256,16 +260,26 @@ impl Asked {
         };
         self.by_time.remove(&(t, sid));
         self.answered_at = now;
+        self.rounds = 0;
         true
     }
 
-    /// When the longest wait began.
-    pub fn oldest(&self) -> Option<Duration> {
-        self.by_time.first().map(|&(t, _)| t.max(self.answered_at))
+    fn wait(&self, patience: Duration) -> Duration {
+        patience * 2u32.pow(self.rounds.min(6))
     }
 
-    /// Removes and returns the ids whose wait began at or before `before`.
-    pub fn take_stale(&mut self, before: Duration) -> Vec<u64> {
+    /// When the longest wait ends, with `patience` as the unbacked wait.
+    pub fn due_at(&self, patience: Duration) -> Option<Duration> {
+        self.by_time
+            .first()
+            .map(|&(t, _)| t.max(self.answered_at) + self.wait(patience))
+    }
+
+    /// Removes and returns the ids whose wait has ended at `now`.
+    pub fn take_stale(&mut self, now: Duration, patience: Duration) -> Vec<u64> {
+        let Some(before) = now.checked_sub(self.wait(patience)) else {
+            return Vec::new();
+        };
         if self.answered_at > before {
             return Vec::new();
         }
@@ -278,12 +292,16 @@ impl Asked {
             self.by_sid.remove(&sid);
             stale.push(sid);
         }
+        if !stale.is_empty() {
+            self.rounds += 1;
+        }
         stale
     }
 
     pub fn clear(&mut self) {
         self.by_sid.clear();
         self.by_time.clear();
+        self.rounds = 0;
     }
 
     pub fn len(&self) -> usize {
@@ -629,6 +647,34 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    #[test]
+    fn asking_again_backs_off_until_an_answer() {
+        let ms = Duration::from_millis;
+        let mut a = Asked::default();
+        for sid in 0..1000 {
+            a.insert(sid, ms(0));
+        }
+        let patience = ms(100);
+        assert!(a.take_stale(ms(99), patience).is_empty());
+        assert_eq!(a.take_stale(ms(100), patience).len(), 1000);
+        // Asked again at 100 ms: the next round waits twice as long, then four times.
+        for sid in 0..1000 {
+            a.insert(sid, ms(100));
+        }
+        assert_eq!(a.due_at(patience), Some(ms(300)));
+        assert!(a.take_stale(ms(299), patience).is_empty());
+        assert_eq!(a.take_stale(ms(300), patience).len(), 1000);
+        for sid in 0..1000 {
+            a.insert(sid, ms(300));
+        }
+        assert_eq!(a.due_at(patience), Some(ms(700)));
+        // An answer restarts every wait and the patience.
+        assert!(a.answered(7, ms(500)));
+        assert!(!a.answered(7, ms(500)));
+        assert_eq!(a.due_at(patience), Some(ms(600)));
+        assert_eq!(a.len(), 999);
+    }
 
     fn set(v: &[(u64, u64)]) -> RangeSet {
         let mut r = RangeSet::new();

@@ -788,8 +788,8 @@ impl Endpoint {
                     at(t + rto);
                 }
             }
-            if let Some(first) = p.asked.oldest() {
-                at(first + rto * WANT_PATIENCE);
+            if let Some(t) = p.asked.due_at(rto * WANT_PATIENCE) {
+                at(t);
             }
             if p.recon.dec.is_some() && !p.recon.decoded && p.recon.more_to_send.is_none() {
                 at(p.recon.last_symbol_at + Self::recon_retry_after(p, rto));
@@ -882,10 +882,7 @@ impl Endpoint {
                 // A fresh draw for the next wait (see `Peer::rto_jitter`).
                 p.rto_jitter = draw;
             }
-            let stale = now
-                .checked_sub(rto * WANT_PATIENCE)
-                .map(|before| p.asked.take_stale(before))
-                .unwrap_or_default();
+            let stale = p.asked.take_stale(now, rto * WANT_PATIENCE);
             for sid in stale {
                 if p.recon.shorts.contains_key(&sid) {
                     continue; // it arrived since (another way than as the answer)
