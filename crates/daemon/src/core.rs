@@ -1126,6 +1126,8 @@ impl Core {
             ("not_for_us", stats.dropped_not_for_us),
             ("unknown_peer", stats.dropped_unknown_peer),
             ("bad_manifest", stats.bad_manifests),
+            ("bad_payload", stats.bad_payloads),
+            ("suspect_offer", stats.suspect_offers_refused),
         ] {
             dropped.insert(k.into(), v);
         }

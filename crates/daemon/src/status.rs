@@ -97,7 +97,7 @@ pub struct TransferView {
     pub peer: String,
     /// `send` or `receive`.
     pub direction: String,
-    /// Reason code: `offering`, `sending`, `awaiting_report`, `speculative`,
+    /// Reason code: `offering`, `sending`, `awaiting_report`, `speculative`, `queued`,
     /// `receiving`, `stalled`.
     pub state: String,
     pub held_bytes: u64,
