@@ -17,7 +17,7 @@ use skywave_links::{LinkCounters, LinkEvent, LinkHandle, LinkParams, RadioStatus
 use skywave_node::StoreAdapter;
 use skywave_node::adapter::{IpLinkConfig, LinkAdapter, Readiness};
 use skywave_node::mac::SoftMac;
-use skywave_proto::{Direction, Endpoint, Event, LinkId};
+use skywave_proto::{Direction, Endpoint, Event, LinkId, TransferState};
 use tokio::net::{TcpStream, UdpSocket};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -1039,6 +1039,9 @@ impl Core {
         // Transfer progress rates.
         let mut seen = HashMap::new();
         for t in self.ep.transfers() {
+            if t.state == TransferState::Queued {
+                continue; // no progress to measure
+            }
             let k = (t.peer, t.id, t.version, t.direction == Direction::Send);
             let p = match self.progress.get(&k) {
                 Some(p) => {

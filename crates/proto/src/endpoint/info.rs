@@ -52,6 +52,7 @@ pub struct PeerInfo {
     pub path_mtu: Option<(u64, bool)>,
     /// Time since the peer was last heard.
     pub silent_for: Duration,
+    /// Transfers to the peer not yet confirmed, queued ones included.
     pub sending: usize,
     pub receiving: usize,
 }
@@ -97,6 +98,9 @@ impl TransferState {
         }
     }
 }
+
+/// Queued transfers listed per peer by [`Endpoint::transfers`], next first.
+pub const QUEUED_LISTED: usize = 32;
 
 /// One bundle version moving to or from one peer.
 #[derive(Debug, Clone)]
@@ -149,7 +153,8 @@ impl Endpoint {
             .collect()
     }
 
-    /// Every transfer under way, to and from every peer.
+    /// Every transfer under way, to and from every peer, and the next
+    /// [`QUEUED_LISTED`] queued to each.
     pub fn transfers(&self) -> Vec<TransferInfo> {
         let now = self.now;
         let mut v = Vec::new();
@@ -182,7 +187,9 @@ impl Endpoint {
                     idle_for: now.saturating_sub(o.progress_at),
                 });
             }
-            for q in p.backlog.iter() {
+            // Only the next few queued: a peer lacking a million bundles must not make
+            // every status call list a million ([`PeerInfo::sending`] counts them all).
+            for q in p.backlog.iter().take(QUEUED_LISTED) {
                 v.push(TransferInfo {
                     peer: p.key,
                     id: q.id,
