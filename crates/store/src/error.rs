@@ -67,6 +67,16 @@ pub enum StoreError {
         used: u64,
         evictable: u64,
     },
+    #[error(
+        "bundle {id} claims {need} bytes, which cannot fit {room}; it is refused before any byte is received"
+    )]
+    NoRoom {
+        id: BundleId,
+        need: u64,
+        /// What it does not fit: "the store quota of N bytes", or "the N bytes free on
+        /// the disk holding DIR, less M bytes owed to transfers in progress".
+        room: String,
+    },
     #[error("no secret key for bundle {0} in the keyring; only its author can change it")]
     NoKey(BundleId),
     #[error("bundle {0} is not a journal; only journals can be appended to")]

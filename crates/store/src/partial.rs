@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::Read;
 use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use rusqlite::{OptionalExtension, params};
 use skywave_bundle::{BundleId, JournalState, PayloadHasher, RangeSet, SignedManifest};
@@ -121,6 +121,7 @@ impl Store {
             }
             self.abandon_partial(&m.id)?;
         }
+        self.check_room(signed)?;
         let (path, base) = if m.journal {
             let base = self.committed_journal(&m.id)?.map_or(0, |(l, _)| l);
             (self.journal_path(&m.id), base)
@@ -163,6 +164,48 @@ impl Store {
             },
         );
         Ok(info)
+    }
+
+    /// Refuses a new transfer whose claimed payload can never be held: larger than the
+    /// quota (eviction cannot make room for it), or than the disk's free space less what
+    /// the transfers in progress still need. A peer claiming terabytes is thus turned
+    /// away before a byte is written; one that merely does not fit beside the bundles
+    /// held is still taken (eviction decides at commit).
+    fn check_room(&self, signed: &SignedManifest) -> Result<()> {
+        let m = signed.manifest();
+        let need = m.length + signed.as_bytes().len() as u64;
+        if let Some(quota) = self.config.quota
+            && need > quota
+        {
+            return Err(StoreError::NoRoom {
+                id: m.id,
+                need,
+                room: format!("the store quota of {quota} bytes"),
+            });
+        }
+        let owed: u64 = self
+            .partials
+            .values()
+            .map(|p| {
+                p.manifest
+                    .manifest()
+                    .length
+                    .saturating_sub(p.held.covered())
+            })
+            .sum();
+        if let Some(free) = free_space(&self.dir)
+            && need.saturating_add(owed) > free
+        {
+            return Err(StoreError::NoRoom {
+                id: m.id,
+                need,
+                room: format!(
+                    "the {free} bytes free on the disk holding {}, less {owed} bytes owed to transfers in progress",
+                    self.dir.display()
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Loads a transfer recorded by an earlier run into memory, if there is one.
@@ -486,4 +529,11 @@ fn hash_file_range(
         at += n as u64;
     }
     Ok(())
+}
+
+/// Bytes an unprivileged writer may still use on the file system holding `dir` (`None`
+/// when the file system cannot say).
+fn free_space(dir: &Path) -> Option<u64> {
+    let st = nix::sys::statvfs::statvfs(dir).ok()?;
+    Some((st.blocks_available() as u64).saturating_mul(st.fragment_size() as u64))
 }

@@ -562,3 +562,44 @@ fn journal_prefix_that_does_not_verify_is_refused() {
     assert!(b.partial(&id).unwrap().is_none(), "bad transfer is dropped");
     assert!(b.fsck().unwrap().is_clean());
 }
+
+/// A manifest claiming `length` bytes (whose payload nobody holds).
+fn claiming(k: &skywave_bundle::SecretKey, length: u64) -> skywave_bundle::SignedManifest {
+    skywave_bundle::Manifest::new(k.bundle_id(), 1, length, hash_payload(b"x"), DATE)
+        .sign(k)
+        .unwrap()
+}
+
+#[test]
+fn a_transfer_that_can_never_fit_is_refused_before_any_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = StoreConfig {
+        quota: Some(50_000_000),
+        ..Default::default()
+    };
+    let mut s = Store::open(dir.path(), cfg).unwrap();
+    // Three bundles claiming a terabyte each, under a 50 MB quota.
+    for i in 0..3 {
+        let err = s
+            .begin_partial(&claiming(&key(30 + i), 1 << 40))
+            .unwrap_err();
+        assert!(matches!(err, StoreError::NoRoom { .. }), "{err}");
+        assert!(err.to_string().contains("quota of 50000000"), "{err}");
+    }
+    let files = std::fs::read_dir(dir.path().join("partial"))
+        .unwrap()
+        .count();
+    assert_eq!(files, 0, "a refused transfer left a file");
+    assert!(s.partial(&key(30).bundle_id()).unwrap().is_none());
+    // Without a quota, a claim past the disk's free space is refused likewise.
+    drop(s);
+    let mut s = open(dir.path());
+    let err = s
+        .begin_partial(&claiming(&key(40), u64::MAX / 4))
+        .unwrap_err();
+    assert!(err.to_string().contains("free on the disk"), "{err}");
+    // One that fits is taken.
+    let p = data(10_000, 1);
+    s.begin_partial(&signed(&key(41), 1, &p)).unwrap();
+    assert!(s.fsck().unwrap().is_clean());
+}

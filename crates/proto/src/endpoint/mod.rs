@@ -783,6 +783,16 @@ impl Endpoint {
         if !streamer {
             p.recon.dec = Some(Decoder::new());
         }
+        if local == 0 || set_size == 0 {
+            // One side holds nothing: the difference is the other side's whole set,
+            // which it pushes (below); symbols would only describe it. The round is not
+            // begun, but a side that counted otherwise (a bundle stored between its HELLO
+            // and the session) still gets one: symbols arriving, or a request for them,
+            // start it (`Recon::skipped`).
+            p.recon.skipped = true;
+            p.recon.burst_end = 0;
+            p.recon.decoded = !streamer;
+        }
         // While reconciliation runs, push a few of the newest small bundles on a guess:
         // on slow links it takes minutes, and these are the likeliest to be missing. A
         // wrong guess costs a manifest and an "I have it".
@@ -1018,6 +1028,8 @@ impl Endpoint {
                 }
                 Message::ReconMore { from, count, .. } => {
                     let p = self.peers.get_mut(&key).expect("checked");
+                    // A decoder that counted otherwise asks for the round we skipped.
+                    p.recon.skipped = false;
                     if !p.recon.stopped {
                         if count > 0 {
                             p.recon
@@ -1172,6 +1184,11 @@ impl Endpoint {
         let p = self.peers.get_mut(&key).expect("checked");
         p.recon.bytes += data.len() as u64;
         p.recon.messages += 1;
+        if p.recon.skipped && p.recon.dec.is_some() {
+            // The streamer counted otherwise and began the round: decode after all.
+            p.recon.skipped = false;
+            p.recon.decoded = false;
+        }
         let Some(dec) = p.recon.dec.as_mut() else {
             return;
         };

@@ -467,12 +467,17 @@ pub(crate) struct Recon {
     /// Bytes of reconciliation messages sent and received (for the metrics).
     pub bytes: u64,
     pub messages: u64,
+    /// The round was not begun: one side's HELLO counted no bundles (see
+    /// `start_session`). Cleared if the other side begins it anyway.
+    pub skipped: bool,
 }
 
 impl Recon {
     /// Whether a round is under way (symbols streaming or being decoded).
     pub fn active(&self, streamer: bool) -> bool {
-        if streamer {
+        if self.skipped {
+            false
+        } else if streamer {
             !self.stopped
         } else {
             self.dec.is_some() && !self.decoded
