@@ -85,6 +85,9 @@ pub struct MemStore {
     pub order: HashMap<BundleId, u64>,
     next: u64,
     pub partial: HashMap<BundleId, (SignedManifest, Vec<u8>, RangeSet)>,
+    /// Payload bytes it may hold: a received bundle past it fails at completion (and is
+    /// dropped), as a real store's commit does when over its quota.
+    pub quota: Option<u64>,
 }
 
 impl MemStore {
@@ -215,6 +218,10 @@ impl BundleStore for MemStore {
         let (m, buf, _) = self.partial.remove(id).expect("present above");
         if hash_payload(&buf) != m.manifest().hash {
             return Written::Corrupt("payload hash mismatch".into());
+        }
+        let held: usize = self.held.values().map(|(_, p)| p.len()).sum();
+        if self.quota.is_some_and(|q| (held + buf.len()) as u64 > q) {
+            return Written::Failed("over the store quota".into());
         }
         self.note(*id);
         self.held.insert(*id, (m, buf));

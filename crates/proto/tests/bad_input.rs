@@ -532,3 +532,33 @@ fn a_path_silent_for_an_hour_resumes_soon_after_coming_back() {
         );
     }
 }
+
+#[test]
+fn a_bundle_the_store_cannot_keep_is_fetched_again_only_after_a_backoff() {
+    // The receiver's store has no room for the bundle: every completed copy fails to
+    // commit. Starting again at once moved the same 5,000 B for ever; now the sender is
+    // told to stop and the bundle is asked for again as the backoff allows, and arrives
+    // once there is room.
+    let mut net = Net::new(2, 1);
+    net.keep_log = true;
+    let id = net.peers[1].insert(net.now, 7, 1, 5000);
+    net.peers[0].store.quota = Some(1000);
+    net.connect(0, 1);
+    net.run_for(600 * SEC);
+    let s = net.peers[0].ep.stats().clone();
+    assert!(!net.peers[0].holds(&id));
+    assert!(s.failed_transfers >= 2, "never asked again: {s:?}");
+    assert!(
+        s.failed_transfers <= 8,
+        "{} failed copies in 10 minutes",
+        s.failed_transfers
+    );
+    assert_eq!(s.bad_payloads, 0, "no peer is to blame");
+    let sent = piece_bytes_from(&net, 1);
+    assert!(sent <= 5000 * 12, "{sent} B of pieces for 5,000 B");
+    net.peers[0].store.quota = None;
+    assert!(
+        net.run_until(3600 * SEC, |n| n.peers[0].holds(&id)),
+        "not received once there was room"
+    );
+}

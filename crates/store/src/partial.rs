@@ -467,29 +467,54 @@ impl Store {
             self.abandon_partial(id)?;
             return Err(e);
         }
-        let stored = if m.journal {
-            self.commit_row(&signed, None, jstate.as_ref(), false, Some(m.version))?
+        let mut linked = None;
+        let committed = if m.journal {
+            self.commit_row(&signed, None, jstate.as_ref(), false, Some(m.version))
         } else if m.length <= self.config.inline_max {
             let mut data = Vec::with_capacity(m.length as usize);
             File::open(&path)
                 .and_then(|f| f.take(m.length).read_to_end(&mut data))
-                .map_err(|e| io_err("read partial file", &path, e))?;
-            let s = self.commit_row(&signed, Some(&data), None, false, Some(m.version))?;
-            let _ = fs::remove_file(&path);
-            s
+                .map_err(|e| io_err("read partial file", &path, e))
+                .and_then(|_| self.commit_row(&signed, Some(&data), None, false, Some(m.version)))
         } else {
             let dest = self.payload_path(&m.hash);
-            if !dest.exists() {
+            let link = if dest.exists() {
+                Ok(())
+            } else {
                 // A second name, not a rename: until the row commits, the transfer's
                 // recorded ranges must stay backed by its own file.
-                self.link_into_place(&path, &dest)?;
-            }
-            let s = self.commit_row(&signed, None, None, false, Some(m.version))?;
-            let _ = fs::remove_file(&path);
-            s
+                linked = Some(dest.clone());
+                self.link_into_place(&path, &dest)
+            };
+            link.and_then(|()| self.commit_row(&signed, None, None, false, Some(m.version)))
         };
-        self.partials.remove(id);
-        Ok(stored)
+        match committed {
+            Ok(stored) => {
+                if !m.journal {
+                    let _ = fs::remove_file(&path);
+                }
+                self.partials.remove(id);
+                Ok(stored)
+            }
+            Err(e) => {
+                if let Some(dest) = linked {
+                    let _ = fs::remove_file(&dest);
+                }
+                // No room (quota, full disk): the transfer is dropped and its bytes
+                // freed, leaving nothing behind (the sender is asked again later, when
+                // there may be room); kept, a copy nobody can commit would hold its space
+                // for ever. Any other failure keeps the transfer as recorded, to be
+                // completed on a later try or after a restart.
+                if matches!(
+                    e,
+                    StoreError::QuotaExceeded { .. } | StoreError::DiskFull { .. }
+                ) {
+                    tracing::warn!(%id, version = m.version, "received bundle could not be stored, its bytes are freed: {e}");
+                    self.abandon_partial(id)?;
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Drops a transfer and the bytes it held (a journal keeps its committed prefix).

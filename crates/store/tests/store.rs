@@ -603,3 +603,42 @@ fn a_transfer_that_can_never_fit_is_refused_before_any_byte() {
     s.begin_partial(&signed(&key(41), 1, &p)).unwrap();
     assert!(s.fsck().unwrap().is_clean());
 }
+
+#[test]
+fn a_received_bundle_that_cannot_be_stored_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = StoreConfig {
+        quota: Some(40_000),
+        inline_max: 1000,
+        ..Default::default()
+    };
+    let mut s = Store::open(dir.path(), cfg).unwrap();
+    // Authored here, so never evicted: 30 KB of the 40 KB quota.
+    s.create(&data(30_000, 9)[..], &opts()).unwrap();
+    let files = |d: &str| {
+        let p = dir.path().join(d);
+        if p.exists() { walk(&p) } else { 0 }
+    };
+    let before = files("payloads");
+    // 15 KB fits the quota on its own, so the transfer begins; at commit it cannot fit.
+    let k = key(50);
+    let p = data(15_000, 5);
+    s.begin_partial(&signed(&k, 1, &p)).unwrap();
+    s.write_piece(&k.bundle_id(), 1, 0, &p[..8000]).unwrap();
+    let err = s
+        .write_piece(&k.bundle_id(), 1, 8000, &p[8000..])
+        .unwrap_err();
+    assert!(matches!(err, StoreError::QuotaExceeded { .. }), "{err}");
+    // Freed: no transfer, no partial file, no second name for the payload.
+    assert!(s.partial(&k.bundle_id()).unwrap().is_none());
+    assert_eq!(files("partial"), 0, "partial bytes left behind");
+    assert_eq!(files("payloads"), before, "a payload link left behind");
+    assert!(s.get(&k.bundle_id()).unwrap().is_none());
+    assert!(s.fsck().unwrap().is_clean());
+    drop(s);
+    let mut s = open(dir.path());
+    assert!(
+        s.partial(&k.bundle_id()).unwrap().is_none(),
+        "back after restart"
+    );
+}

@@ -274,22 +274,9 @@ impl Endpoint {
                 self.payload_corrupt(now, key, id, version, &why);
             }
             Written::Failed(why) => {
-                tracing::warn!(id = %inc.id, "transfer failed: {why}");
-                self.stats.failed_transfers += 1;
-                let inc = p.incoming.remove(&r).expect("present");
-                // Start again: the store dropped what it had; tell the sender so.
-                if let Offer::Partial(held) = store.offer(&inc.manifest) {
-                    let m = inc.manifest.clone();
-                    p.incoming.insert(
-                        r,
-                        super::peer::Incoming {
-                            held,
-                            manifest: m,
-                            ..inc
-                        },
-                    );
-                }
-                queue_have(p, r, now);
+                let (id, version) = (inc.id, inc.version);
+                p.incoming.remove(&r);
+                self.store_failed(now, key, id, version, &why);
             }
             Written::Unknown => {}
         }
@@ -337,14 +324,9 @@ impl Endpoint {
                 }
             }
             Written::Failed(why) => {
-                tracing::warn!(id = %m.id(), "journal prefix failed: {why}");
-                self.stats.failed_transfers += 1;
-                // The store dropped the transfer: start it again from what it holds.
-                let inc = p.incoming.remove(&r).expect("present");
-                if let Offer::Partial(held) = store.offer(&inc.manifest) {
-                    p.incoming.insert(r, super::peer::Incoming { held, ..inc });
+                if let Some(inc) = p.incoming.remove(&r) {
+                    self.store_failed(now, key, inc.id, inc.version, &why);
                 }
-                queue_have(p, r, now);
             }
             Written::Stored | Written::Duplicate | Written::Unknown => {}
         }
@@ -388,6 +370,33 @@ impl Endpoint {
             .failed(id, version, &sources, now, base, jitter);
         let blamed: Vec<String> = sources.iter().map(super::hex8).collect();
         tracing::warn!(%id, version, ?blamed, retry_in_s = (retry_at - now).as_secs(), "received payload does not verify ({why}): discarded, its senders not asked again before the backoff ends");
+    }
+
+    /// The store could not keep the bytes of `id` at `version` (no room, a failing
+    /// disk) and dropped them. Starting again at once would fetch the same bytes into
+    /// the same failure for ever: every sender is told to stop, and the version is asked
+    /// for again after a backoff, when there may be room.
+    fn store_failed(
+        &mut self,
+        now: Duration,
+        key: [u8; 32],
+        id: skywave_bundle::BundleId,
+        version: u64,
+        why: &str,
+    ) {
+        let r = BundleRef::new(&id, version);
+        self.stats.failed_transfers += 1;
+        for q in self.peers.values_mut() {
+            if q.key == key || q.incoming.remove(&r).is_some() {
+                q.have.retain(|x| *x != r);
+                queue_have_all(q, r);
+            }
+        }
+        self.fec_rx.remove(&r);
+        let base = Duration::from_secs(20);
+        let jitter = self.unit();
+        let retry_at = self.suspects.failed(id, version, &[], now, base, jitter);
+        tracing::warn!(%id, version, retry_in_s = (retry_at - now).as_secs(), "received bundle not stored ({why}): asked for again after a backoff");
     }
 
     /// Asks again for suspect versions whose backoff has ended, each from the peer

@@ -28,6 +28,9 @@ pub(crate) struct Suspect {
     pub retried: bool,
     /// Failed copies each peer sent bytes into.
     pub blamed: Vec<([u8; 32], u32)>,
+    /// The last copy verified but could not be stored (no room): no peer is to blame,
+    /// and none is taken until the backoff ends.
+    pub held_back: bool,
 }
 
 impl Suspect {
@@ -43,7 +46,8 @@ impl Suspect {
 pub(crate) struct Suspects(HashMap<(BundleId, u64), Suspect>);
 
 impl Suspects {
-    /// Records a failed copy of `id` at `version` that `sources` sent bytes into; `base`
+    /// Records a failed copy of `id` at `version` that `sources` sent bytes into (none:
+    /// the copy was good but could not be stored, and every source waits); `base`
     /// is the first backoff (doubled per failure), stretched by `jitter` in [0, 1) so
     /// that nodes fed by the same bad source do not retry in step. Returns the time
     /// blamed peers may be asked again.
@@ -71,7 +75,9 @@ impl Suspects {
             retry_at: now,
             retried: false,
             blamed: Vec::new(),
+            held_back: false,
         });
+        s.held_back = sources.is_empty();
         s.failures += 1;
         for k in sources {
             match s.blamed.iter_mut().find(|(b, _)| b == k) {
@@ -100,8 +106,9 @@ impl Suspects {
         now: Duration,
         other_source: bool,
     ) -> bool {
-        self.get(id, version)
-            .is_some_and(|s| other_source || (s.blame(peer) > 0 && now < s.retry_at))
+        self.get(id, version).is_some_and(|s| {
+            other_source || ((s.held_back || s.blame(peer) > 0) && now < s.retry_at)
+        })
     }
 
     /// The version arrived whole and verified: nothing to remember.
@@ -176,6 +183,16 @@ mod tests {
         assert_eq!(t.due(at), vec![], "asked once per backoff");
         t.verified(&id, 1);
         assert!(!t.refuses(&id, 1, &bad, S * 2, false));
+    }
+
+    #[test]
+    fn a_copy_that_could_not_be_stored_holds_every_source_back() {
+        let mut t = Suspects::default();
+        let id = BundleId([1; 32]);
+        let at = t.failed(id, 1, &[], S, S * 10, 0.0);
+        assert!(t.refuses(&id, 1, &[9; 32], S * 2, false));
+        assert!(!t.refuses(&id, 1, &[9; 32], at, false));
+        assert_eq!(t.due(at), vec![(id, 1)]);
     }
 
     #[test]
