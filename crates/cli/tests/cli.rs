@@ -1,7 +1,11 @@
 //! The offline CLI, run as a real process.
 
+mod support;
+
 use std::path::Path;
 use std::process::{Command, Output};
+
+use support::assert_clean;
 
 fn skywave(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_skywave"))
@@ -136,19 +140,6 @@ fn names_are_printed_without_control_characters() {
     let json: serde_json::Value = serde_json::from_str(&ok(&node, &["ls", "--json"])).unwrap();
     assert_eq!(json[0]["name"], evil);
     assert_eq!(json[0]["fields"]["k\u{9b}"], "v\u{202e}\t");
-}
-
-/// No C0 or C1 control (but the line ends), DEL, or bidi control in `text`.
-fn assert_clean(text: &str) {
-    let bad: Vec<char> = text
-        .chars()
-        .filter(|&c| {
-            (c.is_control() && c != '\n')
-                || ('\u{202a}'..='\u{202e}').contains(&c)
-                || ('\u{2066}'..='\u{2069}').contains(&c)
-        })
-        .collect();
-    assert!(bad.is_empty(), "{bad:?} in {text:?}");
 }
 
 #[test]

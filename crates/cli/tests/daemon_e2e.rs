@@ -419,19 +419,6 @@ fn verbs_through_the_daemon_send_the_token_and_print_no_control_characters() {
     cli(&a.dir, &["get", &id]);
 }
 
-/// No C0 or C1 control (but the line ends), DEL, or bidi control in `text`.
-fn assert_clean(text: &str) {
-    let bad: Vec<char> = text
-        .chars()
-        .filter(|&c| {
-            (c.is_control() && c != '\n')
-                || ('\u{202a}'..='\u{202e}').contains(&c)
-                || ('\u{2066}'..='\u{2069}').contains(&c)
-        })
-        .collect();
-    assert!(bad.is_empty(), "{bad:?} in {text:?}");
-}
-
 fn manifest_bytes(d: &Daemon, id: &str) -> u64 {
     let v: serde_json::Value = d.client.get_json(&format!("/v1/bundles/{id}")).unwrap();
     v["manifest_bytes"].as_u64().unwrap()

@@ -390,3 +390,16 @@ pub fn read(path: &Path) -> Vec<u8> {
     File::open(path).unwrap().read_to_end(&mut v).unwrap();
     v
 }
+
+/// No C0 or C1 control (but the line ends), DEL, or bidi control in `text`.
+pub fn assert_clean(text: &str) {
+    let bad: Vec<char> = text
+        .chars()
+        .filter(|&c| {
+            (c.is_control() && c != '\n')
+                || ('\u{202a}'..='\u{202e}').contains(&c)
+                || ('\u{2066}'..='\u{2069}').contains(&c)
+        })
+        .collect();
+    assert!(bad.is_empty(), "{bad:?} in {text:?}");
+}

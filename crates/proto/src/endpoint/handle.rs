@@ -332,6 +332,24 @@ impl Endpoint {
         }
     }
 
+    /// Ends the transfer of `r` from `key` (already dropped from its incoming) and from
+    /// every other peer sending it: each is told it is held, so it stops. Returns the
+    /// senders, `key` first.
+    fn stop_senders(&mut self, key: [u8; 32], r: BundleRef) -> Vec<[u8; 32]> {
+        let mut senders = vec![key];
+        for q in self.peers.values_mut() {
+            if q.key == key || q.incoming.remove(&r).is_some() {
+                q.have.retain(|x| *x != r);
+                queue_have_all(q, r);
+                if q.key != key {
+                    senders.push(q.key);
+                }
+            }
+        }
+        self.fec_rx.remove(&r);
+        senders
+    }
+
     /// The copy of `r` that `key` (and any other peer sending it) filled does not
     /// verify; the store has dropped it. Every sender is blamed and told to stop; the
     /// version is fetched again from the least blamed source after a backoff.
@@ -343,20 +361,9 @@ impl Endpoint {
         version: u64,
         why: &str,
     ) {
-        let r = BundleRef::new(&id, version);
         self.stats.failed_transfers += 1;
         self.stats.bad_payloads += 1;
-        let mut sources = vec![key];
-        for q in self.peers.values_mut() {
-            if q.key == key || q.incoming.remove(&r).is_some() {
-                q.have.retain(|x| *x != r);
-                queue_have_all(q, r);
-                if q.key != key {
-                    sources.push(q.key);
-                }
-            }
-        }
-        self.fec_rx.remove(&r);
+        let sources = self.stop_senders(key, BundleRef::new(&id, version));
         let base = self
             .peers
             .get(&key)
@@ -384,15 +391,8 @@ impl Endpoint {
         version: u64,
         why: &str,
     ) {
-        let r = BundleRef::new(&id, version);
         self.stats.failed_transfers += 1;
-        for q in self.peers.values_mut() {
-            if q.key == key || q.incoming.remove(&r).is_some() {
-                q.have.retain(|x| *x != r);
-                queue_have_all(q, r);
-            }
-        }
-        self.fec_rx.remove(&r);
+        self.stop_senders(key, BundleRef::new(&id, version));
         let base = Duration::from_secs(20);
         let jitter = self.unit();
         let retry_at = self.suspects.failed(id, version, &[], now, base, jitter);
