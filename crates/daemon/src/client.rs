@@ -76,12 +76,16 @@ impl Client {
         format!("{}{path}", self.base)
     }
 
-    fn get(&self, path: &str) -> ureq::RequestBuilder<ureq::typestate::WithoutBody> {
-        let req = self.agent.get(self.url(path));
+    /// `req` with the node's token, if there is one.
+    fn authorized<B>(&self, req: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
         match &self.token {
             Some(t) => req.header("Authorization", format!("Bearer {t}")),
             None => req,
         }
+    }
+
+    fn get(&self, path: &str) -> ureq::RequestBuilder<ureq::typestate::WithoutBody> {
+        self.authorized(self.agent.get(self.url(path)))
     }
 
     fn check(
@@ -126,10 +130,7 @@ impl Client {
         path: &str,
         body: &mut dyn Read,
     ) -> anyhow::Result<serde_json::Value> {
-        let mut req = self.agent.post(self.url(path));
-        if let Some(t) = &self.token {
-            req = req.header("Authorization", format!("Bearer {t}"));
-        }
+        let req = self.authorized(self.agent.post(self.url(path)));
         let r = self.check(
             &format!("POST {path}"),
             req.send(ureq::SendBody::from_reader(body)),

@@ -219,8 +219,8 @@ impl BundleStore for MemStore {
         if hash_payload(&buf) != m.manifest().hash {
             return Written::Corrupt("payload hash mismatch".into());
         }
-        let held: usize = self.held.values().map(|(_, p)| p.len()).sum();
-        if self.quota.is_some_and(|q| (held + buf.len()) as u64 > q) {
+        let held = || self.held.values().map(|(_, p)| p.len() as u64).sum::<u64>();
+        if self.quota.is_some_and(|q| held() + buf.len() as u64 > q) {
             return Written::Failed("over the store quota".into());
         }
         self.note(*id);

@@ -18,11 +18,7 @@ impl Endpoint {
         prefixes: &[u8],
         store: &mut dyn BundleStore,
     ) {
-        let rto = self
-            .peers
-            .get(&key)
-            .and_then(|p| self.links.get(&p.link).map(|l| self.rto(p, &l.params)))
-            .unwrap_or(Duration::from_secs(1));
+        let rto = self.rto_of(&key).unwrap_or(Duration::from_secs(1));
         let p = self.peers.get_mut(&key).expect("checked");
         p.recon.bytes += 1 + prefixes.len() as u64;
         p.recon.messages += 1;
@@ -270,12 +266,10 @@ impl Endpoint {
             }
             Written::Corrupt(why) => {
                 let (id, version) = (inc.id, inc.version);
-                p.incoming.remove(&r);
                 self.payload_corrupt(now, key, id, version, &why);
             }
             Written::Failed(why) => {
                 let (id, version) = (inc.id, inc.version);
-                p.incoming.remove(&r);
                 self.store_failed(now, key, id, version, &why);
             }
             Written::Unknown => {}
@@ -319,26 +313,23 @@ impl Endpoint {
             Written::Corrupt(why) => {
                 // The bytes the transfer holds do not make the older version: the
                 // version being fetched is suspect.
-                if let Some(inc) = p.incoming.remove(&r) {
-                    self.payload_corrupt(now, key, inc.id, inc.version, &why);
-                }
+                let (id, version) = (inc.id, inc.version);
+                self.payload_corrupt(now, key, id, version, &why);
             }
             Written::Failed(why) => {
-                if let Some(inc) = p.incoming.remove(&r) {
-                    self.store_failed(now, key, inc.id, inc.version, &why);
-                }
+                let (id, version) = (inc.id, inc.version);
+                self.store_failed(now, key, id, version, &why);
             }
             Written::Stored | Written::Duplicate | Written::Unknown => {}
         }
     }
 
-    /// Ends the transfer of `r` from `key` (already dropped from its incoming) and from
-    /// every other peer sending it: each is told it is held, so it stops. Returns the
-    /// senders, `key` first.
+    /// Ends the transfer of `r` from `key` and from every other peer sending it: each
+    /// is told it is held, so it stops. Returns the senders, `key` first.
     fn stop_senders(&mut self, key: [u8; 32], r: BundleRef) -> Vec<[u8; 32]> {
         let mut senders = vec![key];
         for q in self.peers.values_mut() {
-            if q.key == key || q.incoming.remove(&r).is_some() {
+            if q.incoming.remove(&r).is_some() || q.key == key {
                 q.have.retain(|x| *x != r);
                 queue_have_all(q, r);
                 if q.key != key {
@@ -365,9 +356,7 @@ impl Endpoint {
         self.stats.bad_payloads += 1;
         let sources = self.stop_senders(key, BundleRef::new(&id, version));
         let base = self
-            .peers
-            .get(&key)
-            .and_then(|p| self.links.get(&p.link).map(|l| self.rto(p, &l.params)))
+            .rto_of(&key)
             .unwrap_or(Duration::from_secs(1))
             .max(Duration::from_secs(5))
             * 4;
@@ -466,11 +455,7 @@ impl Endpoint {
             .unwrap_or(Duration::from_secs(1));
         // A report later than twice the resend timeout answers something else (a new
         // session's first report after an idle hour): no RTT sample.
-        let max_sample = self
-            .peers
-            .get(&key)
-            .and_then(|p| self.links.get(&p.link).map(|l| self.rto(p, &l.params) * 2))
-            .unwrap_or(Duration::MAX);
+        let max_sample = self.rto_of(&key).map_or(Duration::MAX, |r| r * 2);
         let p = self.peers.get_mut(&key).expect("checked");
         let rtt_hint = self
             .links

@@ -47,8 +47,16 @@ pub(super) fn frame_airtime(params: &LinkParams) -> Option<Duration> {
 const MIN_PIECE: usize = 24;
 
 impl Endpoint {
-    pub(super) fn rto(&self, p: &Peer, params: &LinkParams) -> Duration {
+    fn rto(&self, p: &Peer, params: &LinkParams) -> Duration {
         Self::rto_for(&self.cfg, p, params)
+    }
+
+    /// The resend timeout of the session with `key` (`None`: no such session, or its
+    /// link is gone).
+    pub(super) fn rto_of(&self, key: &[u8; 32]) -> Option<Duration> {
+        let p = self.peers.get(key)?;
+        let l = self.links.get(&p.link)?;
+        Some(self.rto(p, &l.params))
     }
 
     fn rto_for(cfg: &super::Config, p: &Peer, params: &LinkParams) -> Duration {
