@@ -104,6 +104,29 @@ impl SecretKey {
     pub(crate) fn signing(&self) -> &SigningKey {
         &self.0
     }
+
+    /// The X25519 secret of this key (RFC 8032's expanded scalar, as libsodium's
+    /// `crypto_sign_ed25519_sk_to_curve25519`): a node's identity key also keys its
+    /// encrypted links and opens bundles sealed to it, so one key names a node everywhere.
+    /// Clamped as RFC 7748 says, so the bytes equal libsodium's.
+    pub fn x25519_secret(&self) -> [u8; 32] {
+        let mut s = self.0.to_scalar_bytes();
+        s[0] &= 248;
+        s[31] &= 127;
+        s[31] |= 64;
+        s
+    }
+
+    /// The X25519 public key matching [`Self::x25519_secret`].
+    pub fn x25519_public(&self) -> [u8; 32] {
+        self.0.verifying_key().to_montgomery().to_bytes()
+    }
+}
+
+/// The X25519 public key of an Ed25519 public key (the birational map to Montgomery
+/// form), or None when the bytes are not a valid Ed25519 point.
+pub fn x25519_public_of(ed25519: &[u8; 32]) -> Option<[u8; 32]> {
+    verifying_key(ed25519).map(|v| v.to_montgomery().to_bytes())
 }
 
 impl fmt::Debug for SecretKey {
@@ -114,4 +137,40 @@ impl fmt::Debug for SecretKey {
 
 pub(crate) fn verifying_key(bytes: &[u8; 32]) -> Option<VerifyingKey> {
     VerifyingKey::from_bytes(bytes).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unhex(s: &str) -> [u8; 32] {
+        hex::decode(s).unwrap().try_into().unwrap()
+    }
+
+    /// libsodium's `crypto_sign_ed25519_{pk,sk}_to_curve25519` on its own test seed.
+    #[test]
+    fn x25519_keys_match_libsodium() {
+        let k = SecretKey::from_bytes(&unhex(
+            "421151a459faeade3d247115f94aedae42318124095afabe4d1451a559faedee",
+        ));
+        assert_eq!(
+            hex::encode(k.public()),
+            "b5076a8474a832daee4dd5b4040983b6623b5f344aca57d4d6ee4baf3f259e6e"
+        );
+        let pk = "f1814f0e8ff1043d8a44d25babff3cedcae6c22c3edaa48f857ae70de2baae50";
+        assert_eq!(hex::encode(k.x25519_public()), pk);
+        assert_eq!(hex::encode(x25519_public_of(&k.public()).unwrap()), pk);
+        assert_eq!(
+            hex::encode(k.x25519_secret()),
+            "8052030376d47112be7f73ed7a019293dd12ad910b654455798b4667d73de166"
+        );
+    }
+
+    #[test]
+    fn a_point_off_the_curve_has_no_x25519_key() {
+        // y = 2 is not on edwards25519 (no x satisfies the curve equation).
+        let mut b = [0u8; 32];
+        b[0] = 2;
+        assert_eq!(x25519_public_of(&b), None);
+    }
 }

@@ -16,7 +16,7 @@ pub mod text;
 pub mod varint;
 
 pub use journal::{JournalState, JournalStateError};
-pub use keys::{BundleId, Identity, KeyParseError, SecretKey};
+pub use keys::{BundleId, Identity, KeyParseError, SecretKey, x25519_public_of};
 pub use manifest::{
     DATE_EPOCH, MAX_MANIFEST_LEN, Manifest, ManifestError, ManifestJson, PayloadHash,
     SignedManifest, well_known_service,
