@@ -6,6 +6,7 @@ pub mod framing;
 pub mod mac;
 pub mod modem_tx;
 pub mod pacer;
+pub mod secure;
 pub mod sim;
 pub mod store_adapter;
 

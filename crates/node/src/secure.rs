@@ -1,0 +1,718 @@
+//! Authenticated, encrypted IP links: a Noise handshake keyed by node identity, then
+//! every frame sealed with ChaCha20-Poly1305 under an explicit counter with a replay
+//! window (as WireGuard does over UDP). Sans-IO: the caller passes datagrams in and out,
+//! and the time; the only randomness is the handshake's ephemeral keys, drawn by `snow`.
+//!
+//! Why Noise (`snow`) and not TLS: the node's identity is already an Ed25519 key, which
+//! maps to an X25519 key (`SecretKey::x25519_secret`), so Noise needs no certificates, and
+//! its handshake is 144 B (IK) or 192 B (XX) where TLS 1.3 with raw public keys is ~1 KB.
+//!
+//! Set-up folds into the protocol's own: a known peer key (remembered from an earlier
+//! session on the address, given in the config or heard in a beacon) makes the handshake
+//! IK, one message each way, and the initiator's first frame (its HELLO) rides inside its
+//! first message, so the peers' HELLOs cross in the same round trip as without
+//! encryption. With no key known the handshake is XX: one more half round trip, once.
+//!
+//! Datagram kinds (first byte; plaintext frames start with the wire version 0x52 and
+//! beacons with `S`): see `kind`. A data datagram is `kind::DATA`, an 8-byte big-endian
+//! counter (the AEAD nonce), then the sealed frame and its 16-byte tag.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use snow::{HandshakeState, StatelessTransportState};
+
+/// First byte of each datagram kind on an encrypted link.
+pub mod kind {
+    /// IK, first message: initiator's ephemeral and static keys, then its first frame.
+    pub const IK1: u8 = 0x71;
+    /// IK, answer: responder's ephemeral key (no payload).
+    pub const IK2: u8 = 0x72;
+    /// XX, first message: initiator's ephemeral key.
+    pub const XX1: u8 = 0x73;
+    /// XX, answer: responder's ephemeral and static keys.
+    pub const XX2: u8 = 0x74;
+    /// XX, last message: initiator's static key, then its first frame.
+    pub const XX3: u8 = 0x75;
+    /// A sealed frame.
+    pub const DATA: u8 = 0x7a;
+}
+
+/// Bytes a data datagram adds to a frame: kind, counter, tag.
+pub const DATA_OVERHEAD: usize = 1 + 8 + TAG;
+/// Bytes a handshake message adds to the frame it carries, at most (IK1).
+pub const HANDSHAKE_OVERHEAD: usize = 1 + 32 + 32 + TAG + TAG;
+const TAG: usize = 16;
+/// Largest datagram handled (a frame is at most 64 KiB on TCP).
+const MAX_MSG: usize = 65535;
+
+/// Bound on the bytes sent to an address not yet proven to be there, in units of the
+/// bytes received from it (QUIC's anti-amplification factor).
+pub const AMPLIFICATION: u64 = 3;
+
+const PROLOGUE: &[u8] = b"skywave/1";
+const FIRST_RETRY: Duration = Duration::from_secs(1);
+const MAX_RETRY: Duration = Duration::from_secs(30);
+/// IK attempts with a key that may be stale (a beacon's, an old session's) before XX.
+const IK_TRIES: u32 = 2;
+/// Counters accepted behind the highest seen (reordering on the path).
+const WINDOW: u64 = 2048;
+
+/// Who this node is and whom it lets in, shared by every channel of a link.
+#[derive(Clone)]
+pub struct Policy {
+    secret: [u8; 32],
+    public: [u8; 32],
+    /// A network key every member holds: mixed into every handshake (Noise `psk`), so
+    /// a node without it cannot complete one.
+    psk: Option<[u8; 32]>,
+    /// X25519 keys allowed to connect; `None` lets any key in.
+    allow: Option<HashSet<[u8; 32]>>,
+}
+
+impl std::fmt::Debug for Policy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Policy")
+            .field("public", &hex8(&self.public))
+            .field("network_key", &self.psk.is_some())
+            .field("allowed", &self.allow.as_ref().map(HashSet::len))
+            .finish()
+    }
+}
+
+impl Policy {
+    /// `secret` and `public`: the node's X25519 key pair (from its identity key).
+    pub fn new(secret: [u8; 32], public: [u8; 32]) -> Self {
+        Self {
+            secret,
+            public,
+            psk: None,
+            allow: None,
+        }
+    }
+
+    pub fn with_network_key(mut self, key: [u8; 32]) -> Self {
+        self.psk = Some(key);
+        self
+    }
+
+    /// Only these X25519 keys may complete a handshake.
+    pub fn with_allowed(mut self, keys: HashSet<[u8; 32]>) -> Self {
+        self.allow = Some(keys);
+        self
+    }
+
+    pub fn set_allowed(&mut self, keys: Option<HashSet<[u8; 32]>>) {
+        self.allow = keys;
+    }
+
+    pub fn allows(&self, remote: &[u8; 32]) -> bool {
+        self.allow.as_ref().is_none_or(|a| a.contains(remote))
+    }
+
+    pub fn public(&self) -> &[u8; 32] {
+        &self.public
+    }
+
+    fn pattern(&self, ik: bool) -> snow::params::NoiseParams {
+        let name = match (ik, self.psk.is_some()) {
+            (true, false) => "Noise_IK_25519_ChaChaPoly_BLAKE2s",
+            (true, true) => "Noise_IKpsk1_25519_ChaChaPoly_BLAKE2s",
+            (false, false) => "Noise_XX_25519_ChaChaPoly_BLAKE2s",
+            (false, true) => "Noise_XXpsk3_25519_ChaChaPoly_BLAKE2s",
+        };
+        name.parse().expect("a valid Noise pattern name")
+    }
+
+    fn builder(&self, ik: bool) -> snow::Builder<'_> {
+        let b = snow::Builder::new(self.pattern(ik))
+            .prologue(PROLOGUE)
+            .and_then(|b| b.local_private_key(&self.secret))
+            .expect("fresh builder takes a prologue and key");
+        match &self.psk {
+            Some(k) => b.psk(if ik { 1 } else { 3 }, k).expect("psk slot in range"),
+            None => b,
+        }
+    }
+}
+
+/// Why a datagram was dropped (each a counter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Drop {
+    /// Too short or of an unknown kind.
+    Malformed,
+    /// A handshake message that did not verify (wrong key, wrong network key, a stale
+    /// attempt, tampering).
+    Handshake,
+    /// A data datagram that did not verify, or came with no session to open it.
+    Decrypt,
+    /// A counter seen before or too far behind.
+    Replay,
+    /// The peer's key is not on the trust list.
+    Untrusted,
+    /// A plaintext frame on a link that requires encryption.
+    Plaintext,
+    /// A handshake message that lost the tie-break of two crossing handshakes, or came
+    /// in the wrong state.
+    Unexpected,
+}
+
+impl Drop {
+    pub fn name(self) -> &'static str {
+        match self {
+            Drop::Malformed => "secure_malformed",
+            Drop::Handshake => "secure_handshake_failed",
+            Drop::Decrypt => "secure_decrypt_failed",
+            Drop::Replay => "secure_replay",
+            Drop::Untrusted => "untrusted_peer",
+            Drop::Plaintext => "plaintext_refused",
+            Drop::Unexpected => "secure_unexpected",
+        }
+    }
+}
+
+/// What [`Channel::open`] produced besides a frame.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Opened {
+    /// A frame for the endpoint was written to `frame`.
+    pub frame: bool,
+    /// A datagram to send back was written to `reply`.
+    pub reply: bool,
+    /// A session with this X25519 key became usable.
+    pub established: Option<[u8; 32]>,
+}
+
+/// What [`Channel::seal`] did with a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sealed {
+    /// Sent as data.
+    Data,
+    /// Sent inside a handshake message that starts a session.
+    Handshake,
+    /// Not sent: a handshake is under way (the latest frame rides its last message).
+    Held,
+    /// Not sent: the address has not shown it is there, and sending would pass
+    /// [`AMPLIFICATION`] times what it sent us.
+    Limited,
+}
+
+struct Session {
+    t: StatelessTransportState,
+    remote: [u8; 32],
+    next: u64,
+    replay: Replay,
+    /// The peer has shown it holds these keys (a datagram under them came in).
+    confirmed: bool,
+}
+
+impl Session {
+    fn new(t: StatelessTransportState, confirmed: bool) -> Option<Self> {
+        let remote = t.get_remote_static()?.try_into().ok()?;
+        Some(Self {
+            t,
+            remote,
+            next: 0,
+            replay: Replay::default(),
+            confirmed,
+        })
+    }
+
+    fn seal(&mut self, frame: &[u8], out: &mut Vec<u8>) {
+        let n = self.next;
+        self.next += 1;
+        let at = out.len();
+        out.push(kind::DATA);
+        out.extend_from_slice(&n.to_be_bytes());
+        let body = out.len();
+        out.resize(body + frame.len() + TAG, 0);
+        match self.t.write_message(n, frame, &mut out[body..]) {
+            Ok(w) => out.truncate(body + w),
+            // Only a frame past Noise's 64 KiB limit fails, and none is built that large.
+            Err(_) => out.truncate(at),
+        }
+    }
+
+    fn open(&mut self, d: &[u8], frame: &mut Vec<u8>) -> Result<(), Drop> {
+        let n = u64::from_be_bytes(d[1..9].try_into().expect("checked length"));
+        if !self.replay.fresh(n) {
+            return Err(Drop::Replay);
+        }
+        frame.clear();
+        frame.resize(d.len() - 9, 0);
+        let w = self
+            .t
+            .read_message(n, &d[9..], frame)
+            .map_err(|_| Drop::Decrypt)?;
+        frame.truncate(w);
+        self.replay.mark(n);
+        self.confirmed = true;
+        Ok(())
+    }
+}
+
+enum Hs {
+    None,
+    /// We started a handshake; `e` is our ephemeral key (the tie-break of two
+    /// handshakes that cross).
+    Initiating {
+        hs: Box<HandshakeState>,
+        ik: bool,
+        e: [u8; 32],
+    },
+    /// XX: we answered and wait for the initiator's last message.
+    Answered {
+        hs: Box<HandshakeState>,
+    },
+}
+
+/// One encrypted conversation with one address (a UDP peer or a TCP connection).
+pub struct Channel {
+    hs: Hs,
+    cur: Option<Session>,
+    /// A session a new handshake made while `cur` is confirmed: it replaces `cur` when
+    /// the peer first uses it (so a replayed first message cannot break a session), and
+    /// the frame that came with it is handed over then.
+    next: Option<(Session, Vec<u8>)>,
+    /// The peer's X25519 key, when known (IK is used then).
+    known: Option<[u8; 32]>,
+    ik_failures: u32,
+    retry: Duration,
+    retry_at: Duration,
+    /// The frame to carry in XX's last message.
+    pending: Vec<u8>,
+    /// A received frame for the endpoint, after the one [`Self::open`] returned.
+    held_in: Vec<u8>,
+    /// Bytes in and out before the address was proven (anti-amplification).
+    unproven_in: u64,
+    unproven_out: u64,
+    proven: bool,
+}
+
+impl std::fmt::Debug for Channel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Channel")
+            .field("state", &self.state())
+            .field("remote", &self.remote().map(|k| hex8(&k)))
+            .finish()
+    }
+}
+
+impl Channel {
+    /// A channel to a peer whose X25519 key may be known (see the module docs).
+    pub fn new(known: Option<[u8; 32]>) -> Self {
+        Self {
+            hs: Hs::None,
+            cur: None,
+            next: None,
+            known,
+            ik_failures: 0,
+            retry: FIRST_RETRY,
+            retry_at: Duration::ZERO,
+            pending: Vec::new(),
+            held_in: Vec::new(),
+            unproven_in: 0,
+            unproven_out: 0,
+            proven: false,
+        }
+    }
+
+    /// A key heard for the peer (a beacon): used for the next handshake.
+    pub fn hint(&mut self, key: [u8; 32]) {
+        if self.known.is_none() {
+            self.known = Some(key);
+        }
+    }
+
+    /// The peer's authenticated X25519 key, once a session exists.
+    pub fn remote(&self) -> Option<[u8; 32]> {
+        self.cur.as_ref().map(|s| s.remote)
+    }
+
+    /// The peer has shown it is at this address and holds the session's keys.
+    pub fn proven(&self) -> bool {
+        self.proven
+    }
+
+    /// For status: "handshaking", "established" or "idle".
+    pub fn state(&self) -> &'static str {
+        match (&self.cur, &self.hs) {
+            (Some(_), _) => "established",
+            (None, Hs::None) => "idle",
+            (None, _) => "handshaking",
+        }
+    }
+
+    fn budget_ok(&self, n: usize) -> bool {
+        self.proven || self.unproven_out + n as u64 <= AMPLIFICATION * self.unproven_in
+    }
+
+    fn sent(&mut self, n: usize) {
+        if !self.proven {
+            self.unproven_out += n as u64;
+        }
+    }
+
+    /// Seals `frame` for the peer into `out` (appended), starting a handshake if there
+    /// is no session. `out` is left as it was unless something is to be sent.
+    pub fn seal(&mut self, p: &Policy, now: Duration, frame: &[u8], out: &mut Vec<u8>) -> Sealed {
+        if self.cur.is_some() {
+            if !self.budget_ok(frame.len() + DATA_OVERHEAD) {
+                return Sealed::Limited;
+            }
+            let at = out.len();
+            self.cur.as_mut().expect("checked").seal(frame, out);
+            let n = out.len() - at;
+            self.sent(n);
+            return Sealed::Data;
+        }
+        if !matches!(self.hs, Hs::None) && now < self.retry_at {
+            self.pending.clear();
+            self.pending.extend_from_slice(frame);
+            return Sealed::Held;
+        }
+        if matches!(self.hs, Hs::Answered { .. }) {
+            // Our answer was lost or the initiator gave up: it will start again.
+            self.hs = Hs::None;
+        }
+        self.start(p, now, frame, out);
+        Sealed::Handshake
+    }
+
+    /// Writes a first handshake message: IK carrying `frame` if the peer's key is
+    /// known, else XX (and `frame` waits for the last message).
+    fn start(&mut self, p: &Policy, now: Duration, frame: &[u8], out: &mut Vec<u8>) {
+        if matches!(self.hs, Hs::Initiating { ik: true, .. }) {
+            self.ik_failures += 1;
+        }
+        let ik = self.known.is_some() && self.ik_failures < IK_TRIES;
+        let mut b = p.builder(ik);
+        if ik {
+            b = b
+                .remote_public_key(self.known.as_ref().expect("checked"))
+                .expect("first remote key");
+        }
+        let Ok(mut hs) = b.build_initiator() else {
+            return;
+        };
+        let mut msg = vec![0u8; MAX_MSG];
+        let payload: &[u8] = if ik { frame } else { &[] };
+        let Ok(n) = hs.write_message(payload, &mut msg) else {
+            return;
+        };
+        self.pending.clear();
+        if !ik {
+            self.pending.extend_from_slice(frame);
+        }
+        let mut e = [0u8; 32];
+        e.copy_from_slice(&msg[..32]);
+        out.push(if ik { kind::IK1 } else { kind::XX1 });
+        out.extend_from_slice(&msg[..n]);
+        self.sent(n + 1);
+        self.hs = Hs::Initiating {
+            hs: Box::new(hs),
+            ik,
+            e,
+        };
+        self.retry_at = now + self.retry;
+        self.retry = (self.retry * 2).min(MAX_RETRY);
+    }
+
+    /// Opens datagram `d` from the peer. A frame for the endpoint goes to `frame`, a
+    /// datagram to send back to `reply` (appended).
+    pub fn open(
+        &mut self,
+        p: &Policy,
+        now: Duration,
+        d: &[u8],
+        frame: &mut Vec<u8>,
+        reply: &mut Vec<u8>,
+    ) -> Result<Opened, Drop> {
+        if !self.proven {
+            self.unproven_in += d.len() as u64;
+        }
+        let Some(&k) = d.first() else {
+            return Err(Drop::Malformed);
+        };
+        match k {
+            kind::DATA if d.len() >= 9 + TAG => self.open_data(d, frame),
+            kind::IK1 | kind::XX1 if d.len() >= 33 => {
+                self.on_first(p, now, k, &d[1..], frame, reply)
+            }
+            kind::IK2 | kind::XX2 => self.on_answer(p, k, &d[1..], reply),
+            kind::XX3 => self.on_last(p, &d[1..], frame),
+            skywave_proto::wire::VERSION => Err(Drop::Plaintext),
+            _ => Err(Drop::Malformed),
+        }
+    }
+
+    fn open_data(&mut self, d: &[u8], frame: &mut Vec<u8>) -> Result<Opened, Drop> {
+        if let Some((s, _)) = &mut self.next
+            && s.open(d, frame).is_ok()
+        {
+            // The peer uses the new session: it replaces the old one. The frame that
+            // came with the handshake goes first, this one after (`take_held`).
+            let (s, first) = self.next.take().expect("checked");
+            let remote = s.remote;
+            self.cur = Some(s);
+            self.proven = true;
+            if !first.is_empty() {
+                self.held_in = std::mem::replace(frame, first);
+            }
+            return Ok(Opened {
+                frame: true,
+                reply: false,
+                established: Some(remote),
+            });
+        }
+        let Some(s) = &mut self.cur else {
+            return Err(Drop::Decrypt);
+        };
+        s.open(d, frame)?;
+        let first_proof = !self.proven;
+        self.proven = true;
+        Ok(Opened {
+            frame: true,
+            reply: false,
+            established: first_proof.then_some(s.remote),
+        })
+    }
+
+    /// A frame held back by [`Self::open`] when a new session took over: the frame that
+    /// came in with the datagram that proved it (hand it to the endpoint next).
+    pub fn take_held(&mut self, frame: &mut Vec<u8>) -> bool {
+        if self.held_in.is_empty() {
+            return false;
+        }
+        *frame = std::mem::take(&mut self.held_in);
+        true
+    }
+
+    fn on_first(
+        &mut self,
+        p: &Policy,
+        now: Duration,
+        k: u8,
+        m: &[u8],
+        frame: &mut Vec<u8>,
+        reply: &mut Vec<u8>,
+    ) -> Result<Opened, Drop> {
+        if let Hs::Initiating { e, .. } = &self.hs {
+            // Both ends started at once: the larger ephemeral key stays initiator.
+            if e.as_slice() > &m[..32] {
+                return Err(Drop::Unexpected);
+            }
+        }
+        let ik = k == kind::IK1;
+        let mut hs = p
+            .builder(ik)
+            .build_responder()
+            .map_err(|_| Drop::Handshake)?;
+        let mut payload = vec![0u8; m.len()];
+        let n = hs
+            .read_message(m, &mut payload)
+            .map_err(|_| Drop::Handshake)?;
+        payload.truncate(n);
+        if ik {
+            let remote: [u8; 32] = hs
+                .get_remote_static()
+                .and_then(|r| r.try_into().ok())
+                .ok_or(Drop::Handshake)?;
+            if !p.allows(&remote) {
+                return Err(Drop::Untrusted);
+            }
+        }
+        let mut msg = vec![0u8; MAX_MSG];
+        // One answer per first message, smaller than 3x it (XX: 97 B for 33 B).
+        let w = hs
+            .write_message(&[], &mut msg)
+            .map_err(|_| Drop::Handshake)?;
+        reply.push(if ik { kind::IK2 } else { kind::XX2 });
+        reply.extend_from_slice(&msg[..w]);
+        self.sent(w + 1);
+        if !ik {
+            self.hs = Hs::Answered { hs: Box::new(hs) };
+            self.retry_at = now + self.retry;
+            return Ok(Opened {
+                frame: false,
+                reply: true,
+                established: None,
+            });
+        }
+        self.hs = Hs::None;
+        let t = hs
+            .into_stateless_transport_mode()
+            .map_err(|_| Drop::Handshake)?;
+        let s = Session::new(t, false).ok_or(Drop::Handshake)?;
+        let remote = s.remote;
+        self.known = Some(remote);
+        if self.cur.as_ref().is_some_and(|c| c.confirmed) {
+            // Until the peer uses the new session, it may be a replay: keep the old.
+            self.next = Some((s, payload));
+            return Ok(Opened {
+                frame: false,
+                reply: true,
+                established: None,
+            });
+        }
+        self.cur = Some(s);
+        self.next = None;
+        *frame = payload;
+        Ok(Opened {
+            frame: !frame.is_empty(),
+            reply: true,
+            established: Some(remote),
+        })
+    }
+
+    fn on_answer(
+        &mut self,
+        p: &Policy,
+        k: u8,
+        m: &[u8],
+        reply: &mut Vec<u8>,
+    ) -> Result<Opened, Drop> {
+        let Hs::Initiating { ik, .. } = &self.hs else {
+            return Err(Drop::Unexpected);
+        };
+        if *ik != (k == kind::IK2) {
+            return Err(Drop::Unexpected);
+        }
+        let ik = *ik;
+        let Hs::Initiating { mut hs, e, .. } = std::mem::replace(&mut self.hs, Hs::None) else {
+            unreachable!("matched above");
+        };
+        let mut payload = vec![0u8; m.len()];
+        if hs.read_message(m, &mut payload).is_err() {
+            // Keep waiting: the real answer may still come (snow restores its state
+            // after a failed read).
+            self.hs = Hs::Initiating { e, hs, ik };
+            return Err(Drop::Handshake);
+        }
+        let remote: [u8; 32] = hs
+            .get_remote_static()
+            .and_then(|r| r.try_into().ok())
+            .ok_or(Drop::Handshake)?;
+        if !p.allows(&remote) {
+            return Err(Drop::Untrusted);
+        }
+        let mut out = false;
+        if !ik {
+            let mut msg = vec![0u8; MAX_MSG];
+            let w = hs
+                .write_message(&self.pending, &mut msg)
+                .map_err(|_| Drop::Handshake)?;
+            self.pending.clear();
+            reply.push(kind::XX3);
+            reply.extend_from_slice(&msg[..w]);
+            out = true;
+        }
+        let t = hs
+            .into_stateless_transport_mode()
+            .map_err(|_| Drop::Handshake)?;
+        // The answer proves the peer is at this address and holds its key.
+        let s = Session::new(t, true).ok_or(Drop::Handshake)?;
+        self.known = Some(remote);
+        self.ik_failures = 0;
+        self.retry = FIRST_RETRY;
+        self.cur = Some(s);
+        self.next = None;
+        self.proven = true;
+        Ok(Opened {
+            frame: false,
+            reply: out,
+            established: Some(remote),
+        })
+    }
+
+    fn on_last(&mut self, p: &Policy, m: &[u8], frame: &mut Vec<u8>) -> Result<Opened, Drop> {
+        let Hs::Answered { mut hs } = std::mem::replace(&mut self.hs, Hs::None) else {
+            return Err(Drop::Unexpected);
+        };
+        let mut payload = vec![0u8; m.len()];
+        let n = hs
+            .read_message(m, &mut payload)
+            .map_err(|_| Drop::Handshake)?;
+        payload.truncate(n);
+        let remote: [u8; 32] = hs
+            .get_remote_static()
+            .and_then(|r| r.try_into().ok())
+            .ok_or(Drop::Handshake)?;
+        if !p.allows(&remote) {
+            return Err(Drop::Untrusted);
+        }
+        let t = hs
+            .into_stateless_transport_mode()
+            .map_err(|_| Drop::Handshake)?;
+        let s = Session::new(t, true).ok_or(Drop::Handshake)?;
+        self.known = Some(remote);
+        self.cur = Some(s);
+        self.next = None;
+        self.proven = true;
+        *frame = payload;
+        Ok(Opened {
+            frame: !frame.is_empty(),
+            reply: false,
+            established: Some(remote),
+        })
+    }
+
+    /// Forgets the session (the peer is gone); the next frame starts a handshake.
+    pub fn reset(&mut self) {
+        let known = self.known;
+        *self = Self::new(known);
+    }
+
+    /// A data datagram came that no session opens (we restarted, the peer did not): if
+    /// none is under way, start a handshake with an empty first frame so the peer
+    /// answers and both get keys. Returns whether `out` holds one to send.
+    pub fn kick(&mut self, p: &Policy, now: Duration, out: &mut Vec<u8>) -> bool {
+        if self.cur.is_some() || now < self.retry_at {
+            return false;
+        }
+        let at = out.len();
+        self.start(p, now, &[], out);
+        out.len() > at
+    }
+}
+
+/// A sliding window of seen counters (RFC 6479's bitmap).
+#[derive(Default)]
+struct Replay {
+    /// One past the highest counter seen.
+    top: u64,
+    bits: [u64; (WINDOW / 64) as usize],
+}
+
+impl Replay {
+    fn fresh(&self, n: u64) -> bool {
+        if n >= self.top {
+            return true;
+        }
+        if self.top - n > WINDOW {
+            return false;
+        }
+        let i = (n % WINDOW) as usize;
+        self.bits[i / 64] & (1 << (i % 64)) == 0
+    }
+
+    fn mark(&mut self, n: u64) {
+        if n >= self.top {
+            // Clear the slots the window slides past.
+            let gap = (n + 1 - self.top).min(WINDOW);
+            for k in 0..gap {
+                let i = ((self.top + k) % WINDOW) as usize;
+                self.bits[i / 64] &= !(1 << (i % 64));
+            }
+            self.top = n + 1;
+        }
+        let i = (n % WINDOW) as usize;
+        self.bits[i / 64] |= 1 << (i % 64);
+    }
+}
+
+fn hex8(k: &[u8; 32]) -> String {
+    k[..4].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests;
