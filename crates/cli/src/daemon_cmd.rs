@@ -279,7 +279,12 @@ pub fn render_status(s: &Status) -> String {
             (Some(s), Some(h)) => format!("  turns passed {s}, heard {h}"),
             _ => String::new(),
         };
-        let util = util + &waiting + &turns;
+        let sec = match (&l.encryption, &l.trust) {
+            (Some(e), Some(t)) => format!("  {e}, trust {t}"),
+            (Some(e), None) => format!("  {e}"),
+            _ => String::new(),
+        };
+        let util = util + &waiting + &turns + &sec;
         let state = if l.up {
             "up".to_string()
         } else {
@@ -303,10 +308,11 @@ pub fn render_status(s: &Status) -> String {
     for p in &s.peers {
         let _ = writeln!(
             o,
-            "  {}  link {:<2} {:<12} rtt {:>9}  mtu {:>6}  recon {:>8}  sending {} receiving {}  heard {:.0} s ago",
+            "  {}  link {:<2} {:<12} {:<8} rtt {:>9}  mtu {:>6}  recon {:>8}  sending {} receiving {}  heard {:.0} s ago",
             short(&p.node, 16),
             p.link,
             printable(&p.state),
+            printable(&p.identity),
             p.rtt_ms.map_or("-".into(), |r| format!("{r:.1} ms")),
             path_mtu(p),
             bytes(p.recon_bytes),
@@ -391,15 +397,17 @@ pub fn peers(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "{:<64}  {:<4}  {:<12}  {:>9}  {:>6}  {:>8}",
-        "NODE", "LINK", "STATE", "RTT", "MTU", "RECON"
+        "{:<64}  {:<4}  {:<12}  {:<8}  {:<7}  {:>9}  {:>6}  {:>8}",
+        "NODE", "LINK", "STATE", "IDENTITY", "TRUST", "RTT", "MTU", "RECON"
     );
     for p in &s.peers {
         println!(
-            "{:<64}  {:<4}  {:<12}  {:>9}  {:>6}  {:>8}",
+            "{:<64}  {:<4}  {:<12}  {:<8}  {:<7}  {:>9}  {:>6}  {:>8}",
             printable(&p.node),
             p.link,
             printable(&p.state),
+            printable(&p.identity),
+            printable(p.trust.as_deref().unwrap_or("-")),
             p.rtt_ms.map_or("-".into(), |r| format!("{r:.1} ms")),
             path_mtu(p),
             bytes(p.recon_bytes)

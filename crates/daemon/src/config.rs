@@ -70,6 +70,21 @@ pub struct UdpConfig {
     /// Most peers learnt from traffic (a flood of forged sources stops here).
     #[serde(default = "default_max_peers")]
     pub max_peers: usize,
+    /// Frames in the clear, with no handshake: only to reach a node that predates
+    /// encryption. Refused with any `trust` other than "any".
+    #[serde(default)]
+    pub plaintext: bool,
+    /// Who may sync: "any" node that completes a handshake, the node "keys" listed in
+    /// `trust_keys` and the trust file, or any node holding the "network" key.
+    #[serde(default)]
+    pub trust: crate::trust::TrustMode,
+    #[serde(default)]
+    pub trust_keys: Vec<String>,
+    /// Default: `trusted` in the node directory (`skywave trust add` writes it).
+    #[serde(default)]
+    pub trust_file: Option<PathBuf>,
+    #[serde(default)]
+    pub network_key_file: Option<PathBuf>,
 }
 
 /// `type = "tcp"`: listen, connect, or both; one long-lived connection per peer.
@@ -86,6 +101,21 @@ pub struct TcpConfig {
     /// Longest wait between reconnection attempts (doubling from 250 ms).
     #[serde(default = "default_reconnect", deserialize_with = "duration")]
     pub reconnect_max: Duration,
+    /// Frames in the clear, with no handshake: only to reach a node that predates
+    /// encryption. Refused with any `trust` other than "any".
+    #[serde(default)]
+    pub plaintext: bool,
+    /// Who may sync: "any" node that completes a handshake, the node "keys" listed in
+    /// `trust_keys` and the trust file, or any node holding the "network" key.
+    #[serde(default)]
+    pub trust: crate::trust::TrustMode,
+    #[serde(default)]
+    pub trust_keys: Vec<String>,
+    /// Default: `trusted` in the node directory (`skywave trust add` writes it).
+    #[serde(default)]
+    pub trust_file: Option<PathBuf>,
+    #[serde(default)]
+    pub network_key_file: Option<PathBuf>,
 }
 
 fn default_beacon() -> Duration {
@@ -314,20 +344,40 @@ impl DaemonConfig {
                 expected,
             })?;
         }
-        let floor = skywave_proto::wire::MIN_FRAME;
         for (i, l) in self.links.iter().enumerate() {
-            let (ty, mtu) = match l {
-                LinkConfig::Udp(u) => ("udp", u.mtu),
-                LinkConfig::Tcp(t) => ("tcp", t.mtu),
+            let (ty, mtu, trust) = match l {
+                LinkConfig::Udp(u) => ("udp", u.mtu, u.link_trust()),
+                LinkConfig::Tcp(t) => ("tcp", t.mtu, t.link_trust()),
                 // Driver links take their frame size from the device or its profile.
                 LinkConfig::Driver(_) => continue,
             };
+            trust.check().map_err(|e| ConfigError::Invalid {
+                field: format!("trust of link #{} (type = \"{ty}\")", i + 1),
+                value: trust.mode.as_str().into(),
+                expected: e,
+            })?;
+            // Encrypted frames carry a counter and a tag in the same datagram.
+            let floor = skywave_proto::wire::MIN_FRAME
+                + if trust.plaintext {
+                    0
+                } else {
+                    skywave_node::secure::HANDSHAKE_OVERHEAD
+                };
             if mtu < floor {
                 return Err(ConfigError::Invalid {
                     field: format!("mtu of link #{} (type = \"{ty}\")", i + 1),
                     value: mtu.to_string(),
                     expected: format!(
-                        "at least {floor} bytes, the protocol's smallest frame (MIN_FRAME)"
+                        "at least {floor} bytes: the protocol's smallest frame ({} B, MIN_FRAME){}",
+                        skywave_proto::wire::MIN_FRAME,
+                        if trust.plaintext {
+                            String::new()
+                        } else {
+                            format!(
+                                " and a handshake's keys and tags ({} B; not with `plaintext = true`)",
+                                skywave_node::secure::HANDSHAKE_OVERHEAD
+                            )
+                        }
                     ),
                 });
             }
@@ -468,6 +518,21 @@ impl UdpConfig {
             rate: None,
             rtt: default_rtt(),
             max_peers: default_max_peers(),
+            plaintext: false,
+            trust: Default::default(),
+            trust_keys: Vec::new(),
+            trust_file: None,
+            network_key_file: None,
+        }
+    }
+
+    pub fn link_trust(&self) -> crate::trust::LinkTrust {
+        crate::trust::LinkTrust {
+            plaintext: self.plaintext,
+            mode: self.trust,
+            keys: self.trust_keys.clone(),
+            file: self.trust_file.clone(),
+            network_key_file: self.network_key_file.clone(),
         }
     }
 }
@@ -479,6 +544,21 @@ impl TcpConfig {
             peers: Vec::new(),
             mtu: default_tcp_mtu(),
             reconnect_max: default_reconnect(),
+            plaintext: false,
+            trust: Default::default(),
+            trust_keys: Vec::new(),
+            trust_file: None,
+            network_key_file: None,
+        }
+    }
+
+    pub fn link_trust(&self) -> crate::trust::LinkTrust {
+        crate::trust::LinkTrust {
+            plaintext: self.plaintext,
+            mode: self.trust,
+            keys: self.trust_keys.clone(),
+            file: self.trust_file.clone(),
+            network_key_file: self.network_key_file.clone(),
         }
     }
 }
@@ -547,6 +627,11 @@ beacon_interval = "5s"
 mtu = 1472
 # rate = "30Mbit/s"                  # if known: pacing starts from it
 # rtt = "100ms"                      # expected round trip before one is measured
+# IP links are encrypted and authenticated by node key (Noise). Who may sync:
+# trust = "any"                      # any node (default); or "keys", or "network"
+# trust_keys = ["<node id>"]         # with "keys": these and those in the trust file
+# trust_file = "/etc/skywave/trusted"  # default: `trusted` in dir (`skywave trust add`)
+# network_key_file = "/etc/skywave/netkey"  # with "network": 64 hex digits, shared
 
 # TCP: one long-lived connection per peer; reconnects with backoff.
 # [[link]]

@@ -4,19 +4,21 @@
 //! One task, so the endpoint needs no lock; the store is behind a mutex the HTTP
 //! handlers share (held only for single store operations).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use serde_json::json;
-use skywave_bundle::BundleId;
+use skywave_bundle::{BundleId, SecretKey};
 use skywave_links::{LinkCounters, LinkEvent, LinkHandle, LinkParams, RadioStatus};
 use skywave_node::StoreAdapter;
 use skywave_node::adapter::{IpLinkConfig, LinkAdapter, Readiness};
 use skywave_node::mac::SoftMac;
+use skywave_node::secure::{self, Channel, DATA_OVERHEAD, Sealed};
 use skywave_proto::{Direction, Endpoint, Event, LinkId, TransferState};
 use tokio::net::{TcpStream, UdpSocket};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -25,6 +27,7 @@ use crate::events::EventLog;
 use crate::ip::{self, TcpTx};
 use crate::liveness::{self, Liveness};
 use crate::status::{LinkView, PeerView, ProtocolView, Status, StoreView, TransferView};
+use crate::trust::Trust;
 
 /// Frames built for one link before the others get a turn.
 const FAIR_BURST: usize = 256;
@@ -80,7 +83,10 @@ pub enum Input {
     },
     TcpAccepted {
         stream: TcpStream,
+        /// Largest frame on the stream, sealed.
         mtu: usize,
+        /// The listener's trust index (`None`: plaintext).
+        trust: Option<usize>,
     },
     TcpUp {
         link: LinkId,
@@ -141,6 +147,15 @@ struct LinkEntry {
     /// A UDP peer learnt from traffic (not configured): forgotten after a long silence.
     learnt: bool,
     last_in: Instant,
+    /// IP links: the encrypted channel and the link's trust settings (`None`: plaintext).
+    sec: Option<Sec>,
+}
+
+#[derive(Debug)]
+struct Sec {
+    /// Index into `Core::trusts`.
+    trust: usize,
+    chan: Channel,
 }
 
 /// Bit rates over the last few seconds, from byte counters sampled once a second.
@@ -169,6 +184,8 @@ struct UdpSock {
     sock: Arc<UdpSocket>,
     cfg: crate::config::UdpConfig,
     peers: HashMap<SocketAddr, LinkId>,
+    /// Index into `Core::trusts`; `None` for a plaintext socket.
+    trust: Option<usize>,
     /// A frame the socket would not take (send buffer full), retried when writable.
     blocked: VecDeque<Batch>,
     /// Segmentation (GSO) and coalescing (GRO) support of this socket.
@@ -203,6 +220,18 @@ pub struct Core {
     rbuf: Vec<u8>,
     /// Keep-alives, and which peers are down.
     live: Liveness,
+    /// The node's identity key (it keys the encrypted links) and directory.
+    secret: SecretKey,
+    dir: PathBuf,
+    /// Trust settings of the IP links, by index.
+    trusts: Vec<Trust>,
+    /// Node keys proven at an address, for an IK handshake the next time.
+    known_keys: HashMap<SocketAddr, [u8; 32]>,
+    /// Addresses whose refused handshakes were logged (each once).
+    refused_logged: HashSet<SocketAddr>,
+    /// Scratch buffers for sealing and opening.
+    plain: Vec<u8>,
+    sealed: Vec<u8>,
 }
 
 /// Receive slots per system call, each big enough for one coalesced (GRO) read.
@@ -227,6 +256,13 @@ struct Batch {
 /// Receive calls per wake before the core turns to other work.
 const UDP_BATCH: usize = 32;
 
+/// Peers on a UDP socket not yet proven to be at their address (see `admit_unproven`).
+const MAX_UNPROVEN: usize = 32;
+/// Addresses remembered with their node key, and refusals logged.
+const MAX_KNOWN_KEYS: usize = 4096;
+/// Largest frame sent inside a handshake: every path carries it with the keys added.
+const PRE_SESSION_FRAME: usize = 1024;
+
 /// Silence after which a UDP peer learnt from traffic is forgotten.
 const LEARNT_PEER_IDLE: Duration = Duration::from_secs(600);
 
@@ -234,7 +270,13 @@ const LEARNT_PEER_IDLE: Duration = Duration::from_secs(600);
 const CHECKPOINT_TICKS: u64 = 2;
 
 impl Core {
-    pub fn new(ep: Endpoint, shared: Arc<Shared>, inputs: mpsc::Sender<Input>) -> Core {
+    pub fn new(
+        ep: Endpoint,
+        shared: Arc<Shared>,
+        inputs: mpsc::Sender<Input>,
+        secret: SecretKey,
+        dir: PathBuf,
+    ) -> Core {
         let now = Instant::now();
         Core {
             ep,
@@ -251,7 +293,27 @@ impl Core {
             ticks: 0,
             rbuf: vec![0; RECV_SLOTS * RECV_SLOT],
             live: Liveness::new(jitter_seed()),
+            secret,
+            dir,
+            trusts: Vec::new(),
+            known_keys: HashMap::new(),
+            refused_logged: HashSet::new(),
+            plain: Vec::new(),
+            sealed: Vec::new(),
         }
+    }
+
+    /// The trust index for an IP link's settings, or `None` for a plaintext link.
+    fn add_trust(&mut self, t: crate::trust::LinkTrust) -> anyhow::Result<Option<usize>> {
+        if t.plaintext {
+            return Ok(None);
+        }
+        let t = Trust::new(t, &self.secret, &self.dir)?;
+        if let Some(p) = t.trust_path() {
+            tracing::info!(mode = t.cfg.mode.as_str(), file = %p.display(), "trust list");
+        }
+        self.trusts.push(t);
+        Ok(Some(self.trusts.len() - 1))
     }
 
     fn now(&self) -> Duration {
@@ -283,6 +345,7 @@ impl Core {
                 ephemeral: false,
                 learnt: false,
                 last_in: Instant::now(),
+                sec: None,
             },
         );
         id
@@ -347,6 +410,7 @@ impl Core {
             }
         }
         let local = sock.local_addr()?;
+        let trust = self.add_trust(cfg.link_trust())?;
         let state = quinn_udp::UdpSocketState::new((&sock).into())?;
         let sock = Arc::new(sock);
         let index = self.udp.len();
@@ -355,6 +419,7 @@ impl Core {
             sock,
             cfg,
             peers: HashMap::new(),
+            trust,
             blocked: VecDeque::new(),
             state,
             beacon_at: Instant::now(),
@@ -365,13 +430,13 @@ impl Core {
                 e.learnt = false;
             }
         }
-        tracing::info!(%local, "udp link listening");
+        tracing::info!(%local, encrypted = trust.is_some(), "udp link listening");
         Ok(local)
     }
 
     fn udp_adapter(cfg: &crate::config::UdpConfig) -> LinkAdapter {
         LinkAdapter::udp(IpLinkConfig {
-            mtu: cfg.mtu,
+            mtu: cfg.mtu - if cfg.plaintext { 0 } else { DATA_OVERHEAD },
             rate_bps: cfg.rate,
             rtt: cfg.rtt,
             // The path may carry less than the configured size (a VPN, PPPoE): start at
@@ -391,8 +456,14 @@ impl Core {
             Io::Udp { sock, addr },
             adapter,
         );
+        let known = self.known_keys.get(&addr).copied();
+        let trust = self.udp[sock].trust;
         if let Some(e) = self.links.get_mut(&id) {
             e.learnt = true;
+            e.sec = trust.map(|trust| Sec {
+                trust,
+                chan: Channel::new(known),
+            });
         }
         self.udp[sock].peers.insert(addr, id);
         self.set_up(id, adapter);
@@ -405,19 +476,26 @@ impl Core {
         cfg: crate::config::TcpConfig,
     ) -> anyhow::Result<Option<SocketAddr>> {
         let mut local = None;
+        let trust = self.add_trust(cfg.link_trust())?;
+        // Sealed frames fit the configured size with their counter and tag.
+        let mtu = cfg.mtu - if trust.is_some() { DATA_OVERHEAD } else { 0 };
         if let Some(addr) = cfg.listen {
             let l = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
                 anyhow::anyhow!("listening on TCP {addr}: {e} (is another daemon using it?)")
             })?;
             local = Some(l.local_addr()?);
-            let (tx, mtu) = (self.inputs.clone(), cfg.mtu);
-            // Accepted streams come back as inputs carrying this listener's MTU.
+            let (tx, wire_mtu) = (self.inputs.clone(), cfg.mtu);
+            // Accepted streams come back as inputs carrying this listener's MTU and trust.
             let (atx, mut arx) = mpsc::channel::<Input>(16);
             tokio::spawn(ip::tcp_listener(l, atx));
             tokio::spawn(async move {
                 while let Some(i) = arx.recv().await {
                     let i = match i {
-                        Input::TcpAccepted { stream, .. } => Input::TcpAccepted { stream, mtu },
+                        Input::TcpAccepted { stream, .. } => Input::TcpAccepted {
+                            stream,
+                            mtu: wire_mtu,
+                            trust,
+                        },
                         other => other,
                     };
                     if tx.send(i).await.is_err() {
@@ -432,10 +510,14 @@ impl Core {
                 "tcp",
                 format!("tcp:{addr}"),
                 Io::None,
-                LinkAdapter::tcp(cfg.mtu),
+                LinkAdapter::tcp(mtu),
             );
             if let Some(e) = self.links.get_mut(&id) {
                 e.reason = Some("connecting".into());
+                e.sec = trust.map(|trust| Sec {
+                    trust,
+                    chan: Channel::new(None),
+                });
             }
             tokio::spawn(ip::tcp_connector(
                 id,
@@ -592,7 +674,7 @@ impl Core {
                     e.radio = Some(status);
                 }
             }
-            Input::TcpAccepted { stream, mtu } => {
+            Input::TcpAccepted { stream, mtu, trust } => {
                 let peer = stream
                     .peer_addr()
                     .map_or_else(|_| "?".into(), |a| a.to_string());
@@ -600,10 +682,14 @@ impl Core {
                     "tcp",
                     format!("tcp:{peer} (in)"),
                     Io::None,
-                    LinkAdapter::tcp(mtu),
+                    LinkAdapter::tcp(mtu - if trust.is_some() { DATA_OVERHEAD } else { 0 }),
                 );
                 if let Some(e) = self.links.get_mut(&id) {
                     e.ephemeral = true;
+                    e.sec = trust.map(|trust| Sec {
+                        trust,
+                        chan: Channel::new(None),
+                    });
                 }
                 tokio::spawn(ip::tcp_connection(
                     id,
@@ -683,17 +769,44 @@ impl Core {
                     self.udp_peer(sock, from);
                 }
             }
+            // The beacon's key makes the first handshake IK (a false one costs two tries).
+            if let (Some(&l), Some(x)) = (
+                self.udp[sock].peers.get(&from),
+                skywave_bundle::x25519_public_of(&key),
+            ) && let Some(sec) = self.links.get_mut(&l).and_then(|e| e.sec.as_mut())
+            {
+                sec.chan.hint(x);
+            }
             return;
         }
         let link = match self.udp[sock].peers.get(&from) {
             Some(&l) => l,
             None => {
-                // Only something that looks like our frame makes a stranger a peer.
-                if data.first() != Some(&skywave_proto::wire::VERSION) {
-                    *self.drops.entry("garbage").or_default() += 1;
+                // Only something that looks like our frame makes a stranger a peer: on an
+                // encrypted socket a first handshake message, or sealed data (we restarted:
+                // it starts a handshake back).
+                let first = data.first().copied();
+                let looks_ours = match self.udp[sock].trust {
+                    None => first == Some(skywave_proto::wire::VERSION),
+                    Some(_) => matches!(
+                        first,
+                        Some(secure::kind::IK1 | secure::kind::XX1 | secure::kind::DATA)
+                    ),
+                };
+                if !looks_ours {
+                    let why = if self.udp[sock].trust.is_some()
+                        && first == Some(skywave_proto::wire::VERSION)
+                    {
+                        secure::Drop::Plaintext.name()
+                    } else {
+                        "garbage"
+                    };
+                    *self.drops.entry(why).or_default() += 1;
                     return;
                 }
-                if self.udp[sock].peers.len() >= self.udp[sock].cfg.max_peers {
+                if self.udp[sock].peers.len() >= self.udp[sock].cfg.max_peers
+                    || !self.admit_unproven(sock)
+                {
                     *self.drops.entry("peer_limit").or_default() += 1;
                     return;
                 }
@@ -701,6 +814,45 @@ impl Core {
             }
         };
         self.on_frame(link, data, now);
+    }
+
+    /// Room for one more peer not yet proven on `sock`: at most [`MAX_UNPROVEN`] are
+    /// kept, and the one heard from longest ago makes way (a flood of forged sources
+    /// churns this small table and never reaches the proven peers).
+    fn admit_unproven(&mut self, sock: usize) -> bool {
+        if self.udp[sock].trust.is_none() {
+            return true;
+        }
+        let unproven: Vec<(LinkId, Instant, SocketAddr)> = self
+            .links
+            .iter()
+            .filter_map(|(&id, e)| match (&e.io, &e.sec) {
+                (Io::Udp { sock: s, addr }, Some(sec))
+                    if *s == sock && e.learnt && !sec.chan.proven() =>
+                {
+                    Some((id, e.last_in, *addr))
+                }
+                _ => None,
+            })
+            .collect();
+        if unproven.len() < MAX_UNPROVEN {
+            return true;
+        }
+        let Some(&(id, _, addr)) = unproven.iter().min_by_key(|u| u.1) else {
+            return true;
+        };
+        *self.drops.entry("unproven_evicted").or_default() += 1;
+        self.forget_udp(sock, addr, id, "evicted: never proved its address");
+        true
+    }
+
+    fn forget_udp(&mut self, sock: usize, addr: SocketAddr, id: LinkId, why: &str) {
+        if let Some(e) = self.links.get_mut(&id) {
+            e.ephemeral = true;
+        }
+        self.set_down(id, why.into());
+        self.links.remove(&id);
+        self.udp[sock].peers.remove(&addr);
     }
 
     fn on_frame(&mut self, link: LinkId, data: &[u8], now: Duration) {
@@ -713,9 +865,160 @@ impl Core {
         if let Some(m) = &mut e.mac {
             m.heard(now, self.ep.peers_on(link));
         }
+        if e.sec.is_some() {
+            self.on_sealed(link, data, now);
+            return;
+        }
         let shared = self.shared.clone();
         let mut store = shared.store();
         self.ep.handle_frame(now, link, data, &mut *store);
+    }
+
+    /// Opens a datagram of an encrypted link: handshake messages are answered, frames
+    /// go to the endpoint, and every drop is counted by reason.
+    fn on_sealed(&mut self, link: LinkId, data: &[u8], now: Duration) {
+        let Some(e) = self.links.get_mut(&link) else {
+            return;
+        };
+        let Some(sec) = e.sec.as_mut() else {
+            return;
+        };
+        let addr = match e.io {
+            Io::Udp { addr, .. } => Some(addr),
+            _ => None,
+        };
+        let policy = &self.trusts[sec.trust].policy;
+        let mut frame = std::mem::take(&mut self.plain);
+        let mut reply = Vec::new();
+        let r = sec.chan.open(policy, now, data, &mut frame, &mut reply);
+        let r = match r {
+            Err(secure::Drop::Decrypt) if sec.chan.remote().is_none() => {
+                // Sealed data and no session: we restarted and the peer did not.
+                if sec.chan.kick(policy, now, &mut reply) {
+                    self.send_raw(link, std::mem::take(&mut reply));
+                }
+                Err(secure::Drop::Decrypt)
+            }
+            r => r,
+        };
+        match r {
+            Ok(o) => {
+                if let Some(remote) = o.established {
+                    self.ep.bind_link(link, Some(remote));
+                    if let Some(a) = addr
+                        && (self.known_keys.len() < MAX_KNOWN_KEYS
+                            || self.known_keys.contains_key(&a))
+                    {
+                        self.known_keys.insert(a, remote);
+                    }
+                    tracing::debug!(link, remote = %hex::encode(&remote[..8]), "encrypted session");
+                }
+                if o.reply {
+                    self.send_raw(link, reply);
+                }
+                if o.frame {
+                    let shared = self.shared.clone();
+                    let mut store = shared.store();
+                    self.ep.handle_frame(now, link, &frame, &mut *store);
+                    let held = self
+                        .links
+                        .get_mut(&link)
+                        .and_then(|e| e.sec.as_mut())
+                        .is_some_and(|s| s.chan.take_held(&mut frame));
+                    if held {
+                        self.ep.handle_frame(now, link, &frame, &mut *store);
+                    }
+                }
+            }
+            Err(d) => {
+                *self.drops.entry(d.name()).or_default() += 1;
+                if d == secure::Drop::Untrusted {
+                    let name = self.links.get(&link).map(|e| e.name.clone());
+                    let first = addr.is_none_or(|a| {
+                        self.refused_logged.len() < MAX_KNOWN_KEYS && self.refused_logged.insert(a)
+                    });
+                    if first {
+                        tracing::warn!(link, name = ?name, "refused a peer: its node key is not on this link's trust list (counted as untrusted_peer; logged once per address)");
+                    }
+                }
+            }
+        }
+        frame.clear();
+        self.plain = frame;
+    }
+
+    /// Sends a datagram the channel built (a handshake message) as it is.
+    fn send_raw(&mut self, link: LinkId, d: Vec<u8>) {
+        let Some(e) = self.links.get_mut(&link) else {
+            return;
+        };
+        match &e.io {
+            Io::Udp { sock, addr } => {
+                let b = Batch {
+                    link,
+                    addr: *addr,
+                    seg: d.len(),
+                    count: 1,
+                    buf: d,
+                };
+                let sock = *sock;
+                self.send_batch(sock, b);
+            }
+            Io::Tcp(tx) => {
+                let n = d.len() as u64;
+                if tx.frames.try_send(Bytes::from(d)).is_ok() {
+                    e.bytes_out += n;
+                    e.frames_out += 1;
+                } else {
+                    *self.drops.entry("send_failed").or_default() += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Seals `plain` for link `id` into `self.sealed`; false (and counted) if nothing
+    /// is to be sent.
+    fn seal(&mut self, id: LinkId, now: Duration) -> bool {
+        let Some(sec) = self.links.get_mut(&id).and_then(|e| e.sec.as_mut()) else {
+            return false;
+        };
+        self.sealed.clear();
+        match sec.chan.seal(
+            &self.trusts[sec.trust].policy,
+            now,
+            &self.plain,
+            &mut self.sealed,
+        ) {
+            Sealed::Data | Sealed::Handshake => true,
+            Sealed::Held => false,
+            Sealed::Limited => {
+                *self.drops.entry("unproven_limit").or_default() += 1;
+                false
+            }
+        }
+    }
+
+    /// An encrypted link's frame budget: none while a handshake is in flight (frames
+    /// built then would be lost), and a first frame small enough to ride a handshake.
+    fn sealed_budget(&self, id: LinkId, max: usize, now: Duration) -> Option<usize> {
+        let Some(e) = self.links.get(&id) else {
+            return Some(max);
+        };
+        let Some(sec) = &e.sec else {
+            return Some(max);
+        };
+        if sec.chan.remote().is_some() {
+            return Some(max);
+        }
+        if !sec.chan.ready(now) {
+            return None;
+        }
+        let wire = e.adapter.params().mtu + DATA_OVERHEAD;
+        Some(
+            max.min(wire.saturating_sub(secure::HANDSHAKE_OVERHEAD))
+                .min(PRE_SESSION_FRAME),
+        )
     }
 
     /// Builds and sends frames on every link while they take them. True if a link still
@@ -758,6 +1061,9 @@ impl Core {
                     Io::Driver { .. } => Readiness::Room(e.room),
                 };
                 let Some(max) = e.adapter.frame_budget(shows) else {
+                    break;
+                };
+                let Some(max) = self.sealed_budget(id, max, now) else {
                     break;
                 };
                 if let Io::Udp { sock, addr } = e.io {
@@ -817,18 +1123,29 @@ impl Core {
         let mut built = 0;
         let mut more = true;
         while built < budget {
-            // Head and shared payload tail, copied once, straight into the batch.
+            // Head and shared payload tail, copied once, straight into the batch (or
+            // into the plaintext buffer, to be sealed into it).
             let Some(f) = self.ep.poll_transmit_parts(now, id, max, store) else {
                 more = false;
                 break;
             };
             built += 1;
+            let secured = self.links.get(&id).is_some_and(|e| e.sec.is_some());
+            if secured {
+                self.plain.clear();
+                f.write_to(&mut self.plain);
+                if !self.seal(id, now) {
+                    more = false;
+                    break;
+                }
+            }
+            let len = if secured { self.sealed.len() } else { f.len() };
             // A segment may be shorter than the first only as the batch's last.
             let fits = b.count > 0
-                && f.len() <= b.seg
+                && len <= b.seg
                 && b.buf.len().is_multiple_of(b.seg)
                 && b.count < gso
-                && b.buf.len() + f.len() <= GSO_BYTES;
+                && b.buf.len() + len <= GSO_BYTES;
             if b.count > 0 && !fits {
                 let full = std::mem::replace(
                     &mut b,
@@ -843,10 +1160,24 @@ impl Core {
                 self.send_batch(sock, full);
             }
             if b.count == 0 {
-                b.seg = f.len();
+                b.seg = len;
             }
-            f.write_to(&mut b.buf);
+            if secured {
+                b.buf.extend_from_slice(&self.sealed);
+            } else {
+                f.write_to(&mut b.buf);
+            }
             b.count += 1;
+            // A handshake goes alone: nothing can follow it until it is answered.
+            if secured
+                && self
+                    .links
+                    .get(&id)
+                    .is_some_and(|e| e.sec.as_ref().is_some_and(|s| s.chan.remote().is_none()))
+            {
+                more = false;
+                break;
+            }
         }
         if b.count > 0 {
             self.send_batch(sock, b);
@@ -878,6 +1209,27 @@ impl Core {
 
     /// Sends one frame on `id`; false if the link will not take more now.
     fn send(&mut self, id: LinkId, f: Vec<u8>) -> bool {
+        let f = if self.links.get(&id).is_some_and(|e| e.sec.is_some()) {
+            self.plain = f;
+            let now = self.now();
+            if !self.seal(id, now) {
+                return false;
+            }
+            let sealed = self.sealed.clone();
+            // A handshake goes alone: nothing can follow it until it is answered.
+            let alone = self
+                .links
+                .get(&id)
+                .and_then(|e| e.sec.as_ref())
+                .is_some_and(|s| s.chan.remote().is_none());
+            if alone {
+                self.send_raw(id, sealed);
+                return false;
+            }
+            sealed
+        } else {
+            f
+        };
         let Some(e) = self.links.get_mut(&id) else {
             return false;
         };
@@ -1010,6 +1362,7 @@ impl Core {
                 tracing::warn!("checkpointing partial transfers: {e}");
             }
         }
+        self.reload_trust();
         let secs = now.duration_since(self.last_tick).as_secs_f64().max(0.001);
         self.last_tick = now;
         for e in self.links.values_mut() {
@@ -1072,6 +1425,39 @@ impl Core {
                 if let Err(e) = u.sock.try_send_to(&ip::beacon(&node), to) {
                     tracing::debug!(%to, error = %e, "beacon");
                 }
+            }
+        }
+    }
+
+    /// Reads changed trust files; sessions with keys no longer listed end at once.
+    fn reload_trust(&mut self) {
+        for i in 0..self.trusts.len() {
+            match self.trusts[i].reload() {
+                Ok(false) => continue,
+                Ok(true) => {}
+                Err(e) => {
+                    tracing::warn!("{e} (the previous trust list stays in force)");
+                    continue;
+                }
+            }
+            tracing::info!(
+                file = ?self.trusts[i].trust_path(),
+                "trust list reloaded"
+            );
+            let policy = &self.trusts[i].policy;
+            let mut revoked = Vec::new();
+            for (&id, e) in self.links.iter_mut() {
+                if let Some(sec) = e.sec.as_mut().filter(|s| s.trust == i)
+                    && let Some(r) = sec.chan.remote()
+                    && !policy.allows(&r)
+                {
+                    sec.chan.reset();
+                    revoked.push((id, e.name.clone()));
+                }
+            }
+            for (id, name) in revoked {
+                tracing::warn!(link = id, %name, "session ended: the peer's key is no longer on the trust list");
+                self.ep.bind_link(id, None);
             }
         }
     }
@@ -1189,6 +1575,16 @@ impl Core {
                         .map(|t| (t - now).as_secs_f64() * 1000.0),
                     over_ends_sent,
                     over_ends_heard,
+                    encryption: match (&e.io, &e.sec) {
+                        (_, Some(sec)) => Some(sec.chan.state().into()),
+                        (Io::Udp { .. } | Io::Tcp(_), None) => Some("plaintext".into()),
+                        _ if e.kind == "tcp" => Some("plaintext".into()),
+                        _ => None,
+                    },
+                    trust: e
+                        .sec
+                        .as_ref()
+                        .map(|s| self.trusts[s.trust].cfg.mode.as_str().into()),
                 }
             })
             .collect();
@@ -1196,7 +1592,20 @@ impl Core {
             .ep
             .peer_infos()
             .into_iter()
-            .map(|p| PeerView {
+            .map(|p| {
+                let sec = self.links.get(&p.link).and_then(|e| e.sec.as_ref());
+                let verified = sec.and_then(|s| s.chan.remote()).is_some()
+                    && sec.and_then(|s| s.chan.remote())
+                        == skywave_bundle::x25519_public_of(&p.key);
+                (
+                    p,
+                    verified,
+                    sec.map(|s| self.trusts[s.trust].cfg.mode.as_str().to_string()),
+                )
+            })
+            .map(|(p, verified, trust)| PeerView {
+                identity: if verified { "verified" } else { "claimed" }.into(),
+                trust,
                 node: hex::encode(p.key),
                 link: p.link,
                 // Never "synced" for a peer that does not answer.

@@ -158,7 +158,11 @@ pub async fn tcp_listener(l: TcpListener, core: mpsc::Sender<Input>) {
             Ok((s, from)) => {
                 tracing::info!(%from, "tcp connection accepted");
                 if core
-                    .send(Input::TcpAccepted { stream: s, mtu: 0 })
+                    .send(Input::TcpAccepted {
+                        stream: s,
+                        mtu: 0,
+                        trust: None,
+                    })
                     .await
                     .is_err()
                 {

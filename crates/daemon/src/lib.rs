@@ -14,6 +14,7 @@ mod ip;
 mod liveness;
 mod metrics;
 pub mod status;
+pub mod trust;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -104,6 +105,7 @@ pub async fn run(
     .with_context(|| format!("opening the store in {}", dir.display()))?;
     remove_stale_uploads(&dir);
     let node = store.node_key().public();
+    let store_secret = store.node_key().clone();
     let token = ensure_token(&dir)?;
     let http_addr: SocketAddr = cfg
         .http
@@ -141,7 +143,7 @@ pub async fn run(
     let mut nonce = [0u8; 8];
     getrandom::fill(&mut nonce).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
     let ep = Endpoint::new(Config::default(), node, u64::from_le_bytes(nonce));
-    let mut core = Core::new(ep, shared.clone(), in_tx);
+    let mut core = Core::new(ep, shared.clone(), in_tx, store_secret, dir.clone());
     let (mut udp, mut tcp) = (Vec::new(), Vec::new());
     for (i, l) in cfg.links.into_iter().enumerate() {
         match l {

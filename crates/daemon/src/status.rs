@@ -61,6 +61,13 @@ pub struct LinkView {
     pub over_ends_sent: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub over_ends_heard: Option<u64>,
+    /// IP links: `plaintext`, or the encrypted channel's state (`idle`,
+    /// `handshaking`, `established`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encryption: Option<String>,
+    /// IP links: who may sync (`any`, `keys`, `network`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -88,6 +95,13 @@ pub struct PeerView {
     pub silent_seconds: f64,
     pub sending: usize,
     pub receiving: usize,
+    /// `verified`: the link's handshake proved the peer holds this node key;
+    /// `claimed`: the link is not encrypted (a radio), the key is as the peer says.
+    #[serde(default)]
+    pub identity: String,
+    /// Who may sync on the peer's link (`any`, `keys`, `network`); absent on radios.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

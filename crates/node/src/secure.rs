@@ -328,6 +328,12 @@ impl Channel {
         self.cur.as_ref().map(|s| s.remote)
     }
 
+    /// A frame given now would be sent (a session exists, or a handshake may start);
+    /// otherwise one is in flight and frames would only be held.
+    pub fn ready(&self, now: Duration) -> bool {
+        self.cur.is_some() || matches!(self.hs, Hs::None) || now >= self.retry_at
+    }
+
     /// The peer has shown it is at this address and holds the session's keys.
     pub fn proven(&self) -> bool {
         self.proven

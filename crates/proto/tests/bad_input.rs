@@ -562,3 +562,29 @@ fn a_bundle_the_store_cannot_keep_is_fetched_again_only_after_a_backoff() {
         "not received once there was room"
     );
 }
+
+#[test]
+fn a_hello_naming_another_key_than_the_link_proved_is_dropped() {
+    // Link 0 is encrypted and its handshake proved key A: a HELLO there naming B (an
+    // honest peer's public key) starts no session, while A's own HELLO does.
+    let a = skywave_bundle::SecretKey::from_bytes(&[1; 32]);
+    let b = skywave_bundle::SecretKey::from_bytes(&[2; 32]);
+    let mut net = Net::new(1, 1);
+    net.peers[0]
+        .ep
+        .link_up(net.now, 0, fuzzing::Profile::pick(1).params);
+    net.peers[0].ep.bind_link(0, Some(a.x25519_public()));
+    net.inject(0, 0, &hello(&b.public(), 7, 0));
+    assert_eq!(net.peers[0].ep.stats().dropped_wrong_identity, 1);
+    assert_eq!(net.peers[0].ep.peers().count(), 0);
+    net.inject(0, 0, &hello(&a.public(), 7, 0));
+    assert_eq!(
+        net.peers[0].ep.peers().copied().collect::<Vec<_>>(),
+        vec![a.public()]
+    );
+    // Unbound (a plaintext link), any key is taken as claimed.
+    net.peers[0].ep.bind_link(0, None);
+    net.inject(0, 0, &hello(&b.public(), 8, 0));
+    assert_eq!(net.peers[0].ep.stats().dropped_wrong_identity, 1);
+    assert_eq!(net.peers[0].ep.peers().count(), 2);
+}

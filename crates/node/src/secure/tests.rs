@@ -14,13 +14,11 @@ fn t(s: f64) -> Duration {
     Duration::from_secs_f64(s)
 }
 
-/// Delivers `d` to `ch`; returns (frames for the endpoint, reply datagram if any).
-fn deliver(
-    ch: &mut Channel,
-    p: &Policy,
-    now: Duration,
-    d: &[u8],
-) -> Result<(Vec<Vec<u8>>, Option<Vec<u8>>), Drop> {
+/// Frames for the endpoint, and the datagram to send back if any.
+type Delivered = (Vec<Vec<u8>>, Option<Vec<u8>>);
+
+/// Delivers `d` to `ch`.
+fn deliver(ch: &mut Channel, p: &Policy, now: Duration, d: &[u8]) -> Result<Delivered, Drop> {
     let (mut f, mut r) = (Vec::new(), Vec::new());
     let o = ch.open(p, now, d, &mut f, &mut r)?;
     let mut frames = Vec::new();

@@ -163,6 +163,8 @@ pub struct Stats {
     pub failed_transfers: u64,
     /// Received payloads that failed verification (their senders are suspected).
     pub bad_payloads: u64,
+    /// HELLOs naming a node key other than the one the link's encryption proved.
+    pub dropped_wrong_identity: u64,
     /// Offers of a suspect version turned down (a blamed peer within its backoff, or a
     /// second source while one fills the copy).
     pub suspect_offers_refused: u64,
@@ -261,6 +263,8 @@ struct Link {
     rr: usize,
     /// A discovery HELLO too large for the link's frames, going out in fragments.
     frag_out: Option<frag::FragOut>,
+    /// The X25519 key the link's encryption authenticated (see [`Endpoint::bind_link`]).
+    identity: Option<[u8; 32]>,
 }
 
 /// The per-node protocol state machine.
@@ -592,6 +596,7 @@ impl Endpoint {
             hello_interval: self.cfg.hello_interval,
             rr: 0,
             frag_out: None,
+            identity: None,
         });
         l.params = params;
         l.up = true;
@@ -610,6 +615,15 @@ impl Endpoint {
             p.hello_after = now + spread;
             p.heard_us = false;
             p.hello_sent = false;
+        }
+    }
+
+    /// The link's encryption proved the peer holds the node key whose X25519 form is
+    /// `x25519`: a HELLO on it claiming another node key is dropped (a stranger cannot
+    /// take over an honest peer's session by naming its public key). `None` unbinds.
+    pub fn bind_link(&mut self, link: LinkId, x25519: Option<[u8; 32]>) {
+        if let Some(l) = self.links.get_mut(&link) {
+            l.identity = x25519;
         }
     }
 
@@ -1128,9 +1142,13 @@ impl Endpoint {
         if key == self.key {
             return;
         }
-        let Some(params) = self.links.get(&link).map(|l| l.params) else {
+        let Some((params, identity)) = self.links.get(&link).map(|l| (l.params, l.identity)) else {
             return;
         };
+        if identity.is_some() && skywave_bundle::x25519_public_of(&key) != identity {
+            self.stats.dropped_wrong_identity += 1;
+            return;
+        }
         let spread = self.hello_spread(&params);
         let first_interval = self.cfg.hello_interval;
         let l = self.links.get_mut(&link).expect("checked");
