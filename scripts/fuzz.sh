@@ -38,7 +38,7 @@ extra_args() {
 
 # Built once up front, then the binaries run directly: editing the sources meanwhile
 # cannot change a target half way through the list.
-cargo +nightly fuzz build >&2
+cargo +nightly fuzz build -O >&2
 bin=target/x86_64-unknown-linux-gnu/release
 
 work=$(mktemp -d)
