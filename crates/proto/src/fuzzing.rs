@@ -247,15 +247,24 @@ pub fn riblt(data: &[u8]) {
     // n. This bound is far out in that tail.
     let limit = 16 * d + 1024;
     let mut dec = Decoder::new();
-    while !dec.is_decoded() {
-        assert!(
-            dec.received() < limit,
-            "difference of {d} not decoded from {limit} symbols"
-        );
+    while !dec.is_decoded() && dec.received() < limit {
         let i = dec.received();
         dec.push(remote.symbol(i), &mut local);
     }
     let got = dec.difference();
+    // A false peel (an impure symbol whose checksums collide, 2^-24 per check, and whose
+    // sum maps to its index) reports an id outside the difference and stalls the round:
+    // the documented failure, which a fuzzer running ~10^9 checks does meet. Anything
+    // else must be the exact difference, decoded.
+    let false_peel = got.remote_only.iter().any(|i| want_remote.binary_search(i).is_err())
+        || got.local_only.iter().any(|i| want_local.binary_search(i).is_err());
+    if false_peel {
+        return;
+    }
+    assert!(
+        dec.is_decoded(),
+        "difference of {d} not decoded from {limit} symbols"
+    );
     assert_eq!(got.remote_only, want_remote);
     assert_eq!(got.local_only, want_local);
 }
