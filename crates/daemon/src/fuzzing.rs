@@ -129,7 +129,12 @@ pub fn tcp_frames(data: &[u8]) {
     let mut d = TcpDeframer::new(max);
     let mut got = Vec::new();
     for c in stream.chunks(chunk) {
-        got.extend(d.push(c).expect("frames of a valid length").into_iter().map(|f| f.to_vec()));
+        got.extend(
+            d.push(c)
+                .expect("frames of a valid length")
+                .into_iter()
+                .map(|f| f.to_vec()),
+        );
     }
     assert_eq!(got, sent);
     assert!(!d.mid_frame());
@@ -199,7 +204,10 @@ pub fn http(data: &[u8]) {
         let (Some(k), Some(v)) = (kv.next(), kv.next()) else {
             continue;
         };
-        if let (Ok(k), Ok(v)) = (HeaderName::from_bytes(k), HeaderValue::from_bytes(v.trim_ascii())) {
+        if let (Ok(k), Ok(v)) = (
+            HeaderName::from_bytes(k),
+            HeaderValue::from_bytes(v.trim_ascii()),
+        ) {
             req = req.header(k, v);
         }
     }

@@ -190,7 +190,9 @@ impl TcpDeframer {
             let want = match self.buf.len() {
                 n @ 0..2 => 2 - n,
                 // (The length was checked when it was complete.)
-                _ => 2 + usize::from(u16::from_be_bytes([self.buf[0], self.buf[1]])) - self.buf.len(),
+                _ => {
+                    2 + usize::from(u16::from_be_bytes([self.buf[0], self.buf[1]])) - self.buf.len()
+                }
             };
             let (take, rest) = data.split_at(want.min(data.len()));
             self.buf.extend_from_slice(take);
@@ -271,6 +273,27 @@ pub const IDLE: Duration = Duration::from_secs(30);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tcp_frames_split_anywhere_and_bad_lengths_end_the_stream() {
+        let mut d = TcpDeframer::new(4);
+        assert_eq!(d.push(&[0, 2, 9]), Ok(vec![]));
+        assert!(d.mid_frame());
+        assert_eq!(
+            d.push(&[8, 0, 1, 7]),
+            Ok(vec![Bytes::from_static(&[9, 8]), Bytes::from_static(&[7])])
+        );
+        assert!(!d.mid_frame());
+        assert_eq!(d.push(&[0]), Ok(vec![]));
+        assert_eq!(d.push(&[5]), Err(BadLength { len: 5, max: 4 }));
+        assert_eq!(
+            TcpDeframer::new(4).push(&[0, 0, 1]),
+            Err(BadLength { len: 0, max: 4 })
+        );
+        let mut out = BytesMut::new();
+        put_frame(&mut out, &[1, 2, 3]);
+        assert_eq!(&out[..], [0, 3, 1, 2, 3]);
+    }
 
     #[test]
     fn beacons_round_trip_and_reject_lookalikes() {

@@ -67,10 +67,19 @@ fn seed_config() -> Vec<Vec<u8>> {
 }
 
 fn seed_beacon() -> Vec<Vec<u8>> {
-    let b = b"SKYWAVE\x01".iter().copied().chain([7u8; 32]).collect::<Vec<u8>>();
+    let b = b"SKYWAVE\x01"
+        .iter()
+        .copied()
+        .chain([7u8; 32])
+        .collect::<Vec<u8>>();
     let mut flipped = b.clone();
     flipped[7] = 2;
-    vec![b.clone(), b[..39].to_vec(), flipped, [b.clone(), vec![0]].concat()]
+    vec![
+        b.clone(),
+        b[..39].to_vec(),
+        flipped,
+        [b.clone(), vec![0]].concat(),
+    ]
 }
 
 fn seed_tcp_frames() -> Vec<Vec<u8>> {
@@ -112,9 +121,30 @@ fn seed_http() -> Vec<Vec<u8>> {
         req(0, 3, 8, "", "", b""),
         req(0, 3, 7, "", "", b""),
         req(0, 3, 6, "?since=0", "", b""),
-        req(1, 3, 0, "", "content-type: multipart/form-data; boundary=XyZ\n", multipart),
-        req(1, 2, 0, "", "content-type: multipart/form-data; boundary=XyZ\n", multipart),
-        req(1, 7, 0, "", "content-type: multipart/form-data; boundary=XyZ\n", multipart),
+        req(
+            1,
+            3,
+            0,
+            "",
+            "content-type: multipart/form-data; boundary=XyZ\n",
+            multipart,
+        ),
+        req(
+            1,
+            2,
+            0,
+            "",
+            "content-type: multipart/form-data; boundary=XyZ\n",
+            multipart,
+        ),
+        req(
+            1,
+            7,
+            0,
+            "",
+            "content-type: multipart/form-data; boundary=XyZ\n",
+            multipart,
+        ),
         req(1, 3, 10, "", "", b"more lines\n"),
         req(1, 3, 10, "", "", b""),
         req(4, 3, 0, "", "", b""),

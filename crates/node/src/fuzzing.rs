@@ -42,7 +42,10 @@ fn deframe(bytes: &[u8], chunk: usize) {
     let mut parts = Deframer::new();
     let chunked: Vec<Vec<u8>> = bytes.chunks(chunk).flat_map(|c| parts.push(c)).collect();
     assert_eq!(frames, chunked, "chunking changed the frames");
-    assert_eq!((whole.skipped, whole.bad_frames), (parts.skipped, parts.bad_frames));
+    assert_eq!(
+        (whole.skipped, whole.bad_frames),
+        (parts.skipped, parts.bad_frames)
+    );
     assert!(whole.skipped <= bytes.len() as u64);
     for f in &frames {
         assert!(!f.is_empty() && f.len() <= framing::MAX_FRAME + 64);
@@ -167,7 +170,11 @@ fn transmit(modem: u8, bytes: &[u8]) {
         now += Duration::from_millis(250);
     }
     let written = check_written(&wire, &offered);
-    assert_eq!(written, offered.len(), "frames still held after the call went quiet");
+    assert_eq!(
+        written,
+        offered.len(),
+        "frames still held after the call went quiet"
+    );
 }
 
 /// What the transmit side wrote: the offered frames in order and intact, and

@@ -256,8 +256,14 @@ pub fn riblt(data: &[u8]) {
     // sum maps to its index) reports an id outside the difference and stalls the round:
     // the documented failure, which a fuzzer running ~10^9 checks does meet. Anything
     // else must be the exact difference, decoded.
-    let false_peel = got.remote_only.iter().any(|i| want_remote.binary_search(i).is_err())
-        || got.local_only.iter().any(|i| want_local.binary_search(i).is_err());
+    let false_peel = got
+        .remote_only
+        .iter()
+        .any(|i| want_remote.binary_search(i).is_err())
+        || got
+            .local_only
+            .iter()
+            .any(|i| want_local.binary_search(i).is_err());
     if false_peel {
         return;
     }
@@ -287,7 +293,6 @@ pub fn riblt(data: &[u8]) {
 /// a block and position in range, source symbols in payload order.
 pub fn fec(data: &[u8]) {
     use crate::fec::{FecDecoder, FecEncoder, FecError, Layout, MAX_EXTRA_SYMBOLS, Progress};
-
 
     let mut input = Input(data);
     let flags = input.u8();
@@ -418,7 +423,12 @@ fn check_layout(l: &crate::fec::Layout) {
     }
     assert_eq!(start, l.source_symbols());
     let limit = l.esi_limit();
-    let probes = [0, 1, l.source_symbols().saturating_sub(1), l.source_symbols()];
+    let probes = [
+        0,
+        1,
+        l.source_symbols().saturating_sub(1),
+        l.source_symbols(),
+    ];
     for esi in probes.into_iter().chain([limit.saturating_sub(1), limit]) {
         match l.locate(esi) {
             Ok((b, i)) => {

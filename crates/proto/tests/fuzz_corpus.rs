@@ -173,7 +173,9 @@ fn seed_riblt() -> Vec<Vec<u8>> {
     use skywave_proto::recon::riblt::Encoder;
     let ids = |n: u64, salt: u64| -> Vec<u8> {
         (1..=n)
-            .flat_map(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ salt).to_le_bytes()[..6].to_vec())
+            .flat_map(|i| {
+                (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ salt).to_le_bytes()[..6].to_vec()
+            })
             .collect()
     };
     let mut v = Vec::new();
@@ -219,7 +221,12 @@ fn seed_fec() -> Vec<Vec<u8>> {
     };
     let mut v = vec![
         honest(0, 1000, 0, &[0, 1, 2, 3]),
-        honest(2, 1000, 30, &[200, 201, 202, 203, 204, 205, 206, 207, 208, 209]),
+        honest(
+            2,
+            1000,
+            30,
+            &[200, 201, 202, 203, 204, 205, 206, 207, 208, 209],
+        ),
         honest(0, 777, 5, &[1, 1, 2, 40, 41, 42, 43, 44, 45]),
         honest(2, 0, 1, &[0]),
         honest(0, 1024, 255, &[0, 1]),

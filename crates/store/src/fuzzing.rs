@@ -59,8 +59,16 @@ fn journal(sel: u8, b: &[u8]) {
         let _ = s.finalize();
     }
     // A journal of 0..=4 KiB, cut anywhere: the saved state resumes to the right hash.
-    let payload: Vec<u8> = b.iter().cycle().take(usize::from(sel) * 17).copied().collect();
-    let cut = b.first().map_or(0, |&c| usize::from(c) * 17).min(payload.len());
+    let payload: Vec<u8> = b
+        .iter()
+        .cycle()
+        .take(usize::from(sel) * 17)
+        .copied()
+        .collect();
+    let cut = b
+        .first()
+        .map_or(0, |&c| usize::from(c) * 17)
+        .min(payload.len());
     let mut s = JournalState::new();
     s.update(&payload[..cut]);
     let mut resumed = JournalState::decode(&s.encode()).expect("our own state decodes");
