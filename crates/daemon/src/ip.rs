@@ -104,37 +104,37 @@ pub async fn tcp_connection(
     };
     let core_r = core.clone();
     let reader = async move {
-        let mut len = [0u8; 2];
+        let mut frames = TcpDeframer::new(mtu.max(skywave_node::adapter::MIN_FRAME));
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut deadline = tokio::time::Instant::now();
         loop {
             // Silence between frames is fine (a synced session is quiet); a peer that
-            // stops mid-frame is cut off after `idle`.
-            if let Err(e) = rd.read_exact(&mut len[..1]).await {
-                return format!("read failed: {e}");
+            // takes longer than `idle` over one frame is cut off.
+            let read = if frames.mid_frame() {
+                match tokio::time::timeout_at(deadline, rd.read(&mut buf)).await {
+                    Err(_) => return "stalled mid-frame".to_string(),
+                    Ok(r) => r,
+                }
+            } else {
+                rd.read(&mut buf).await
+            };
+            let n = match read {
+                Ok(0) => return "closed by the peer".to_string(),
+                Ok(n) => n,
+                Err(e) => return format!("read failed: {e}"),
+            };
+            let was_mid = frames.mid_frame();
+            let got = match frames.push(&buf[..n]) {
+                Ok(f) => f,
+                Err(e) => return e.to_string(),
+            };
+            if frames.mid_frame() && (!was_mid || !got.is_empty()) {
+                deadline = tokio::time::Instant::now() + idle;
             }
-            match tokio::time::timeout(idle, rd.read_exact(&mut len[1..])).await {
-                Err(_) => return "stalled mid-frame".to_string(),
-                Ok(Err(e)) => return format!("read failed: {e}"),
-                Ok(Ok(_)) => {}
-            }
-            let n = u16::from_be_bytes(len) as usize;
-            if n == 0 || n > mtu.max(skywave_node::adapter::MIN_FRAME) {
-                return format!("bad frame length {n} (largest accepted {mtu})");
-            }
-            let mut f = vec![0u8; n];
-            match tokio::time::timeout(idle, rd.read_exact(&mut f)).await {
-                Err(_) => return "stalled mid-frame".to_string(),
-                Ok(Err(e)) => return format!("read failed: {e}"),
-                Ok(Ok(_)) => {}
-            }
-            if core_r
-                .send(Input::Frame {
-                    link,
-                    data: Bytes::from(f),
-                })
-                .await
-                .is_err()
-            {
-                return "the daemon stopped".to_string();
+            for data in got {
+                if core_r.send(Input::Frame { link, data }).await.is_err() {
+                    return "the daemon stopped".to_string();
+                }
             }
         }
     };
@@ -146,9 +146,69 @@ pub async fn tcp_connection(
     let _ = core.send(Input::Down { link, reason }).await;
 }
 
-fn put_frame(buf: &mut BytesMut, f: &[u8]) {
+/// Appends `f` as a TCP link sends it: its length (u16, big-endian), then its bytes.
+pub fn put_frame(buf: &mut BytesMut, f: &[u8]) {
     buf.extend_from_slice(&(f.len() as u16).to_be_bytes());
     buf.extend_from_slice(f);
+}
+
+/// A length no frame of this link may have: the stream is out of step or hostile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("bad frame length {len} (largest accepted {max})")]
+pub struct BadLength {
+    pub len: usize,
+    pub max: usize,
+}
+
+/// Reassembles a TCP link's frames ([`put_frame`]) from whatever the reads return.
+#[derive(Debug)]
+pub struct TcpDeframer {
+    buf: Vec<u8>,
+    max: usize,
+}
+
+impl TcpDeframer {
+    /// Frames of 1 to `max` bytes are accepted (`max` at most `u16::MAX`).
+    pub fn new(max: usize) -> TcpDeframer {
+        TcpDeframer {
+            buf: Vec::new(),
+            max: max.min(usize::from(u16::MAX)),
+        }
+    }
+
+    /// Whether part of a frame has been read.
+    pub fn mid_frame(&self) -> bool {
+        !self.buf.is_empty()
+    }
+
+    /// Adds bytes read; returns the frames they complete. After an error the stream
+    /// cannot be trusted to be in step: the connection is to be closed.
+    pub fn push(&mut self, mut data: &[u8]) -> Result<Vec<Bytes>, BadLength> {
+        let mut out = Vec::new();
+        while !data.is_empty() {
+            // Holds at most one frame and its length: 2 + max bytes.
+            let want = match self.buf.len() {
+                n @ 0..2 => 2 - n,
+                // (The length was checked when it was complete.)
+                _ => {
+                    2 + usize::from(u16::from_be_bytes([self.buf[0], self.buf[1]])) - self.buf.len()
+                }
+            };
+            let (take, rest) = data.split_at(want.min(data.len()));
+            self.buf.extend_from_slice(take);
+            data = rest;
+            if self.buf.len() == 2 {
+                let len = usize::from(u16::from_be_bytes([self.buf[0], self.buf[1]]));
+                if len == 0 || len > self.max {
+                    return Err(BadLength { len, max: self.max });
+                }
+            } else if self.buf.len() > 2 && want == take.len() {
+                out.push(Bytes::copy_from_slice(&self.buf[2..]));
+                self.buf.clear();
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// Accepts connections; the core numbers each as a new link.
@@ -217,6 +277,27 @@ pub const IDLE: Duration = Duration::from_secs(30);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tcp_frames_split_anywhere_and_bad_lengths_end_the_stream() {
+        let mut d = TcpDeframer::new(4);
+        assert_eq!(d.push(&[0, 2, 9]), Ok(vec![]));
+        assert!(d.mid_frame());
+        assert_eq!(
+            d.push(&[8, 0, 1, 7]),
+            Ok(vec![Bytes::from_static(&[9, 8]), Bytes::from_static(&[7])])
+        );
+        assert!(!d.mid_frame());
+        assert_eq!(d.push(&[0]), Ok(vec![]));
+        assert_eq!(d.push(&[5]), Err(BadLength { len: 5, max: 4 }));
+        assert_eq!(
+            TcpDeframer::new(4).push(&[0, 0, 1]),
+            Err(BadLength { len: 0, max: 4 })
+        );
+        let mut out = BytesMut::new();
+        put_frame(&mut out, &[1, 2, 3]);
+        assert_eq!(&out[..], [0, 3, 1, 2, 3]);
+    }
 
     #[test]
     fn beacons_round_trip_and_reject_lookalikes() {

@@ -9,6 +9,7 @@ pub mod client;
 pub mod config;
 mod core;
 pub mod events;
+pub mod fuzzing;
 mod http;
 mod ip;
 mod liveness;

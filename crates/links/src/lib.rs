@@ -11,6 +11,7 @@ mod de;
 mod device;
 pub mod emulated;
 mod fd;
+pub mod fuzzing;
 pub mod hf;
 mod link;
 pub mod pty;

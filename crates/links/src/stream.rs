@@ -21,6 +21,15 @@ pub(crate) struct Hook {
     pub stop: Option<(usize, String)>,
 }
 
+impl Hook {
+    /// The data in a received chunk of `n` bytes: after the skipped bytes, before the
+    /// message that ends the session.
+    pub(crate) fn data(&self, n: usize) -> std::ops::Range<usize> {
+        let end = self.stop.as_ref().map_or(n, |s| s.0.min(n));
+        self.skip.min(end)..end
+    }
+}
+
 /// What ends a session that the daemon did not end.
 #[derive(Debug)]
 pub(crate) enum Ended {
@@ -54,8 +63,7 @@ pub(crate) async fn run(
                     tx.modem.pacer.received(Instant::now());
                     let hook = on_rx(&buf[..n]);
                     // What came before the modem's message still belongs to the stream.
-                    let end = hook.stop.as_ref().map_or(n, |s| s.0.min(n));
-                    let data = &buf[hook.skip.min(end)..end];
+                    let data = &buf[hook.data(n)];
                     for f in tx.incoming(rx.push(data, &shared.counters)) {
                         shared.emit(LinkEvent::Frame(f)).await?;
                     }

@@ -3,6 +3,7 @@
 
 pub mod adapter;
 pub mod framing;
+pub mod fuzzing;
 pub mod mac;
 pub mod modem_tx;
 pub mod pacer;

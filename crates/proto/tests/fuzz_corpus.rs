@@ -45,6 +45,16 @@ fn manifest_corpus() {
 }
 
 #[test]
+fn riblt_corpus() {
+    replay("riblt", fuzzing::riblt);
+}
+
+#[test]
+fn fec_corpus() {
+    replay("fec", fuzzing::fec);
+}
+
+#[test]
 fn session_corpus() {
     replay("session", fuzzing::session_bytes);
 }
@@ -157,6 +167,94 @@ fn seed_manifests() -> Vec<Vec<u8>> {
     v
 }
 
+/// Reconciliations: honest sets of a few sizes (the local encoder built directly and by
+/// changes), and a peer's real symbols read in the hostile mode, whole and bit-flipped.
+fn seed_riblt() -> Vec<Vec<u8>> {
+    use skywave_proto::recon::riblt::Encoder;
+    let ids = |n: u64, salt: u64| -> Vec<u8> {
+        (1..=n)
+            .flat_map(|i| {
+                (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ salt).to_le_bytes()[..6].to_vec()
+            })
+            .collect()
+    };
+    let mut v = Vec::new();
+    for (n, rebuild) in [(3, 0), (20, 1), (60, 0), (200, 1)] {
+        let mut b = vec![0, rebuild];
+        b.extend(ids(n, 0));
+        v.push(b);
+    }
+    // Hostile mode with honest content: 10 local ids, the symbols of a set sharing 6.
+    let local = ids(10, 0);
+    let mut remote = Encoder::new();
+    for c in ids(10, 0).chunks(6).take(6).chain(ids(8, 77).chunks(6)) {
+        let mut b = [0u8; 8];
+        b[..6].copy_from_slice(c);
+        remote.insert(u64::from_le_bytes(b));
+    }
+    let mut b = vec![1, 10];
+    b.extend(&local);
+    for i in 0..40 {
+        remote.symbol(i).encode(&mut b);
+    }
+    v.push(b.clone());
+    for pos in [2, 30, 70, 100, b.len() - 1] {
+        let mut g = b.clone();
+        g[pos] ^= 4;
+        v.push(g);
+    }
+    v
+}
+
+/// FEC decodes: honest symbols only (source, repair, duplicates), with corrupted and
+/// raw ones, a fixed and an unfixed symbol size, and large claimed lengths.
+fn seed_fec() -> Vec<Vec<u8>> {
+    let honest = |flags: u8, len: u16, t: u8, esis: &[u16]| {
+        let mut b = vec![flags];
+        b.extend(len.to_le_bytes());
+        b.push(t);
+        for e in esis {
+            b.push(0);
+            b.extend(e.to_le_bytes());
+        }
+        b
+    };
+    let mut v = vec![
+        honest(0, 1000, 0, &[0, 1, 2, 3]),
+        honest(
+            2,
+            1000,
+            30,
+            &[200, 201, 202, 203, 204, 205, 206, 207, 208, 209],
+        ),
+        honest(0, 777, 5, &[1, 1, 2, 40, 41, 42, 43, 44, 45]),
+        honest(2, 0, 1, &[0]),
+        honest(0, 1024, 255, &[0, 1]),
+    ];
+    // A corrupted symbol among honest ones, then raw ones of the right and a wrong size.
+    let mut b = honest(2, 500, 3, &[0, 1]);
+    b.extend([1, 2, 0, 5, 0, 0x40]);
+    b.extend([2, 9, 0, 1]);
+    b.extend([0xaa; 20]);
+    b.extend([2, 9, 0, 0, 7, 0, 1, 2, 3]);
+    v.push(b);
+    // Large claims: raw symbols only.
+    for (len, shift, t) in [(u32::MAX, 0u8, 0u8), (1 << 20, 4, 10), (123_456, 0, 255)] {
+        let mut b = vec![3];
+        b.extend(len.to_le_bytes());
+        b.push(shift);
+        b.push(t);
+        for esi in [0u16, 1, 5000, u16::MAX] {
+            b.extend([2]);
+            b.extend(esi.to_le_bytes());
+            b.push(1);
+            b.extend(std::iter::repeat_n(esi as u8, 8 + usize::from(t) * 4));
+        }
+        v.push(b);
+    }
+    v
+}
+
 /// Scripted sessions, one per link profile, each with every kind of operation.
 fn seed_sessions() -> Vec<Vec<u8>> {
     use Side::{A, B};
@@ -225,6 +323,8 @@ fn write_seed_corpus() {
         ("frame", seed_frames()),
         ("manifest", seed_manifests()),
         ("session", seed_sessions()),
+        ("riblt", seed_riblt()),
+        ("fec", seed_fec()),
     ] {
         let dir = corpus_dir(target);
         std::fs::create_dir_all(&dir).expect("corpus dir");
@@ -245,6 +345,12 @@ fn seeds_run_clean() {
     }
     for s in seed_sessions() {
         fuzzing::session_bytes(&s);
+    }
+    for s in seed_riblt() {
+        fuzzing::riblt(&s);
+    }
+    for s in seed_fec() {
+        fuzzing::fec(&s);
     }
 }
 

@@ -11,6 +11,7 @@
 
 mod error;
 mod fsck;
+pub mod fuzzing;
 pub mod io;
 mod keys;
 mod partial;

@@ -200,25 +200,117 @@ impl From<Closed> for Wait {
     }
 }
 
-/// The modem's command side: lines in, commands out.
-struct Port<'a> {
-    dev: &'a Device,
+/// The modem's command-mode text: lines in (CR or LF ends one), and after a `CONNECT`
+/// line the bytes that follow it, which start the data stream.
+#[derive(Debug, Default)]
+pub(crate) struct Lines {
     partial: Vec<u8>,
     lines: std::collections::VecDeque<String>,
     /// Bytes after a `CONNECT` line: the start of the data stream.
-    rest: Vec<u8>,
+    pub rest: Vec<u8>,
     /// The `CONNECT` line's CR ended a read: its LF starts the next one.
+    pub skip_lf: bool,
+}
+
+impl Lines {
+    /// The longest line kept; the rest of a longer one is dropped.
+    pub const MAX_LINE: usize = 512;
+
+    /// The next complete, non-empty line.
+    pub fn pop(&mut self) -> Option<String> {
+        self.lines.pop_front()
+    }
+
+    /// Adds what the modem sent; stops at the end of a `CONNECT` line, keeping what
+    /// follows in [`Lines::rest`].
+    pub fn take(&mut self, data: &[u8]) {
+        for (k, &b) in data.iter().enumerate() {
+            if b == b'\r' || b == b'\n' {
+                let line = String::from_utf8_lossy(&self.partial).trim().to_string();
+                self.partial.clear();
+                if !line.is_empty() {
+                    tracing::debug!(line, "from modem");
+                    let connect = line.starts_with("CONNECT");
+                    self.lines.push_back(line);
+                    if connect {
+                        // What follows the line's end (CR LF) is data, not text.
+                        let skip = usize::from(b == b'\r' && data.get(k + 1) == Some(&b'\n'));
+                        self.rest = data[k + 1 + skip..].to_vec();
+                        self.skip_lf = b == b'\r' && k + 1 == data.len();
+                        return;
+                    }
+                }
+            } else if self.partial.len() < Self::MAX_LINE {
+                self.partial.push(b);
+            }
+        }
+    }
+}
+
+/// Watches a call's data stream for the modem's `NO CARRIER`, which may come split
+/// over reads, and drops the LF of a `CONNECT` line whose CR ended the previous read.
+#[derive(Debug, Default)]
+pub(crate) struct CarrierWatch {
+    /// The last bytes seen, for a message split over reads.
+    tail: Vec<u8>,
     skip_lf: bool,
+}
+
+impl CarrierWatch {
+    pub fn new(skip_lf: bool) -> CarrierWatch {
+        CarrierWatch {
+            tail: Vec::new(),
+            skip_lf,
+        }
+    }
+
+    /// What a received chunk holds: a leading LF to skip, and where `NO CARRIER`
+    /// starts (0 when it began in an earlier chunk).
+    pub fn check(&mut self, data: &[u8]) -> Hook {
+        if data.is_empty() {
+            return Hook::default();
+        }
+        let skip = usize::from(std::mem::take(&mut self.skip_lf) && data.first() == Some(&b'\n'));
+        let mut w = std::mem::take(&mut self.tail);
+        let before = w.len();
+        w.extend_from_slice(data);
+        if let Some(pos) = w.windows(10).position(|x| x == b"NO CARRIER") {
+            let stop = (
+                pos.saturating_sub(before),
+                "call dropped (NO CARRIER)".into(),
+            );
+            return Hook {
+                skip,
+                stop: Some(stop),
+            };
+        }
+        self.tail = w[w.len().saturating_sub(9)..].to_vec();
+        Hook { skip, stop: None }
+    }
+}
+
+/// The start of a call's data stream, from what followed the `CONNECT` line in the same
+/// read: the data in it, the watch for the rest of the call, and why the call ended if
+/// it already did (a `NO CARRIER` there is as final as one read later).
+pub(crate) fn call_start(text: &mut Lines) -> (Vec<u8>, CarrierWatch, Option<String>) {
+    let rest = std::mem::take(&mut text.rest);
+    let mut watch = CarrierWatch::new(text.skip_lf);
+    let first = watch.check(&rest);
+    let data = rest[first.data(rest.len())].to_vec();
+    (data, watch, first.stop.map(|s| s.1))
+}
+
+/// The modem's command side: lines in, commands out.
+struct Port<'a> {
+    dev: &'a Device,
+    text: Lines,
 }
 
 impl<'a> Port<'a> {
     fn new(dev: &'a Device) -> Port<'a> {
         Port {
             dev,
-            partial: Vec::new(),
-            lines: Default::default(),
-            rest: Vec::new(),
-            skip_lf: false,
+            text: Lines::default(),
         }
     }
 
@@ -240,13 +332,13 @@ impl<'a> Port<'a> {
     ) -> Result<Option<String>, Wait> {
         let mut buf = [0u8; 1024];
         loop {
-            if let Some(l) = self.lines.pop_front() {
+            if let Some(l) = self.text.pop() {
                 return Ok(Some(l));
             }
             tokio::select! {
                 r = self.dev.read(&mut buf) => match r {
                     Ok(0) => return Err(Wait::Device("end of file on the modem's port".into())),
-                    Ok(n) => self.take(&buf[..n]),
+                    Ok(n) => self.text.take(&buf[..n]),
                     Err(e) => return Err(Wait::Device(format!("read from the modem failed: {e}"))),
                 },
                 f = frames.recv() => match f {
@@ -259,29 +351,6 @@ impl<'a> Port<'a> {
                     None => return Err(Wait::Closed),
                 },
                 _ = crate::link::sleep_until(deadline) => return Ok(None),
-            }
-        }
-    }
-
-    fn take(&mut self, data: &[u8]) {
-        for (k, &b) in data.iter().enumerate() {
-            if b == b'\r' || b == b'\n' {
-                let line = String::from_utf8_lossy(&self.partial).trim().to_string();
-                self.partial.clear();
-                if !line.is_empty() {
-                    tracing::debug!(line, "from modem");
-                    let connect = line.starts_with("CONNECT");
-                    self.lines.push_back(line);
-                    if connect {
-                        // What follows the line's end (CR LF) is data, not text.
-                        let skip = usize::from(b == b'\r' && data.get(k + 1) == Some(&b'\n'));
-                        self.rest = data[k + 1 + skip..].to_vec();
-                        self.skip_lf = b == b'\r' && k + 1 == data.len();
-                        return;
-                    }
-                }
-            } else if self.partial.len() < 512 {
-                self.partial.push(b);
             }
         }
     }
@@ -412,31 +481,14 @@ async fn modem_session(
         tx.reset(now);
         tracing::info!(link = %shared.name, "call connected");
         shared.emit(LinkEvent::Up(spec.params)).await?;
-        let rest = std::mem::take(&mut port.rest);
-        for f in tx.incoming(rx.push(&rest, &shared.counters)) {
+        let (data, mut watch, dropped) = call_start(&mut port.text);
+        for f in tx.incoming(rx.push(&data, &shared.counters)) {
             shared.emit(LinkEvent::Frame(f)).await?;
         }
-        let mut tail: Vec<u8> = Vec::new();
-        let mut skip_lf = port.skip_lf && rest.is_empty();
-        let ended = stream::run(shared, dev, frames, tx, rx, |data| {
-            let skip = usize::from(std::mem::take(&mut skip_lf) && data.first() == Some(&b'\n'));
-            let mut w = std::mem::take(&mut tail);
-            let before = w.len();
-            w.extend_from_slice(data);
-            if let Some(pos) = w.windows(10).position(|x| x == b"NO CARRIER") {
-                let stop = (
-                    pos.saturating_sub(before),
-                    "call dropped (NO CARRIER)".into(),
-                );
-                return Hook {
-                    skip,
-                    stop: Some(stop),
-                };
-            }
-            tail = w[w.len().saturating_sub(9)..].to_vec();
-            Hook { skip, stop: None }
-        })
-        .await?;
+        let ended = match dropped {
+            Some(reason) => Ended::Hook(reason),
+            None => stream::run(shared, dev, frames, tx, rx, |data| watch.check(data)).await?,
+        };
         rx.reset(&shared.counters);
         tx.reset(Instant::now());
         match ended {
@@ -510,5 +562,34 @@ async fn hang_up(dev: &Device, guard: Duration) {
     if dev.write_all(b"+++").await.is_ok() {
         tokio::time::sleep(guard + guard / 2).await;
         let _ = dev.write_all(b"ATH\r").await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_carrier_in_the_connect_read_ends_the_call() {
+        let mut text = Lines::default();
+        text.take(b"RING\r\nCONNECT 2400\r\n\x01\x02NO CARRIER\r\n");
+        assert_eq!(text.pop().as_deref(), Some("RING"));
+        assert_eq!(text.pop().as_deref(), Some("CONNECT 2400"));
+        let (data, _, dropped) = call_start(&mut text);
+        assert_eq!(data, [1, 2]);
+        assert_eq!(dropped.as_deref(), Some("call dropped (NO CARRIER)"));
+    }
+
+    #[test]
+    fn a_connect_line_split_after_its_cr_skips_the_lf() {
+        let mut text = Lines::default();
+        text.take(b"CONNECT\r");
+        let (data, mut watch, dropped) = call_start(&mut text);
+        assert!(data.is_empty() && dropped.is_none());
+        let hook = watch.check(b"\nab");
+        assert_eq!(hook.data(3), 1..3);
+        // NO CARRIER split over reads: the call ends in the read that completes it.
+        assert!(watch.check(b"NO CAR").stop.is_none());
+        assert_eq!(watch.check(b"RIER\r\n").stop.map(|s| s.0), Some(0));
     }
 }

@@ -1,0 +1,90 @@
+//! The `stream` fuzz target on stable: every file of `fuzz/corpus/stream/` is replayed.
+//!
+//! `cargo test -p skywave-node --test fuzz_corpus -- --ignored write_seed_corpus`
+//! rewrites the seed files.
+
+use std::path::PathBuf;
+
+use skywave_node::framing::{self, OverEnd};
+use skywave_node::fuzzing;
+
+fn corpus_dir(target: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../fuzz/corpus/{target}"))
+}
+
+fn replay(target: &str, run: fn(&[u8])) {
+    let dir = corpus_dir(target);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("readable dir entry").path())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "{}: empty corpus", dir.display());
+    for f in files {
+        let data = std::fs::read(&f).expect("readable corpus file");
+        let ok = std::panic::catch_unwind(|| run(&data));
+        assert!(ok.is_ok(), "{target} fails on {}", f.display());
+    }
+}
+
+#[test]
+fn stream_corpus() {
+    replay("stream", fuzzing::stream);
+}
+
+/// Framed protocol frames and announcements with noise between, and operation lists for
+/// the modem (offers, takes, time, received announcements).
+fn seeds() -> Vec<Vec<u8>> {
+    let mut v = Vec::new();
+    let mut s = b"\x00noise\x00".to_vec();
+    framing::encode(&[skywave_proto::wire::VERSION, 0, 1, 2, 3], &mut s);
+    OverEnd {
+        after: 300,
+        seq: 2,
+        heard: 1,
+        rank: 77,
+        idle: false,
+    }
+    .encode(&mut s);
+    framing::encode(&[0; 300], &mut s);
+    s.extend_from_slice(&[1, 2, 3]);
+    for (chunk, modem) in [(0u8, 0u8), (7, 0x21), (63, 0xc5)] {
+        let mut b = vec![chunk, modem];
+        b.extend_from_slice(&s);
+        v.push(b);
+    }
+    // Offers, takes, time, a received announcement, idle, a reset.
+    let ops = [
+        0, 100, 4, 3, 200, 0, 4, 6, 10, 0, 1, 0, 0, 0, 0, 2, 3, 100, 0, 4, 1, 50, 4, 7, 4,
+    ];
+    for modem in [0u8, 0x3f, 0xe0] {
+        let mut b = vec![5, modem];
+        b.extend_from_slice(&ops);
+        v.push(b);
+    }
+    let base = v.clone();
+    for b in &base {
+        let mut g = b.clone();
+        let mid = g.len() / 2;
+        g[mid] ^= 0x10;
+        v.push(g);
+    }
+    v
+}
+
+#[test]
+#[ignore = "writes fuzz/corpus/stream/seed-*; run by hand after a framing change"]
+fn write_seed_corpus() {
+    let dir = corpus_dir("stream");
+    std::fs::create_dir_all(&dir).expect("corpus dir");
+    for (i, s) in seeds().iter().enumerate() {
+        std::fs::write(dir.join(format!("seed-{i:03}")), s).expect("write seed");
+    }
+}
+
+#[test]
+fn seeds_run_clean() {
+    for s in seeds() {
+        fuzzing::stream(&s);
+    }
+}
