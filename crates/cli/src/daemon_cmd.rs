@@ -18,7 +18,8 @@ use skywave_daemon::status::Status;
 use skywave_store::read_node_key;
 
 use crate::store_cmd::{
-    AddArgs, AppendArgs, GetArgs, IdArg, LsArgs, copy_error, deliver, must_open, sealed_mark,
+    AddArgs, AppendArgs, GetArgs, IdArg, LsArgs, copy_error, deliver, destination, must_open,
+    sealed_mark,
 };
 use crate::util::bytes;
 
@@ -594,10 +595,11 @@ pub fn get(c: &Client, dir: &Path, a: GetArgs) -> anyhow::Result<ExitCode> {
     let key = read_node_key(dir)
         .with_context(|| format!("reading this node's key to open sealed bundle {id}"))?;
     must_open(&id, Some(scheme), recipient, &key.identity())?;
+    let to = format!("writing {}", destination(a.output.as_deref()));
     deliver(a.output.as_deref(), |w| {
         let mut w = OpenWriter::new(w, &key, &id);
         c.payload(&id.to_hex(), &mut w)?;
-        w.finish().map_err(|e| copy_error(e, "the payload"))?;
+        w.finish().map_err(|e| copy_error(e, &to))?;
         Ok(())
     })
     .with_context(|| format!("reading bundle {id}"))?;

@@ -308,13 +308,18 @@ pub(crate) fn must_open(
     }
 }
 
-/// An error from copying a payload out: a sealing error says what is wrong with the
-/// payload, anything else where it was going.
-pub(crate) fn copy_error(e: io::Error, to: &str) -> anyhow::Error {
+/// An error from handing a payload out: a sealing error says what is wrong with the
+/// payload, anything else gets `doing` as context.
+pub(crate) fn copy_error(e: io::Error, doing: &str) -> anyhow::Error {
     match SealError::from_io(&e) {
         Some(s) => anyhow!("{s}"),
-        None => anyhow::Error::new(e).context(format!("writing {to}")),
+        None => anyhow::Error::new(e).context(doing.to_owned()),
     }
+}
+
+/// Where `get` writes, for messages.
+pub(crate) fn destination(output: Option<&Path>) -> String {
+    output.map_or("standard output".into(), |p| p.display().to_string())
 }
 
 /// Runs `copy` into `output` (a temporary file beside it, renamed once complete and
@@ -367,17 +372,14 @@ pub fn get(dir: &Path, a: GetArgs) -> anyhow::Result<ExitCode> {
     let (src, len): (Box<dyn Read>, u64) =
         if must_open(&id, m.sealed, m.recipient, &node.identity())? {
             let r = OpenReader::new(payload, node, &id)
-                .map_err(|e| copy_error(e, "the payload"))
+                .map_err(|e| copy_error(e, "reading the payload"))
                 .with_context(|| format!("reading bundle {id}"))?;
             (Box::new(r), plain_len(m.length).unwrap_or(m.length))
         } else {
             (Box::new(payload), m.length)
         };
     let mut src = Progress::new(src, "reading", Some(len));
-    let to = a
-        .output
-        .as_ref()
-        .map_or("standard output".into(), |p| p.display().to_string());
+    let to = format!("writing {}", destination(a.output.as_deref()));
     deliver(a.output.as_deref(), |w| {
         io::copy(&mut src, w).map_err(|e| copy_error(e, &to))?;
         Ok(())
