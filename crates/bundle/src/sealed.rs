@@ -338,7 +338,8 @@ fn read_up_to(r: &mut impl Read, buf: &mut Vec<u8>, n: usize) -> io::Result<()> 
     r.take(n as u64).read_to_end(buf).map(|_| ())
 }
 
-/// Reads a payload from `inner` and yields its sealed form, one chunk in memory.
+/// Reads a payload from `inner` and yields its sealed form, one chunk in memory. An
+/// error reading `inner` ends the stream: every later read fails.
 #[derive(Debug)]
 pub struct SealReader<R> {
     inner: R,
@@ -348,6 +349,13 @@ pub struct SealReader<R> {
     pos: usize,
     /// A byte read past the current chunk to learn that it was not the last.
     carry: Option<u8>,
+    /// A read failed: every later read fails too.
+    failed: bool,
+}
+
+/// The error of every read after a failed one.
+fn stopped() -> io::Error {
+    io::Error::other("the sealed stream stopped at an earlier error")
 }
 
 impl<R: Read> SealReader<R> {
@@ -367,7 +375,15 @@ impl<R: Read> SealReader<R> {
             out,
             pos: 0,
             carry: None,
+            failed: false,
         })
+    }
+
+    fn fail(&mut self) {
+        self.failed = true;
+        self.sealer = None;
+        self.out.clear();
+        self.pos = 0;
     }
 
     fn fill(&mut self) -> io::Result<()> {
@@ -391,8 +407,16 @@ impl<R: Read> SealReader<R> {
 
 impl<R: Read> Read for SealReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.pos == self.out.len() {
-            self.fill()?;
+        if self.failed {
+            return Err(stopped());
+        }
+        if self.pos == self.out.len()
+            && let Err(e) = self.fill()
+        {
+            // The buffer may hold plaintext read before the error: it must never be
+            // handed out, so the stream ends here for good.
+            self.fail();
+            return Err(e);
         }
         let n = buf.len().min(self.out.len() - self.pos);
         buf[..n].copy_from_slice(&self.out[self.pos..self.pos + n]);
@@ -415,6 +439,7 @@ pub struct OpenReader<R> {
     out: Vec<u8>,
     pos: usize,
     carry: Option<u8>,
+    failed: bool,
 }
 
 impl<R: Read> OpenReader<R> {
@@ -429,7 +454,15 @@ impl<R: Read> OpenReader<R> {
             out: Vec::with_capacity(SEALED_CHUNK + 1),
             pos: 0,
             carry: None,
+            failed: false,
         })
+    }
+
+    fn fail(&mut self) {
+        self.failed = true;
+        self.opener = None;
+        self.out.clear();
+        self.pos = 0;
     }
 
     fn fill(&mut self) -> io::Result<()> {
@@ -454,12 +487,14 @@ impl<R: Read> OpenReader<R> {
 impl<R: Read> Read for OpenReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         // An empty chunk (only an empty payload has one) yields nothing: read on.
+        if self.failed {
+            return Err(stopped());
+        }
         while self.pos == self.out.len() && self.opener.is_some() {
             if let Err(e) = self.fill() {
-                // Nothing more comes from a stream that failed to open.
-                self.opener = None;
-                self.out.clear();
-                self.pos = 0;
+                // Nothing more comes from a stream that failed to open, not even an
+                // end that would look like a clean one.
+                self.fail();
                 return Err(e);
             }
         }

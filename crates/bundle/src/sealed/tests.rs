@@ -365,9 +365,62 @@ fn a_reader_stops_at_the_first_bad_chunk() {
         SealError::from_io(&err),
         Some(&SealError::Damaged { index: 1 })
     );
-    // Only the authenticated first chunk came out.
+    // Only the authenticated first chunk came out, and nothing after the error, not
+    // even an end that would look clean.
     assert_eq!(out, &plain[..CHUNK_LEN]);
-    assert_eq!(r.read(&mut [0u8; 16]).unwrap(), 0);
+    assert!(r.read(&mut [0u8; 16]).is_err());
+}
+
+/// A source that fails once after `ok` bytes, then would go on.
+struct FailOnce {
+    data: Vec<u8>,
+    at: usize,
+    ok: usize,
+    failed: bool,
+}
+
+impl Read for FailOnce {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.at >= self.ok && !self.failed {
+            self.failed = true;
+            return Err(io::Error::other("disk went away"));
+        }
+        let n = buf.len().min(self.data.len() - self.at);
+        buf[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// After the source fails mid-chunk, the plaintext already read is never handed out,
+/// even to a caller that reads on.
+#[test]
+fn a_failed_source_never_leaks_plaintext() {
+    let plain = vec![0x61u8; 3000];
+    let src = FailOnce {
+        data: plain.clone(),
+        at: 0,
+        ok: 1000,
+        failed: false,
+    };
+    let mut r = SealReader::new(src, &node().identity(), &bundle(), &mut rng()).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 512];
+    let mut errors = 0;
+    for _ in 0..20 {
+        match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(_) => errors += 1,
+        }
+    }
+    assert_eq!(
+        errors,
+        20 - got.len().div_ceil(512),
+        "every read after it fails"
+    );
+    assert_eq!(got.len(), KEY_BOX_LEN, "only the key box came out");
+    assert!(!got.windows(16).any(|w| w == &plain[..16]));
 }
 
 proptest! {
