@@ -517,6 +517,8 @@ pub struct OpenWriter<W> {
     opener: Option<Opener>,
     /// Sealed bytes not yet opened: the key box, then at most one chunk and a byte.
     buf: Vec<u8>,
+    /// A write failed: every later write, and `finish`, fail too.
+    failed: bool,
 }
 
 impl<W: Write> OpenWriter<W> {
@@ -527,11 +529,15 @@ impl<W: Write> OpenWriter<W> {
             bundle: *bundle,
             opener: None,
             buf: Vec::with_capacity(SEALED_CHUNK + 1),
+            failed: false,
         }
     }
 
     /// Opens the final chunk, writes it and returns the inner writer.
     pub fn finish(mut self) -> io::Result<W> {
+        if self.failed {
+            return Err(stopped());
+        }
         let opener = match self.opener.take() {
             Some(o) => o,
             None => {
@@ -550,6 +556,25 @@ impl<W: Write> OpenWriter<W> {
 
 impl<W: Write> Write for OpenWriter<W> {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        if self.failed {
+            return Err(stopped());
+        }
+        let res = self.write_sealed(data);
+        if res.is_err() {
+            self.failed = true;
+            self.opener = None;
+            self.buf.clear();
+        }
+        res
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> OpenWriter<W> {
+    fn write_sealed(&mut self, data: &[u8]) -> io::Result<usize> {
         let Some(opener) = self.opener.as_mut() else {
             let n = data.len().min(KEY_BOX_LEN - self.buf.len());
             self.buf.extend_from_slice(&data[..n]);
@@ -570,10 +595,6 @@ impl<W: Write> Write for OpenWriter<W> {
             self.buf.extend(carry);
         }
         Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
     }
 }
 

@@ -340,6 +340,10 @@ fn writer_reports_damage_and_truncation() {
     let mut w = OpenWriter::new(Vec::new(), &SecretKey::from_bytes(&[0x22; 32]), &bundle());
     let err = w.write_all(&s).unwrap_err();
     assert_eq!(SealError::from_io(&err), Some(&SealError::NotForThisKey));
+    assert!(
+        w.write(&s[..10]).is_err() && w.finish().is_err(),
+        "stays failed"
+    );
     // A flipped byte in the last chunk shows only at the end.
     let mut bad = s.clone();
     let last = bad.len() - 1;
