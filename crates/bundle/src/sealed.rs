@@ -147,6 +147,8 @@ impl Sealer {
         let pk = recipient_key(recipient)?;
         let mut key = [0u8; 32];
         rng.fill_bytes(&mut key);
+        // Sealing 32 bytes cannot fail, and always gives 80; should it ever, the key is
+        // unusable for the recipient, which is what the error says.
         let boxed = pk
             .seal(rng, &key)
             .map_err(|_| SealError::BadRecipient(*recipient))?;
