@@ -4,7 +4,8 @@
 //! key and the manifest is signed by its secret key, so only the author can publish a
 //! newer version. This crate owns the canonical compact manifest encoding (described byte
 //! by byte in `docs/bundle-format.md`), payload hashing, and the resumable tree hash that
-//! lets a node holding a journal's prefix verify a new tail without re-reading it.
+//! lets a node holding a journal's prefix verify a new tail without re-reading it, and
+//! the sealing of a payload to its recipient's node key ([`sealed`]).
 //!
 //! It does no I/O: the store and the protocol core both build on it.
 
@@ -12,6 +13,7 @@ mod journal;
 mod keys;
 mod manifest;
 mod ranges;
+pub mod sealed;
 pub mod text;
 pub mod varint;
 
@@ -22,6 +24,7 @@ pub use manifest::{
     SignedManifest, well_known_service,
 };
 pub use ranges::RangeSet;
+pub use sealed::SealError;
 
 /// Hashes a whole payload held in memory (see [`PayloadHasher`] for streams).
 pub fn hash_payload(data: &[u8]) -> PayloadHash {

@@ -33,6 +33,10 @@ const MAX_SERVICE: usize = 64;
 const MAX_KEY: usize = 64;
 /// Extension record tag for a free `key=value` field.
 const TAG_FIELD: u64 = 0;
+/// Extension record tag marking a sealed payload; its value is the sealing scheme. Odd,
+/// so critical: a reader that does not know it refuses the manifest rather than hand
+/// out sealed bytes as if they were the content.
+const TAG_SEALED: u64 = 1;
 
 /// Services that encode as one byte; any other service is spelled out.
 const WELL_KNOWN_SERVICES: [&str; 6] = ["file", "message", "telemetry", "log", "status", "map"];
@@ -134,6 +138,9 @@ pub struct Manifest {
     pub name: Option<String>,
     pub sender: Option<Identity>,
     pub recipient: Option<Identity>,
+    /// The scheme the payload is sealed with to `recipient` ([`crate::sealed::SEALED_V1`]);
+    /// `None`: the payload is in clear. Length and hash are those of the sealed bytes.
+    pub sealed: Option<u8>,
     /// Free `key=value` fields.
     pub fields: BTreeMap<String, String>,
     /// Ignorable extension records from a newer encoding, kept so the signed bytes stay
@@ -155,6 +162,7 @@ impl Manifest {
             name: None,
             sender: None,
             recipient: None,
+            sealed: None,
             fields: BTreeMap::new(),
             unknown: Vec::new(),
         }
@@ -209,6 +217,27 @@ impl Manifest {
                 return Err(invalid("fields", format!("value of {k:?} is too long")));
             }
         }
+        if let Some(scheme) = self.sealed {
+            if scheme == 0 {
+                return Err(invalid("sealed", "scheme 0 is reserved"));
+            }
+            if self.recipient.is_none() {
+                return Err(invalid(
+                    "sealed",
+                    "a sealed payload needs a recipient to be sealed to",
+                ));
+            }
+            if self.journal {
+                return Err(invalid("sealed", "a journal cannot be sealed"));
+            }
+            if scheme == crate::sealed::SEALED_V1 && crate::sealed::plain_len(self.length).is_none()
+            {
+                return Err(invalid(
+                    "sealed",
+                    format!("no sealed payload is {} bytes long", self.length),
+                ));
+            }
+        }
         let mut last = None;
         for (tag, _) in &self.unknown {
             if *tag == TAG_FIELD || tag % 2 == 1 || last.is_some_and(|l| *tag < l) {
@@ -239,7 +268,7 @@ impl Manifest {
         if self.recipient.is_some() {
             f |= F_RECIPIENT;
         }
-        if !self.fields.is_empty() || !self.unknown.is_empty() {
+        if !self.fields.is_empty() || self.sealed.is_some() || !self.unknown.is_empty() {
             f |= F_EXTENSIONS;
         }
         f
@@ -284,6 +313,11 @@ impl Manifest {
             varint::put(&mut out, TAG_FIELD);
             varint::put(&mut out, record.len() as u64);
             out.extend_from_slice(&record);
+        }
+        if let Some(scheme) = self.sealed {
+            varint::put(&mut out, TAG_SEALED);
+            varint::put(&mut out, 1);
+            out.push(scheme);
         }
         for (tag, value) in &self.unknown {
             varint::put(&mut out, *tag);
@@ -477,6 +511,7 @@ impl SignedManifest {
             None
         };
         let mut fields = BTreeMap::new();
+        let mut sealed = None;
         let mut unknown = Vec::new();
         if flags & F_EXTENSIONS != 0 {
             if r.is_empty() {
@@ -497,6 +532,13 @@ impl SignedManifest {
                         .map_err(|_| invalid("fields", format!("value of {key:?} is not UTF-8")))?;
                     if fields.insert(key, val.to_owned()).is_some() {
                         return Err(ManifestError::NonCanonical("duplicate field key"));
+                    }
+                } else if tag == TAG_SEALED {
+                    let [scheme] = value else {
+                        return Err(invalid("sealed", "the record holds one byte, the scheme"));
+                    };
+                    if sealed.replace(*scheme).is_some() {
+                        return Err(ManifestError::NonCanonical("duplicate sealed record"));
                     }
                 } else if tag % 2 == 1 {
                     return Err(ManifestError::CriticalExtension(tag));
@@ -519,6 +561,7 @@ impl SignedManifest {
             name,
             sender,
             recipient,
+            sealed,
             fields,
             unknown,
         };
@@ -578,6 +621,11 @@ impl SignedManifest {
             name: m.name.clone(),
             sender: m.sender,
             recipient: m.recipient,
+            sealed: m.sealed,
+            plain_length: m
+                .sealed
+                .filter(|s| *s == crate::sealed::SEALED_V1)
+                .and_then(|_| crate::sealed::plain_len(m.length)),
             fields: m.fields.clone(),
             unknown_extensions: m.unknown.iter().map(|(t, _)| *t).collect(),
             manifest_bytes: self.bytes.len(),
@@ -603,6 +651,12 @@ pub struct ManifestJson {
     pub sender: Option<Identity>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recipient: Option<Identity>,
+    /// The sealing scheme, when the payload is sealed to the recipient.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sealed: Option<u8>,
+    /// The length of the payload inside the sealed one, when the scheme is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plain_length: Option<u64>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub fields: BTreeMap<String, String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]

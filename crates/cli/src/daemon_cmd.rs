@@ -9,12 +9,18 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
+use skywave_bundle::BundleId;
+use skywave_bundle::sealed::OpenWriter;
 use skywave_bundle::text::printable;
 use skywave_daemon::DaemonConfig;
 use skywave_daemon::client::Client;
 use skywave_daemon::status::Status;
+use skywave_store::read_node_key;
 
-use crate::store_cmd::{AddArgs, AppendArgs, GetArgs, IdArg, LsArgs};
+use crate::store_cmd::{
+    AddArgs, AppendArgs, GetArgs, IdArg, LsArgs, copy_error, deliver, destination, must_open,
+    sealed_mark,
+};
 use crate::util::bytes;
 
 /// The first `n` characters of a string the daemon sent (an id), safe to print.
@@ -485,6 +491,9 @@ pub fn add(c: &Client, a: AddArgs, json: bool) -> anyhow::Result<ExitCode> {
     if let Some(r) = a.recipient {
         q.push(format!("recipient={r}"));
     }
+    if let Some(r) = a.to {
+        q.push(format!("to={r}"));
+    }
     if a.sender {
         q.push("sign_sender=true".into());
     }
@@ -511,7 +520,7 @@ pub fn append(c: &Client, a: AppendArgs, json: bool) -> anyhow::Result<ExitCode>
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn ls(c: &Client, a: LsArgs, json: bool) -> anyhow::Result<ExitCode> {
+pub fn ls(c: &Client, dir: &Path, a: LsArgs, json: bool) -> anyhow::Result<ExitCode> {
     let mut q = Vec::new();
     if let Some(s) = &a.service {
         q.push(format!("service={}", enc(s)));
@@ -533,9 +542,11 @@ pub fn ls(c: &Client, a: LsArgs, json: bool) -> anyhow::Result<ExitCode> {
         "{:<16}  {:>8}  {:>10}  {:<10}  {:<20}  NAME",
         "ID", "VERSION", "SIZE", "SERVICE", "DATE"
     );
+    let me = read_node_key(dir).ok().map(|k| k.identity());
     for b in &list {
+        let recipient = b["recipient"].as_str().and_then(|r| r.parse().ok());
         println!(
-            "{:<16}  {:>8}  {:>10}  {:<10}  {:<20}  {}{}",
+            "{:<16}  {:>8}  {:>10}  {:<10}  {:<20}  {}{}{}",
             short(b["id"].as_str().unwrap_or(""), 16),
             printable(&b["version"].to_string()),
             bytes(b["length"].as_u64().unwrap_or(0)),
@@ -546,7 +557,8 @@ pub fn ls(c: &Client, a: LsArgs, json: bool) -> anyhow::Result<ExitCode> {
                 " (journal)"
             } else {
                 ""
-            }
+            },
+            sealed_mark(!b["sealed"].is_null(), recipient, me.as_ref()),
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -571,27 +583,34 @@ pub fn show(c: &Client, a: IdArg, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn get(c: &Client, a: GetArgs) -> anyhow::Result<ExitCode> {
-    match &a.output {
-        Some(path) => {
-            let tmp = path.with_extension("skywave-part");
-            let mut f = io::BufWriter::new(
-                std::fs::File::create(&tmp)
-                    .with_context(|| format!("creating {}", tmp.display()))?,
-            );
-            c.payload(&enc(&a.id), &mut f)?;
-            f.into_inner()
-                .map_err(|e| e.into_error())
-                .and_then(|f| f.sync_all())
-                .with_context(|| format!("writing {}", tmp.display()))?;
-            std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
-        }
-        None => {
-            let out = io::stdout();
-            let mut out = out.lock();
-            c.payload(&enc(&a.id), &mut out)?;
-        }
+pub fn get(c: &Client, dir: &Path, a: GetArgs) -> anyhow::Result<ExitCode> {
+    let v: serde_json::Value = c.get_json(&format!("/v1/bundles/{}", enc(&a.id)))?;
+    let id: BundleId = v["id"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .context("the daemon's answer names no bundle id")?;
+    if v["sealed"].is_null() {
+        deliver(a.output.as_deref(), |w| {
+            c.payload(&id.to_hex(), w)?;
+            Ok(())
+        })?;
+        return Ok(ExitCode::SUCCESS);
     }
+    // Sealed: opened here with the node's key as it streams from the daemon, which
+    // serves the payload as it holds it.
+    let scheme = v["sealed"].as_u64().map_or(u8::MAX, |s| s.min(255) as u8);
+    let recipient = v["recipient"].as_str().and_then(|r| r.parse().ok());
+    let key = read_node_key(dir)
+        .with_context(|| format!("reading this node's key to open sealed bundle {id}"))?;
+    must_open(&id, Some(scheme), recipient, &key.identity())?;
+    let to = format!("writing {}", destination(a.output.as_deref()));
+    deliver(a.output.as_deref(), |w| {
+        let mut w = OpenWriter::new(w, &key, &id);
+        c.payload(&id.to_hex(), &mut w)?;
+        w.finish().map_err(|e| copy_error(e, &to))?;
+        Ok(())
+    })
+    .with_context(|| format!("reading bundle {id}"))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -6,10 +6,11 @@ use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
+use anyhow::{Context, anyhow, bail};
 use clap::Args;
+use skywave_bundle::sealed::{OpenReader, SEALED_V1, plain_len};
 use skywave_bundle::text::printable;
-use skywave_bundle::{BundleId, Identity};
+use skywave_bundle::{BundleId, Identity, SealError};
 use skywave_store::{NewBundle, Query, Store, StoreConfig, StoredBundle};
 
 use crate::util::{Progress, bytes, now_secs, open_store};
@@ -24,9 +25,14 @@ pub struct AddArgs {
     /// Name shown to people; defaults to the file's name.
     #[arg(long)]
     pub name: Option<String>,
-    /// Identity (64 hex digits) the bundle is addressed to.
+    /// Identity (64 hex digits) the bundle is addressed to; the payload stays in clear.
     #[arg(long)]
     pub recipient: Option<Identity>,
+    /// Seal the payload to this node identity (64 hex digits) and address the bundle to
+    /// it: relays carry and verify it, only that node can read it. Name and size stay
+    /// in clear.
+    #[arg(long, value_name = "IDENTITY", conflicts_with_all = ["recipient", "journal"])]
+    pub to: Option<Identity>,
     /// Name this node as the sender in the manifest (costs 32 bytes on every link).
     #[arg(long)]
     pub sender: bool,
@@ -139,7 +145,8 @@ pub fn add(dir: &Path, a: AddArgs, json: bool) -> anyhow::Result<ExitCode> {
     let opts = NewBundle {
         service: Some(a.service),
         name,
-        recipient: a.recipient,
+        recipient: a.to.or(a.recipient),
+        seal: a.to.is_some(),
         sign_sender: a.sender,
         fields: a.fields.into_iter().collect::<BTreeMap<_, _>>(),
         journal: a.journal,
@@ -192,12 +199,13 @@ pub fn ls(dir: &Path, a: LsArgs, json: bool) -> anyhow::Result<ExitCode> {
         "{:<16}  {:>8}  {:>10}  {:<10}  {:<20}  NAME",
         "ID", "VERSION", "SIZE", "SERVICE", "DATE"
     )?;
+    let me = store.node_key().identity();
     for b in &list {
         let m = b.manifest.manifest();
         let j = b.manifest.to_json();
         writeln!(
             out,
-            "{:<16}  {:>8}  {:>10}  {:<10}  {:<20}  {}{}",
+            "{:<16}  {:>8}  {:>10}  {:<10}  {:<20}  {}{}{}",
             &m.id.to_hex()[..16],
             m.version,
             bytes(m.length),
@@ -205,6 +213,7 @@ pub fn ls(dir: &Path, a: LsArgs, json: bool) -> anyhow::Result<ExitCode> {
             j.date_utc,
             printable(m.name.as_deref().unwrap_or("")),
             if m.journal { " (journal)" } else { "" },
+            sealed_mark(m.sealed.is_some(), m.recipient, Some(&me)),
         )?;
     }
     Ok(ExitCode::SUCCESS)
@@ -238,6 +247,17 @@ pub fn show(dir: &Path, a: IdArg, json: bool) -> anyhow::Result<ExitCode> {
     if let Some(r) = j.recipient {
         println!("recipient: {r}");
     }
+    if let Some(scheme) = j.sealed {
+        let whose = if j.recipient == Some(store.node_key().identity()) {
+            "this node can read it"
+        } else {
+            "carried sealed: only the recipient can read it"
+        };
+        match j.plain_length {
+            Some(n) => println!("sealed:    to the recipient, {n} bytes inside ({whose})"),
+            None => println!("sealed:    with scheme {scheme}, unknown to this version"),
+        }
+    }
     for (k, v) in &j.fields {
         println!("field:     {}={}", printable(k), printable(v));
     }
@@ -250,38 +270,121 @@ pub fn show(dir: &Path, a: IdArg, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The marker `ls` puts after a bundle's name when its payload is sealed.
+pub(crate) fn sealed_mark(
+    sealed: bool,
+    recipient: Option<Identity>,
+    me: Option<&Identity>,
+) -> String {
+    match recipient.filter(|_| sealed) {
+        None => String::new(),
+        Some(r) if Some(&r) == me => " (sealed to this node)".into(),
+        Some(r) => format!(" (sealed to {})", &r.to_hex()[..16]),
+    }
+}
+
+/// Whether a payload must be opened before it is handed out: false for a payload in
+/// clear, true for one sealed to `me`, and an error naming the recipient for one that
+/// this node only carries, so sealed bytes are never given out as the content.
+pub(crate) fn must_open(
+    id: &BundleId,
+    sealed: Option<u8>,
+    recipient: Option<Identity>,
+    me: &Identity,
+) -> anyhow::Result<bool> {
+    let Some(scheme) = sealed else {
+        return Ok(false);
+    };
+    if scheme != SEALED_V1 {
+        bail!("bundle {id}: {}", SealError::UnknownScheme(scheme));
+    }
+    match recipient {
+        Some(r) if r == *me => Ok(true),
+        Some(r) => bail!(
+            "bundle {id} is sealed to node {r}; this node ({me}) carries it but cannot read it"
+        ),
+        // Manifest validation refuses a sealed bundle without a recipient.
+        None => bail!("bundle {id} is sealed but names no recipient"),
+    }
+}
+
+/// An error from handing a payload out: a sealing error says what is wrong with the
+/// payload, anything else gets `doing` as context.
+pub(crate) fn copy_error(e: io::Error, doing: &str) -> anyhow::Error {
+    match SealError::from_io(&e) {
+        Some(s) => anyhow!("{s}"),
+        None => anyhow::Error::new(e).context(doing.to_owned()),
+    }
+}
+
+/// Where `get` writes, for messages.
+pub(crate) fn destination(output: Option<&Path>) -> String {
+    output.map_or("standard output".into(), |p| p.display().to_string())
+}
+
+/// Runs `copy` into `output` (a temporary file beside it, renamed once complete and
+/// removed on failure) or into standard output.
+pub(crate) fn deliver(
+    output: Option<&Path>,
+    copy: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let Some(path) = output else {
+        let out = io::stdout();
+        let mut out = out.lock();
+        return match copy(&mut out) {
+            Err(e)
+                if e.downcast_ref::<io::Error>()
+                    .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe) =>
+            {
+                Ok(())
+            }
+            r => r,
+        };
+    };
+    let tmp = path.with_extension("skywave-part");
+    let res = (|| {
+        let mut f = BufWriter::with_capacity(
+            1 << 20,
+            File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?,
+        );
+        copy(&mut f)?;
+        f.into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|f| f.sync_all())
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+    })();
+    if res.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    res
+}
+
 pub fn get(dir: &Path, a: GetArgs) -> anyhow::Result<ExitCode> {
     let store = open_store(dir)?;
     let id = resolve(&store, &a.id)?;
     let Some(b) = store.get(&id)? else {
         bail!("no bundle {id} in this store")
     };
-    let len = b.manifest.manifest().length;
-    let mut src = Progress::new(store.open_payload(&id)?, "reading", Some(len));
-    match &a.output {
-        Some(path) => {
-            let tmp = path.with_extension("skywave-part");
-            let mut f = BufWriter::with_capacity(
-                1 << 20,
-                File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?,
-            );
-            io::copy(&mut src, &mut f).with_context(|| format!("writing {}", tmp.display()))?;
-            f.into_inner()
-                .map_err(|e| e.into_error())
-                .and_then(|f| f.sync_all())
-                .with_context(|| format!("writing {}", tmp.display()))?;
-            std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
-        }
-        None => {
-            let out = io::stdout();
-            let mut out = out.lock();
-            match io::copy(&mut src, &mut out) {
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
-                Err(e) => return Err(e).context("writing to standard output"),
-            }
-        }
-    }
+    let m = b.manifest.manifest();
+    let node = store.node_key();
+    let payload = store.open_payload(&id)?;
+    let (src, len): (Box<dyn Read>, u64) =
+        if must_open(&id, m.sealed, m.recipient, &node.identity())? {
+            let r = OpenReader::new(payload, node, &id)
+                .map_err(|e| copy_error(e, "reading the payload"))
+                .with_context(|| format!("reading bundle {id}"))?;
+            (Box::new(r), plain_len(m.length).unwrap_or(m.length))
+        } else {
+            (Box::new(payload), m.length)
+        };
+    let mut src = Progress::new(src, "reading", Some(len));
+    let to = format!("writing {}", destination(a.output.as_deref()));
+    deliver(a.output.as_deref(), |w| {
+        io::copy(&mut src, w).map_err(|e| copy_error(e, &to))?;
+        Ok(())
+    })
+    .with_context(|| format!("reading bundle {id}"))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -71,7 +71,9 @@ impl From<StoreError> for ApiError {
                 StatusCode::INSUFFICIENT_STORAGE
             }
             StoreError::NoKey(_) => StatusCode::FORBIDDEN,
-            StoreError::NotJournal(_) | StoreError::Manifest(_) => StatusCode::BAD_REQUEST,
+            StoreError::NotJournal(_) | StoreError::Manifest(_) | StoreError::Seal(_) => {
+                StatusCode::BAD_REQUEST
+            }
             StoreError::Stale { .. } | StoreError::JournalFork { .. } => StatusCode::CONFLICT,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
@@ -257,11 +259,18 @@ impl NewParams {
             "name" => o.name = Some(v.into()),
             "journal" => o.journal = parse_bool(k, v)?,
             "sign_sender" => o.sign_sender = parse_bool(k, v)?,
-            "recipient" => {
-                o.recipient = Some(
-                    v.parse::<Identity>()
-                        .map_err(|e| bad(format!("invalid recipient '{v}': {e}")))?,
-                )
+            // `to` also seals the payload to the recipient (docs/bundle-format.md).
+            "recipient" | "to" => {
+                let r = v
+                    .parse::<Identity>()
+                    .map_err(|e| bad(format!("invalid {k} '{v}': {e}")))?;
+                if o.recipient.is_some_and(|old| old != r) {
+                    return Err(bad(
+                        "'to' and 'recipient' name different nodes; give one ('to' seals the payload to its recipient)",
+                    ));
+                }
+                o.recipient = Some(r);
+                o.seal |= k == "to";
             }
             "field" => {
                 let (fk, fv) = v
@@ -271,7 +280,7 @@ impl NewParams {
             }
             _ => {
                 return Err(bad(format!(
-                    "unknown parameter '{k}'; accepted: service, name, journal, sign_sender, recipient, field=KEY=VALUE"
+                    "unknown parameter '{k}'; accepted: service, name, journal, sign_sender, recipient, to, field=KEY=VALUE"
                 )));
             }
         }

@@ -1,7 +1,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use skywave_bundle::{BundleId, ManifestError, PayloadHash};
+use skywave_bundle::{BundleId, ManifestError, PayloadHash, SealError};
 
 /// Why a store operation failed. Nothing already stored is damaged by any of these.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +40,8 @@ pub enum StoreError {
     },
     #[error("manifest rejected: {0}")]
     Manifest(#[from] ManifestError),
+    #[error("cannot seal the payload: {0}")]
+    Seal(#[from] SealError),
     #[error("payload for {id} is {got} bytes but its manifest says {expected}")]
     LengthMismatch {
         id: BundleId,

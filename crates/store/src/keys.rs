@@ -12,16 +12,41 @@ use skywave_bundle::{BundleId, SecretKey};
 
 use crate::error::{Result, StoreError, io_err};
 
-/// Fresh secret key material from the operating system.
-pub fn random_key() -> Result<SecretKey> {
+/// 32 bytes of OS randomness.
+fn os_seed(op: &'static str) -> Result<[u8; 32]> {
     let mut seed = [0u8; 32];
     getrandom::fill(&mut seed).map_err(|e| StoreError::Io {
-        op: "read OS randomness for a new key",
+        op,
         path: PathBuf::from("getrandom"),
         source: std::io::Error::other(e.to_string()),
     })?;
-    Ok(SecretKey::from_bytes(&seed))
+    Ok(seed)
 }
+
+/// Fresh secret key material from the operating system.
+pub fn random_key() -> Result<SecretKey> {
+    Ok(SecretKey::from_bytes(&os_seed(
+        "read OS randomness for a new key",
+    )?))
+}
+
+/// A generator for the content key and ephemeral key of one sealed payload, seeded from
+/// the operating system (the sealing code takes its randomness from its caller).
+pub(crate) fn seal_rng() -> Result<rand_chacha::ChaCha20Rng> {
+    use rand_core::SeedableRng;
+    Ok(rand_chacha::ChaCha20Rng::from_seed(os_seed(
+        "read OS randomness to seal a payload",
+    )?))
+}
+
+/// The identity key of the node whose directory is `dir`, for a process that reads
+/// sealed payloads while the daemon holds the store.
+pub fn read_node_key(dir: &Path) -> Result<SecretKey> {
+    read_key(&dir.join(NODE_KEY_FILE))
+}
+
+/// The node identity key's file in a node directory.
+pub(crate) const NODE_KEY_FILE: &str = "node.key";
 
 pub(crate) fn write_key(path: &Path, key: &SecretKey) -> Result<()> {
     let mut f = OpenOptions::new()

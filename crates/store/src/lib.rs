@@ -24,15 +24,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rusqlite::{Connection, OptionalExtension, params};
+use skywave_bundle::sealed::{SEALED_V1, SealReader};
 use skywave_bundle::{
-    BundleId, Identity, JournalState, Manifest, PayloadHash, PayloadHasher, SecretKey,
-    SignedManifest,
+    BundleId, Identity, JournalState, Manifest, ManifestError, PayloadHash, PayloadHasher,
+    SecretKey, SignedManifest,
 };
 
 pub use error::{Result, StoreError};
 pub use fsck::FsckReport;
 pub use io::{FailAfter, IoHook, IoStep, RealIo};
-pub use keys::{Keyring, random_key};
+pub use keys::{Keyring, random_key, read_node_key};
 pub use partial::{PartialInfo, PieceOutcome};
 
 use error::{db_err, io_err};
@@ -88,6 +89,9 @@ pub struct NewBundle {
     pub service: Option<String>,
     pub name: Option<String>,
     pub recipient: Option<Identity>,
+    /// Seal the payload to `recipient`'s node key: relays carry it, only that node reads
+    /// it (`skywave_bundle::sealed`). Needs a recipient; not for journals.
+    pub seal: bool,
     /// Name this node's identity as the sender (32 more bytes on every link).
     pub sign_sender: bool,
     pub fields: std::collections::BTreeMap<String, String>,
@@ -215,7 +219,7 @@ impl Store {
             }
             e => db_err(&db_path, e),
         })?;
-        let node_path = dir.join("node.key");
+        let node_path = dir.join(keys::NODE_KEY_FILE);
         let node = if node_path.exists() {
             keys::read_key(&node_path)?
         } else {
@@ -744,8 +748,26 @@ impl Store {
         opts: &NewBundle,
     ) -> Result<StoredBundle> {
         let id = key.bundle_id();
-        // Hash first (streaming to a temporary file), then sign, then publish.
-        let (tmp, len, hash) = self.write_tmp(&mut payload, u64::MAX - 1)?;
+        // Hash first (streaming to a temporary file), then sign, then publish. A sealed
+        // payload is sealed on the way in: only the sealed bytes touch the disk.
+        let (tmp, len, hash) = if opts.seal {
+            let to = opts.recipient.ok_or_else(|| ManifestError::InvalidField {
+                field: "sealed",
+                reason: "a sealed payload needs a recipient to be sealed to".into(),
+            })?;
+            if opts.journal {
+                return Err(ManifestError::InvalidField {
+                    field: "sealed",
+                    reason: "a journal cannot be sealed".into(),
+                }
+                .into());
+            }
+            let mut rng = keys::seal_rng()?;
+            let mut sealed = SealReader::new(payload, &to, &id, &mut rng)?;
+            self.write_tmp(&mut sealed, u64::MAX - 1)?
+        } else {
+            self.write_tmp(&mut payload, u64::MAX - 1)?
+        };
         let mut m = Manifest::new(id, version, len, hash, opts.date);
         m.journal = opts.journal;
         if m.journal {
@@ -754,6 +776,7 @@ impl Store {
         m.service = opts.service.clone();
         m.name = opts.name.clone();
         m.recipient = opts.recipient;
+        m.sealed = opts.seal.then_some(SEALED_V1);
         m.sender = opts.sign_sender.then(|| self.node.identity());
         m.fields = opts.fields.clone();
         let signed = match m.sign(key) {

@@ -642,3 +642,97 @@ fn a_received_bundle_that_cannot_be_stored_leaves_nothing_behind() {
         "back after restart"
     );
 }
+
+/// A bundle sealed to another node: only sealed bytes are stored (inline and in a
+/// payload file), a relay takes them like any bundle, and only the recipient opens them.
+#[test]
+fn sealed_bundles_are_stored_and_carried_sealed() {
+    use skywave_bundle::sealed::{self, SEALED_V1};
+    let (da, dr, db) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let mut a = open(da.path());
+    let mut relay = open(dr.path());
+    let b_key = open(db.path()).node_key().clone();
+    // Both sides of the inline limit (4096 bytes).
+    for len in [100, 200_000] {
+        let plain = data(len, 3);
+        let to = NewBundle {
+            recipient: Some(b_key.identity()),
+            seal: true,
+            ..opts()
+        };
+        let made = a.create(&plain[..], &to).unwrap();
+        let m = made.manifest.manifest();
+        assert_eq!(m.sealed, Some(SEALED_V1));
+        assert_eq!(m.recipient, Some(b_key.identity()));
+        assert_eq!(m.length, sealed::sealed_len(len as u64));
+        let held = a.read_payload(&m.id).unwrap();
+        assert_eq!(held.len() as u64, m.length);
+        let sample = &plain[len / 2..len / 2 + 32];
+        assert!(
+            !held.windows(32).any(|w| w == sample),
+            "no plaintext stored"
+        );
+        // The author's own node cannot read it back.
+        assert_eq!(
+            sealed::open(&held, a.node_key(), &m.id),
+            Err(skywave_bundle::SealError::NotForThisKey)
+        );
+        // A relay verifies and keeps it like any bundle.
+        let got = relay
+            .insert_encoded(made.manifest.as_bytes(), &held[..])
+            .unwrap();
+        assert_eq!(got.manifest.manifest().sealed, Some(SEALED_V1));
+        let carried = relay.read_payload(&m.id).unwrap();
+        assert_eq!(carried, held);
+        assert_eq!(
+            sealed::open(&carried, relay.node_key(), &m.id),
+            Err(skywave_bundle::SealError::NotForThisKey)
+        );
+        // The recipient's key, read from its directory, opens it.
+        let key = skywave_store::read_node_key(db.path()).unwrap();
+        assert_eq!(sealed::open(&carried, &key, &m.id).unwrap(), plain);
+    }
+}
+
+#[test]
+fn sealing_needs_a_recipient_and_no_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(dir.path());
+    let to = s.node_key().identity();
+    let cases = [
+        (
+            NewBundle {
+                seal: true,
+                ..opts()
+            },
+            "needs a recipient",
+        ),
+        (
+            NewBundle {
+                seal: true,
+                recipient: Some(to),
+                journal: true,
+                ..opts()
+            },
+            "journal cannot be sealed",
+        ),
+        (
+            NewBundle {
+                seal: true,
+                recipient: Some(skywave_bundle::Identity([0; 32])),
+                ..opts()
+            },
+            "not a usable node key",
+        ),
+    ];
+    for (o, why) in cases {
+        let err = s.create(&b"secret"[..], &o).unwrap_err().to_string();
+        assert!(err.contains(why), "{err}");
+    }
+    assert_eq!(s.list(&Default::default()).unwrap().len(), 0);
+    assert_eq!(walk(&dir.path().join("tmp")), 0, "nothing left behind");
+}
