@@ -831,6 +831,15 @@ mod tests {
         c.add_url("udp://127.0.0.1:0", true).unwrap();
         c.set_udp_mtu(1280);
         c.validate().unwrap();
+        // Encrypted (the default): the frame floor plus a handshake's keys and tags.
+        c.set_udp_mtu(144);
+        assert!(c.validate().is_err());
+        c.set_udp_mtu(145);
+        c.validate().unwrap();
+        // In the clear, the frame floor alone.
+        if let LinkConfig::Udp(u) = &mut c.links[0] {
+            u.plaintext = true;
+        }
         c.set_udp_mtu(47);
         assert!(c.validate().is_err());
         c.set_udp_mtu(48);
