@@ -999,6 +999,14 @@ impl Core {
         }
     }
 
+    /// An encrypted link with no session yet: what was sealed last was a handshake.
+    fn handshaking(&self, id: LinkId) -> bool {
+        self.links
+            .get(&id)
+            .and_then(|e| e.sec.as_ref())
+            .is_some_and(|s| s.chan.remote().is_none())
+    }
+
     /// An encrypted link's frame budget: none while a handshake is in flight (frames
     /// built then would be lost), and a first frame small enough to ride a handshake.
     fn sealed_budget(&self, id: LinkId, max: usize, now: Duration) -> Option<usize> {
@@ -1215,14 +1223,10 @@ impl Core {
             if !self.seal(id, now) {
                 return false;
             }
-            let sealed = self.sealed.clone();
+            // The frame goes out whole: the buffer is taken, not copied.
+            let sealed = std::mem::take(&mut self.sealed);
             // A handshake goes alone: nothing can follow it until it is answered.
-            let alone = self
-                .links
-                .get(&id)
-                .and_then(|e| e.sec.as_ref())
-                .is_some_and(|s| s.chan.remote().is_none());
-            if alone {
+            if self.handshaking(id) {
                 self.send_raw(id, sealed);
                 return false;
             }
