@@ -22,10 +22,17 @@ impl Endpoint {
         let p = self.peers.get_mut(&key).expect("checked");
         p.recon.bytes += 1 + prefixes.len() as u64;
         p.recon.messages += 1;
-        // Only a decoder that has finished asks: the stream can stop even if its
-        // RECON_DONE was lost.
-        p.recon.stopped = true;
-        p.recon.apply_deferred();
+        // A WANT by the whole short id is a request repeated because nothing came
+        // (or a suspect payload asked for again): it says nothing of the round under
+        // way. Any shorter WANT is a decoder's, and only a decoder that has finished
+        // asks, so the stream can stop even if its RECON_DONE was lost. (A decoder needs
+        // all six bytes only for ids sharing five with a neighbour, about n^2 / 2^41 of
+        // sets; its RECON_DONE, repeated while symbols come, then stops the stream.)
+        let again = len == crate::wire::MAX_WANT_LEN;
+        if !again {
+            p.recon.stopped = true;
+            p.recon.apply_deferred();
+        }
         let shift = 48 - 8 * u32::from(len);
         for prefix in Message::want_prefixes(len, prefixes) {
             // The decoder chose a prefix unique in our set as the symbols described it;
@@ -40,13 +47,11 @@ impl Endpoint {
                 .take(8)
                 .map(|(_, &b)| b)
                 .collect();
-            // A WANT by the whole short id is a request repeated because nothing came
-            // (or a suspect payload asked for again): it is served even if the peer was
-            // said to hold the bundle, and a transfer whose manifest went out a resend
-            // timeout ago unconfirmed sends it again now rather than at its own (possibly
-            // backed-off) timer. What is queued already is not looked up again: a peer
-            // repeating a long WANT costs a lookup per id, not a store read.
-            let again = len == crate::wire::MAX_WANT_LEN;
+            // A repeated request is served even if the peer was said to hold the
+            // bundle, and a transfer whose manifest went out a resend timeout ago
+            // unconfirmed sends it again now rather than at its own (possibly backed-off)
+            // timer. What is queued already is not looked up again: a peer repeating a
+            // long WANT costs a lookup per id, not a store read.
             for (id, version) in found {
                 if p.peer_has.contains(&(id, version)) {
                     if !again {
