@@ -66,7 +66,8 @@ pub struct DaemonArgs {
     #[arg(long, value_name = "SIZE")]
     pub quota: Option<String>,
     /// Largest UDP datagram payload, for every UDP link (overrides the file's `mtu`);
-    /// path MTU discovery probes up to it. At least 48 (the protocol's smallest frame).
+    /// path MTU discovery probes up to it. At least 145 on encrypted links (a handshake
+    /// message and the smallest frame), 48 on plaintext ones.
     #[arg(long, value_name = "BYTES")]
     pub mtu: Option<usize>,
 }

@@ -7,6 +7,7 @@ mod example;
 mod lab_cmd;
 mod lab_real;
 mod store_cmd;
+mod trust_cmd;
 mod util;
 
 use std::path::PathBuf;
@@ -70,6 +71,8 @@ pub enum Command {
     Peers,
     /// Follow the running daemon's events (bundles, peers, links).
     Events(daemon_cmd::EventsArgs),
+    /// The node keys allowed on links with `trust = "keys"`: add, ls, rm.
+    Trust(trust_cmd::TrustArgs),
 }
 
 fn main() -> ExitCode {
@@ -135,5 +138,6 @@ fn run_local(command: Command, dir: &std::path::Path, json: bool) -> anyhow::Res
         Command::Show(a) => store_cmd::show(&dir, a, json),
         Command::Get(a) => store_cmd::get(&dir, a),
         Command::Fsck => store_cmd::fsck(&dir, json),
+        Command::Trust(a) => trust_cmd::run(&dir, a, json),
     }
 }

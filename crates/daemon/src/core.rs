@@ -156,6 +156,9 @@ struct Sec {
     /// Index into `Core::trusts`.
     trust: usize,
     chan: Channel,
+    /// The remote host, for logging a refusal once per address (a TCP peer reconnects
+    /// from a new port each time, so only its IP counts).
+    host: Option<std::net::IpAddr>,
 }
 
 /// Bit rates over the last few seconds, from byte counters sampled once a second.
@@ -228,7 +231,7 @@ pub struct Core {
     /// Node keys proven at an address, for an IK handshake the next time.
     known_keys: HashMap<SocketAddr, [u8; 32]>,
     /// Addresses whose refused handshakes were logged (each once).
-    refused_logged: HashSet<SocketAddr>,
+    refused_logged: HashSet<std::net::IpAddr>,
     /// Scratch buffers for sealing and opening.
     plain: Vec<u8>,
     sealed: Vec<u8>,
@@ -463,6 +466,7 @@ impl Core {
             e.sec = trust.map(|trust| Sec {
                 trust,
                 chan: Channel::new(known),
+                host: Some(addr.ip()),
             });
         }
         self.udp[sock].peers.insert(addr, id);
@@ -517,6 +521,7 @@ impl Core {
                 e.sec = trust.map(|trust| Sec {
                     trust,
                     chan: Channel::new(None),
+                    host: Some(addr.ip()),
                 });
             }
             tokio::spawn(ip::tcp_connector(
@@ -675,9 +680,8 @@ impl Core {
                 }
             }
             Input::TcpAccepted { stream, mtu, trust } => {
-                let peer = stream
-                    .peer_addr()
-                    .map_or_else(|_| "?".into(), |a| a.to_string());
+                let from = stream.peer_addr().ok();
+                let peer = from.map_or_else(|| "?".into(), |a| a.to_string());
                 let id = self.alloc(
                     "tcp",
                     format!("tcp:{peer} (in)"),
@@ -689,6 +693,7 @@ impl Core {
                     e.sec = trust.map(|trust| Sec {
                         trust,
                         chan: Channel::new(None),
+                        host: from.map(|a| a.ip()),
                     });
                 }
                 tokio::spawn(ip::tcp_connection(
@@ -887,6 +892,7 @@ impl Core {
             Io::Udp { addr, .. } => Some(addr),
             _ => None,
         };
+        let host = sec.host;
         let policy = &self.trusts[sec.trust].policy;
         let mut frame = std::mem::take(&mut self.plain);
         let mut reply = Vec::new();
@@ -934,11 +940,11 @@ impl Core {
                 *self.drops.entry(d.name()).or_default() += 1;
                 if d == secure::Drop::Untrusted {
                     let name = self.links.get(&link).map(|e| e.name.clone());
-                    let first = addr.is_none_or(|a| {
+                    let first = host.is_none_or(|a| {
                         self.refused_logged.len() < MAX_KNOWN_KEYS && self.refused_logged.insert(a)
                     });
                     if first {
-                        tracing::warn!(link, name = ?name, "refused a peer: its node key is not on this link's trust list (counted as untrusted_peer; logged once per address)");
+                        tracing::warn!(link, name = ?name, "refused a peer: its node key is not on this link's trust list (counted as untrusted_peer; logged once per host)");
                     }
                 }
             }
@@ -1448,6 +1454,8 @@ impl Core {
                 file = ?self.trusts[i].trust_path(),
                 "trust list reloaded"
             );
+            // A host refused under the old list is worth a line again under the new.
+            self.refused_logged.clear();
             let policy = &self.trusts[i].policy;
             let mut revoked = Vec::new();
             for (&id, e) in self.links.iter_mut() {
@@ -1518,6 +1526,7 @@ impl Core {
             ("unknown_version", stats.dropped_unknown_version),
             ("not_for_us", stats.dropped_not_for_us),
             ("unknown_peer", stats.dropped_unknown_peer),
+            ("wrong_identity", stats.dropped_wrong_identity),
             ("bad_manifest", stats.bad_manifests),
             ("bad_payload", stats.bad_payloads),
             ("suspect_offer", stats.suspect_offers_refused),

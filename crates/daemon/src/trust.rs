@@ -77,25 +77,158 @@ fn parse_key(s: &str) -> Result<[u8; 32], String> {
     x25519_public_of(id.as_bytes()).ok_or_else(|| format!("trust key {s}: not a valid node key"))
 }
 
-/// The keys of a trust file; a missing file holds none.
-pub fn read_trust_file(path: &Path) -> Result<Vec<String>, String> {
+/// One line of a trust file that names a key: the key (hex) and an optional name.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TrustEntry {
+    pub key: String,
+    pub name: String,
+}
+
+/// The entries of a trust file; a missing file holds none.
+pub fn trust_file_entries(path: &Path) -> Result<Vec<TrustEntry>, String> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(format!("reading the trust file {}: {e}", path.display())),
     };
-    let mut keys = Vec::new();
+    let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        let k = line.split('#').next().unwrap_or("").trim();
-        if k.is_empty() {
-            continue;
+        if let Some(e) =
+            parse_line(line).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?
+        {
+            out.push(e);
         }
-        // Each line: a key, optionally followed by a name.
-        let k = k.split_whitespace().next().unwrap_or("");
-        parse_key(k).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
-        keys.push(k.to_string());
     }
-    Ok(keys)
+    Ok(out)
+}
+
+/// A line's entry: a key, optionally followed by a name; `#` starts a comment.
+fn parse_line(line: &str) -> Result<Option<TrustEntry>, String> {
+    let body = line.split('#').next().unwrap_or("").trim();
+    let mut words = body.splitn(2, char::is_whitespace);
+    let Some(k) = words.next().filter(|k| !k.is_empty()) else {
+        return Ok(None);
+    };
+    parse_key(k)?;
+    Ok(Some(TrustEntry {
+        key: k.to_ascii_lowercase(),
+        name: words.next().unwrap_or("").trim().to_string(),
+    }))
+}
+
+/// The keys of a trust file; a missing file holds none.
+pub fn read_trust_file(path: &Path) -> Result<Vec<String>, String> {
+    Ok(trust_file_entries(path)?
+        .into_iter()
+        .map(|e| e.key)
+        .collect())
+}
+
+/// Adds `key` (with an optional `name`) to the trust file; false if it was there already.
+/// Other lines and comments are kept; the file is replaced whole, so a daemon reading it
+/// never sees half an edit.
+pub fn trust_file_add(path: &Path, key: &str, name: &str) -> Result<bool, String> {
+    let id: Identity = key.parse().map_err(|e| format!("trust key: {e}"))?;
+    parse_key(key)?;
+    let printable = matches!(
+        skywave_bundle::text::printable(name),
+        std::borrow::Cow::Borrowed(_)
+    );
+    if !printable || name.contains('#') {
+        return Err("a trust name is one line of text without `#`".into());
+    }
+    let key = id.to_hex();
+    if trust_file_entries(path)?.iter().any(|e| e.key == key) {
+        return Ok(false);
+    }
+    let mut text = read_or_empty(path)?;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    if text.is_empty() {
+        text.push_str("# Node keys allowed on links with trust = \"keys\": a key, then a name.\n");
+    }
+    text.push_str(&key);
+    if !name.is_empty() {
+        text.push(' ');
+        text.push_str(name.trim());
+    }
+    text.push('\n');
+    replace(path, &text)?;
+    Ok(true)
+}
+
+/// Removes the entries whose key starts with `prefix` (at least 8 hex digits, naming
+/// one key); returns the removed entries. Other lines are kept.
+pub fn trust_file_remove(path: &Path, prefix: &str) -> Result<Vec<TrustEntry>, String> {
+    let prefix = prefix.to_ascii_lowercase();
+    if prefix.len() < 8 || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!(
+            "`{prefix}`: give the node key, or at least its first 8 hex digits"
+        ));
+    }
+    let matching: HashSet<String> = trust_file_entries(path)?
+        .into_iter()
+        .filter(|e| e.key.starts_with(&prefix))
+        .map(|e| e.key)
+        .collect();
+    if matching.len() > 1 {
+        return Err(format!(
+            "`{prefix}` names {} keys in {}: give more digits",
+            matching.len(),
+            path.display()
+        ));
+    }
+    let text = read_or_empty(path)?;
+    let mut kept = String::with_capacity(text.len());
+    let mut removed = Vec::new();
+    for line in text.lines() {
+        match parse_line(line) {
+            Ok(Some(e)) if matching.contains(&e.key) => removed.push(e),
+            _ => {
+                kept.push_str(line);
+                kept.push('\n');
+            }
+        }
+    }
+    if !removed.is_empty() {
+        replace(path, &kept)?;
+    }
+    Ok(removed)
+}
+
+fn read_or_empty(path: &Path) -> Result<String, String> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(format!("reading the trust file {}: {e}", path.display())),
+    }
+}
+
+/// Writes `text` beside `path` and renames it over: the file is never seen half written.
+fn replace(path: &Path, text: &str) -> Result<(), String> {
+    let fail = |e: std::io::Error| format!("writing the trust file {}: {e}", path.display());
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(fail)?;
+    tmp.as_file().sync_all().map_err(fail)?;
+    tmp.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
+}
+
+/// What tells one version of a file from the next: timestamps alone can be coarser
+/// than two quick edits, and `skywave trust` replaces the file (a new inode).
+type Stamp = (Option<SystemTime>, u64, u64);
+
+fn stamp(path: &Path) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::metadata(path) {
+        Ok(m) => (m.modified().ok(), m.len(), m.ino()),
+        Err(_) => (None, 0, 0),
+    }
 }
 
 /// A link's policy as it runs: the trust file is read again when it changes.
@@ -103,7 +236,7 @@ pub fn read_trust_file(path: &Path) -> Result<Vec<String>, String> {
 pub struct Trust {
     pub cfg: LinkTrust,
     pub policy: Policy,
-    file: Option<(PathBuf, Option<SystemTime>)>,
+    file: Option<(PathBuf, Option<Stamp>)>,
 }
 
 impl Trust {
@@ -141,12 +274,12 @@ impl Trust {
         let Some((path, seen)) = &mut self.file else {
             return Ok(false);
         };
-        let mtime = std::fs::metadata(&*path).and_then(|m| m.modified()).ok();
-        if seen.is_some() && mtime == *seen {
+        let now = stamp(path);
+        if seen.is_some() && *seen == Some(now) {
             return Ok(false);
         }
         // Seen even when broken: the error is reported once per change of the file.
-        *seen = Some(mtime.unwrap_or(SystemTime::UNIX_EPOCH));
+        *seen = Some(now);
         let from_file = read_trust_file(path)?;
         let keys: HashSet<[u8; 32]> = self
             .cfg
@@ -200,6 +333,45 @@ mod tests {
         let e = t.reload().unwrap_err();
         assert!(e.contains(":1:"), "{e}");
         assert!(t.policy.allows(&key(3).x25519_public()));
+    }
+
+    #[test]
+    fn trust_add_and_rm_edit_the_file_and_the_running_policy_follows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(TRUST_FILE);
+        std::fs::write(&path, "# team\n").unwrap();
+        let cfg = LinkTrust {
+            mode: TrustMode::Keys,
+            ..LinkTrust::default()
+        };
+        let mut t = Trust::new(cfg, &key(1), dir.path()).unwrap();
+        let (k2, k3) = (key(2).identity().to_hex(), key(3).identity().to_hex());
+        assert!(trust_file_add(&path, &k2, "base camp").unwrap());
+        assert!(
+            !trust_file_add(&path, &k2.to_uppercase(), "").unwrap(),
+            "already there"
+        );
+        assert!(trust_file_add(&path, &k3, "").unwrap());
+        // Two edits in quick succession are both seen.
+        assert_eq!(t.reload(), Ok(true));
+        assert!(t.policy.allows(&key(2).x25519_public()));
+        assert!(t.policy.allows(&key(3).x25519_public()));
+        let entries = trust_file_entries(&path).unwrap();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].name, "base camp");
+        assert!(trust_file_add(&path, &k3, "a\nforged line").is_err());
+        assert!(trust_file_add(&path, "12ab", "").is_err());
+        // Removal by a prefix; too short a prefix or one naming no key removes nothing.
+        assert!(trust_file_remove(&path, &k2[..4]).is_err());
+        assert!(trust_file_remove(&path, "00000000").unwrap().is_empty());
+        let gone = trust_file_remove(&path, &k2[..10]).unwrap();
+        assert_eq!(gone.len(), 1);
+        assert_eq!(gone[0].key, k2);
+        assert_eq!(t.reload(), Ok(true));
+        assert!(!t.policy.allows(&key(2).x25519_public()));
+        assert!(t.policy.allows(&key(3).x25519_public()));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("# team\n"), "comments kept: {text}");
     }
 
     #[test]
