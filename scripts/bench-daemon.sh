@@ -8,7 +8,9 @@
 #   3. daemon RSS idle (empty store), and holding 100,000 bundles.
 #
 # Usage: scripts/bench-daemon.sh [SIZE_MIB]      (default 1024)
-#   Env: RUNS=1 (part 1 repetitions), SKIP_NO_GSO=1 (skip quinn with GSO off), SMALL=10000 (part 2 count), MANY=100000 (part 3 count), SKIP_SMALL=1, SKIP_RSS=1,
+#   Env: RUNS=1 (part 1 repetitions), SKIP_NO_GSO=1 (skip quinn with GSO off),
+#        SKIP_QUINN=1 (skip quinn altogether), PLAINTEXT=1 (part 1's daemons with
+#        `plaintext = true`: the same run without the Noise channel, to compare), SMALL=10000 (part 2 count), MANY=100000 (part 3 count), SKIP_SMALL=1, SKIP_RSS=1,
 #        KEEP=1 (keep the work directory), SKYWAVE=path (default target/release/skywave).
 #
 # Builds nothing of skywave itself: run `cargo build --release` first. The quinn example and
@@ -123,11 +125,22 @@ one_run() {
     "$SKYWAVE" init --dir "$B" >/dev/null
     BUNDLE=$("$SKYWAVE" add --dir "$A" "$WORK/payload")
 
-    start_daemon a "$A" --listen udp://127.0.0.1:0
+    if [ "${PLAINTEXT:-0}" = 1 ]; then
+        printf '[[link]]\ntype = "udp"\nbind = "127.0.0.1:0"\nplaintext = true\n' >"$WORK/a.toml"
+        start_daemon a "$A" --config "$WORK/a.toml"
+    else
+        start_daemon a "$A" --listen udp://127.0.0.1:0
+    fi
     PID_A=$PID
     LOAD1=$(load)
     T0=$(now_ms)
-    start_daemon b "$B" --listen udp://127.0.0.1:0 --peer "udp://$(udp_addr "$A")"
+    if [ "${PLAINTEXT:-0}" = 1 ]; then
+        printf '[[link]]\ntype = "udp"\nbind = "127.0.0.1:0"\npeers = ["%s"]\nplaintext = true\n' \
+            "$(udp_addr "$A")" >"$WORK/b.toml"
+        start_daemon b "$B" --config "$WORK/b.toml"
+    else
+        start_daemon b "$B" --listen udp://127.0.0.1:0 --peer "udp://$(udp_addr "$A")"
+    fi
     PID_B=$PID
     "$SKYWAVE" events --dir "$B" --since 0 --json >"$WORK/b-events.jsonl" 2>/dev/null &
     EV=$!
@@ -155,11 +168,12 @@ one_run() {
     GBPS=$(awk -v b="$BYTES" -v d=$((T1 - T0)) 'BEGIN { printf "%.3f", b * 8 / (d / 1000) / 1e9 }')
     rm -rf "$A" "$B"
 
+    QUINN= NOGSO=
+    [ "${SKIP_QUINN:-0}" != 1 ] || return 0
     LOAD2=$(load)
     QUINN=$(cd "$ROOT" && cargo run --release -q -p skywave-baseline --example quinn_loopback -- "$SIZE")
     Q_SECS=$(jq -r .seconds <<<"$QUINN") Q_GBPS=$(jq -r .gbit_per_s <<<"$QUINN")
     Q_CPU=$(jq -r .cpu_seconds <<<"$QUINN") Q_RSS=$(jq -r .max_rss_kib <<<"$QUINN")
-    NOGSO=
     if [ "${SKIP_NO_GSO:-0}" != 1 ]; then
         LOAD3=$(load)
         NOGSO=$(cd "$ROOT" && cargo run --release -q -p skywave-baseline --example quinn_loopback -- "$SIZE" --no-gso)
@@ -168,11 +182,13 @@ one_run() {
 
 echo "== 1. one $SIZE MiB bundle over UDP loopback ($RUNS run(s), skywave then quinn each) =="
 printf '%-22s %9s %10s %26s %24s %s\n' impl seconds Gbit/s "CPU s" "peak RSS MiB" "load (1/5/15 min)"
+LABEL="skywave (encrypted)"
+[ "${PLAINTEXT:-0}" != 1 ] || LABEL="skywave (plaintext)"
 for run in $(seq 1 "$RUNS"); do
     one_run
-    printf '%-22s %9s %10s %26s %24s %s\n' "skywave (2 daemons)" "$SECS" "$GBPS" \
+    printf '%-22s %9s %10s %26s %24s %s\n' "$LABEL" "$SECS" "$GBPS" \
         "A $CPU_A + B $CPU_B" "A $(mib "$HWM_A"), B $(mib "$HWM_B")" "$LOAD1"
-    printf '%-22s %9s %10s %26s %24s %s\n' "quinn (1 process)" "$Q_SECS" "$Q_GBPS" \
+    [ -z "$QUINN" ] || printf '%-22s %9s %10s %26s %24s %s\n' "quinn (1 process)" "$Q_SECS" "$Q_GBPS" \
         "$Q_CPU" "$(mib "$Q_RSS")" "$LOAD2"
     if [ -n "$NOGSO" ]; then
         printf '%-22s %9s %10s %26s %24s %s\n' "quinn, GSO off" "$(jq -r .seconds <<<"$NOGSO")" \
@@ -180,7 +196,7 @@ for run in $(seq 1 "$RUNS"); do
             "$(mib "$(jq -r .max_rss_kib <<<"$NOGSO")")" "$LOAD3"
     fi
     JSON+=("{\"impl\":\"skywave\",\"run\":$run,\"bytes\":$BYTES,\"seconds\":$SECS,\"gbit_per_s\":$GBPS,\"cpu_seconds_a\":$CPU_A,\"cpu_seconds_b\":$CPU_B,\"max_rss_kib_a\":$HWM_A,\"max_rss_kib_b\":$HWM_B,\"load\":\"$LOAD1\"}")
-    JSON+=("$QUINN")
+    [ -z "$QUINN" ] || JSON+=("$QUINN")
     [ -z "$NOGSO" ] || JSON+=("$NOGSO")
 done
 rm -f "$WORK/payload"

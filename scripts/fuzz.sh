@@ -31,6 +31,7 @@ fi
 extra_args() {
     case $1 in
     session) echo "-max_len=600" ;;
+    handshake) echo "-max_len=1200" ;;
     http) echo "-max_len=2048" ;;
     *) echo "-max_len=4096" ;;
     esac

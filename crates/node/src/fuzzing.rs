@@ -196,3 +196,229 @@ fn check_written(wire: &[u8], offered: &[Vec<u8>]) -> usize {
     }
     n
 }
+
+/// Two honest channels (A and B) and a path an attacker controls: the input is a
+/// script of frames sealed, datagrams delivered, dropped, reordered, replayed, altered
+/// and forged, time passing and restarts. The first byte chooses the set-up: a network
+/// key on both sides, whether A knows B's key (IK), or a stale key for it.
+///
+/// Checked throughout: every frame a channel opens is one the other side sealed (never
+/// forged, altered or reflected), and a data datagram opens at most once. At the end,
+/// on a clean path with time passing, both directions carry a fresh frame within a
+/// bounded number of retries: nothing the attacker did can wedge the pair.
+pub fn handshake(data: &[u8]) {
+    let mut input = Input(data);
+    let mut h = Handshake::new(input.u8());
+    let mut steps = 0;
+    while !input.is_empty() && steps < 2000 {
+        steps += 1;
+        h.op(&mut input);
+    }
+    h.converges();
+}
+
+struct HsSide {
+    pol: crate::secure::Policy,
+    ch: crate::secure::Channel,
+    /// Frames sealed by this side, by content.
+    sealed: std::collections::HashSet<Vec<u8>>,
+    /// Data datagrams opened by this side (each may open once).
+    opened: std::collections::HashSet<Vec<u8>>,
+    seq: u32,
+    /// Probe frames from the other side received since the last clean round began.
+    probes: usize,
+}
+
+struct Handshake {
+    s: [HsSide; 2],
+    /// `q[i]`: datagrams on their way to side `i`.
+    q: [std::collections::VecDeque<Vec<u8>>; 2],
+    /// Datagrams delivered so far (for replays), with their destination.
+    seen: Vec<(usize, Vec<u8>)>,
+    now: Duration,
+    keys: [[u8; 32]; 2],
+}
+
+impl Handshake {
+    fn new(cfg: u8) -> Self {
+        use crate::secure::{Channel, Policy};
+        let key = |n: u8| skywave_bundle::SecretKey::from_bytes(&[n; 32]);
+        let (ka, kb) = (key(0xa1), key(0xb2));
+        let pol = |k: &skywave_bundle::SecretKey| {
+            let p = Policy::new(k.x25519_secret(), k.x25519_public());
+            if cfg & 1 != 0 {
+                p.with_network_key([0x5a; 32])
+            } else {
+                p
+            }
+        };
+        // A knows nothing of B, knows B's key, or holds a stale one (another node's).
+        let a_knows = match (cfg >> 1) % 3 {
+            0 => None,
+            1 => Some(kb.x25519_public()),
+            _ => Some(key(0xc3).x25519_public()),
+        };
+        let side = |p: Policy, known| HsSide {
+            pol: p,
+            ch: Channel::new(known),
+            sealed: Default::default(),
+            opened: Default::default(),
+            seq: 0,
+            probes: 0,
+        };
+        Handshake {
+            s: [side(pol(&ka), a_knows), side(pol(&kb), None)],
+            q: Default::default(),
+            seen: Vec::new(),
+            now: Duration::ZERO,
+            keys: [ka.x25519_public(), kb.x25519_public()],
+        }
+    }
+
+    fn seal(&mut self, i: usize, probe: bool) {
+        let s = &mut self.s[i];
+        s.seq += 1;
+        let mut frame = vec![i as u8, u8::from(probe)];
+        frame.extend_from_slice(&s.seq.to_le_bytes());
+        let mut out = Vec::new();
+        s.ch.seal(&s.pol, self.now, &frame, &mut out);
+        s.sealed.insert(frame);
+        if !out.is_empty() {
+            self.q[1 - i].push_back(out);
+        }
+    }
+
+    /// Delivers `d` to side `to` as the daemon would: frames to the endpoint, replies
+    /// sent, and data no session opens answered with a handshake.
+    fn deliver(&mut self, to: usize, d: &[u8]) {
+        use crate::secure::Drop;
+        let (mut f, mut r) = (Vec::new(), Vec::new());
+        let s = &mut self.s[to];
+        match s.ch.open(&s.pol, self.now, d, &mut f, &mut r) {
+            Ok(o) => {
+                if let Some(k) = o.established {
+                    assert_eq!(k, self.keys[1 - to], "a session with a key nobody used");
+                }
+                if o.frame {
+                    if d.first() == Some(&crate::secure::kind::DATA) {
+                        assert!(s.opened.insert(d.to_vec()), "a data datagram opened twice");
+                    }
+                    let mut frames = vec![f.clone()];
+                    if s.ch.take_held(&mut f) {
+                        frames.push(f);
+                    }
+                    for f in frames {
+                        assert!(
+                            self.s[1 - to].sealed.contains(&f),
+                            "side {to} opened a frame the other side never sealed: {f:?}"
+                        );
+                        if f.get(1) == Some(&1) {
+                            self.s[to].probes += 1;
+                        }
+                    }
+                }
+                if o.reply {
+                    self.q[1 - to].push_back(r);
+                }
+            }
+            Err(Drop::Decrypt) if s.ch.remote().is_none() => {
+                r.clear();
+                if s.ch.kick(&s.pol, self.now, &mut r) {
+                    self.q[1 - to].push_back(r);
+                }
+            }
+            Err(_) => {}
+        }
+        if self.seen.len() < 256 {
+            self.seen.push((to, d.to_vec()));
+        }
+    }
+
+    fn op(&mut self, input: &mut Input<'_>) {
+        let op = input.u8();
+        let side = usize::from(op >> 7);
+        match op % 11 {
+            0 => self.seal(side, false),
+            1 | 2 => {
+                if let Some(d) = self.q[side].pop_front() {
+                    self.deliver(side, &d);
+                }
+            }
+            3 => {
+                self.q[side].pop_front();
+            }
+            4 => {
+                // Reordered: the head goes to the back.
+                if let Some(d) = self.q[side].pop_front() {
+                    self.q[side].push_back(d);
+                }
+            }
+            5 => {
+                // A replay of something seen, to its destination or reflected back.
+                if !self.seen.is_empty() {
+                    let (to, d) = self.seen[usize::from(input.u8()) % self.seen.len()].clone();
+                    let to = if input.u8() & 1 == 0 { to } else { 1 - to };
+                    self.deliver(to, &d);
+                }
+            }
+            6 => {
+                // Forged bytes, optionally under a real datagram kind.
+                let n = usize::from(input.u8() % 160);
+                let mut d = input.bytes(n).to_vec();
+                if let Some(k) = d.first_mut() {
+                    *k = 0x71 + (*k % 10);
+                }
+                self.deliver(side, &d);
+            }
+            7 => {
+                // A queued datagram altered in flight.
+                if let Some(mut d) = self.q[side].pop_front()
+                    && !d.is_empty()
+                {
+                    let at = usize::from(input.u16()) % d.len();
+                    d[at] ^= input.u8() | 1;
+                    self.deliver(side, &d);
+                }
+            }
+            8 => self.now += Duration::from_millis(50 * u64::from(input.u8())),
+            9 => {
+                // A restart: the session and any handshake are gone, the key known stays.
+                let known = self.s[side].ch.remote();
+                self.s[side].ch = crate::secure::Channel::new(known);
+            }
+            _ => {
+                // A datagram duplicated on the path.
+                if let Some(d) = self.q[side].front().cloned() {
+                    self.q[side].push_back(d);
+                }
+            }
+        }
+    }
+
+    /// A clean path from here on: each round both sides seal a probe and everything is
+    /// delivered; within a few retry periods both must hear the other's probe.
+    fn converges(&mut self) {
+        // Retries back off to 30 s: rounds past that cover a handshake's every retry.
+        for _ in 0..12 {
+            self.now += Duration::from_secs(31);
+            self.s[0].probes = 0;
+            self.s[1].probes = 0;
+            self.seal(0, true);
+            self.seal(1, true);
+            for _ in 0..64 {
+                let Some((to, d)) = (0..2).find_map(|i| self.q[i].pop_front().map(|d| (i, d)))
+                else {
+                    break;
+                };
+                self.deliver(to, &d);
+            }
+            if self.s[0].probes > 0 && self.s[1].probes > 0 {
+                return;
+            }
+        }
+        panic!(
+            "no frame crossed a clean path in 12 rounds: A {:?}, B {:?}",
+            self.s[0].ch, self.s[1].ch
+        );
+    }
+}
