@@ -1155,6 +1155,20 @@ fn uploads_past_the_quota_are_refused_and_earlier_bundles_kept() {
         .filter(|e| e.file_name().to_string_lossy().starts_with(".upload-"))
         .count();
     assert_eq!(leftovers, 0);
+    // Nothing of the refused uploads stays: a payload file and a key per bundle held.
+    let count = |sub: &str| {
+        fn walk(p: &std::path::Path) -> usize {
+            std::fs::read_dir(p).map_or(0, |r| {
+                r.flatten()
+                    .map(|e| if e.path().is_dir() { walk(&e.path()) } else { 1 })
+                    .sum()
+            })
+        }
+        walk(&d.dir.join(sub))
+    };
+    assert_eq!(count("payloads"), kept.len(), "refused payloads left behind");
+    assert_eq!(count("keyring"), kept.len(), "keys of refused bundles left behind");
+    assert_eq!(count("tmp"), 0);
     // Something small still fits.
     d.add("service=q", b"small");
 }

@@ -382,18 +382,21 @@ async fn insert(
     };
     p.opts.date = now_secs();
     let s2 = s.clone();
+    // The spooled file itself becomes the payload (moved, not copied): an upload needs
+    // its size free once, and a refused one leaves nothing behind.
+    let path = file.into_temp_path();
     let b = blocking(move || {
-        let f = file.reopen().map_err(|e| {
+        // Hashed before the store is locked: sync carries on meanwhile.
+        let path = path.keep().map_err(|e| {
             ApiError(
                 StatusCode::INTERNAL_SERVER_ERROR,
-                format!("reading the spooled upload: {e}"),
+                format!("keeping the spooled upload: {}", e.error),
             )
         })?;
-        let b = s2
-            .store()
-            .store
-            .create(std::io::BufReader::new(f), &p.opts)?;
-        Ok(b)
+        let f = skywave_store::HashedFile::hash(&path).inspect_err(|_| {
+            let _ = std::fs::remove_file(&path);
+        })?;
+        Ok(s2.store().store.create_from_file(f, &p.opts)?)
     })
     .await?;
     committed(&s, &b, "local");

@@ -115,6 +115,16 @@ impl Keyring {
         Ok(())
     }
 
+    /// Forgets the key of a bundle that was never stored (best effort: a key left
+    /// behind is harmless, it signs nothing anyone holds).
+    pub fn remove(&self, id: &BundleId) {
+        let _ = fs::remove_file(self.path(id));
+        self.ids
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+    }
+
     pub fn get(&self, id: &BundleId) -> Result<Option<SecretKey>> {
         let path = self.path(id);
         if !path.exists() {

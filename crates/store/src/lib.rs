@@ -733,10 +733,104 @@ impl Store {
         self.commit_row(signed, None, Some(&state), own, Some(m.version))
     }
 
+    /// The manifest of a bundle authored here, as `opts` describe it (unsigned).
+    fn new_manifest(
+        &self,
+        id: BundleId,
+        version: u64,
+        len: u64,
+        hash: PayloadHash,
+        opts: &NewBundle,
+    ) -> Manifest {
+        let mut m = Manifest::new(id, version, len, hash, opts.date);
+        m.journal = opts.journal;
+        if m.journal {
+            m.version = len;
+        }
+        m.service = opts.service.clone();
+        m.name = opts.name.clone();
+        m.recipient = opts.recipient;
+        m.sealed = opts.seal.then_some(SEALED_V1);
+        m.sender = opts.sign_sender.then(|| self.node.identity());
+        m.fields = opts.fields.clone();
+        m
+    }
+
     /// Creates and stores a new bundle authored here, with a fresh key kept in the keyring.
+    /// A bundle refused (quota, disk, a bad option) leaves nothing behind: neither its
+    /// payload nor its key.
     pub fn create(&mut self, payload: impl Read, opts: &NewBundle) -> Result<StoredBundle> {
         let key = self.keyring.generate()?;
-        self.create_with_key(&key, 1, payload, opts)
+        let res = self.create_with_key(&key, 1, payload, opts);
+        if res.is_err() {
+            self.keyring.remove(&key.bundle_id());
+        }
+        res
+    }
+
+    /// Creates a bundle from a file inside the store's directory that is handed over (an
+    /// HTTP upload spooled there), hashed beforehand by [`HashedFile::hash`] without the
+    /// store: it is moved into place, so an upload never needs twice its size free.
+    /// Whatever the outcome the file is gone afterwards, and a refused bundle leaves
+    /// nothing behind (no payload, no key). Sealed bundles, journals and payloads small
+    /// enough to live in the database are copied as [`Self::create`] does (sealing
+    /// rewrites every byte anyway).
+    pub fn create_from_file(&mut self, file: HashedFile, opts: &NewBundle) -> Result<StoredBundle> {
+        let res = self.create_from_file_inner(&file, opts);
+        let _ = fs::remove_file(&file.path);
+        res
+    }
+
+    fn create_from_file_inner(&mut self, file: &HashedFile, opts: &NewBundle) -> Result<StoredBundle> {
+        let HashedFile { path, len, hash } = file;
+        let (path, len) = (path.as_path(), *len);
+        let now = fs::metadata(path)
+            .map_err(|e| io_err("read the uploaded payload's size", path, e))?
+            .len();
+        if now != len {
+            return Err(io_err(
+                "read the uploaded payload",
+                path,
+                std::io::Error::other("it changed after it was hashed"),
+            ));
+        }
+        if opts.seal || opts.journal || len <= self.config.inline_max {
+            let f = File::open(path).map_err(|e| io_err("open the uploaded payload", path, e))?;
+            return self.create(std::io::BufReader::new(f), opts);
+        }
+        // Refused before anything is written when it can never fit.
+        if let Some(quota) = self.config.quota
+            && len > quota
+        {
+            return Err(StoreError::QuotaExceeded {
+                need: len,
+                quota,
+                used: 0,
+                evictable: 0,
+            });
+        }
+        let key = keys::random_key()?;
+        let m = self.new_manifest(key.bundle_id(), 1, len, *hash, opts);
+        let signed = m.sign(&key)?;
+        self.check_fresh(signed.manifest())?;
+        // The key is kept before the bundle is visible (a crash never leaves a bundle its
+        // author cannot update), and dropped again if the bundle is refused.
+        self.keyring.insert(&key)?;
+        let dest = self.payload_path(&m.hash);
+        let placed = !dest.exists();
+        let res = if placed {
+            self.publish_tmp(path, &dest)
+        } else {
+            Ok(())
+        }
+        .and_then(|()| self.commit_row(&signed, None, None, true, None));
+        if res.is_err() {
+            if placed {
+                self.remove_payload_if_unused(&m.hash.0);
+            }
+            self.keyring.remove(&m.id);
+        }
+        res
     }
 
     /// Stores a bundle signed with `key` at `version` (which must beat any held version).
@@ -768,17 +862,7 @@ impl Store {
         } else {
             self.write_tmp(&mut payload, u64::MAX - 1)?
         };
-        let mut m = Manifest::new(id, version, len, hash, opts.date);
-        m.journal = opts.journal;
-        if m.journal {
-            m.version = len;
-        }
-        m.service = opts.service.clone();
-        m.name = opts.name.clone();
-        m.recipient = opts.recipient;
-        m.sealed = opts.seal.then_some(SEALED_V1);
-        m.sender = opts.sign_sender.then(|| self.node.identity());
-        m.fields = opts.fields.clone();
+        let m = self.new_manifest(id, version, len, hash, opts);
         let signed = match m.sign(key) {
             Ok(s) => s,
             Err(e) => {
@@ -791,10 +875,16 @@ impl Store {
             // into place rather than copying it a second time.
             self.check_fresh(signed.manifest()).and_then(|_| {
                 let dest = self.payload_path(&m.hash);
-                if !dest.exists() {
+                let placed = !dest.exists();
+                if placed {
                     self.publish_tmp(&tmp, &dest)?;
                 }
-                self.commit_row(&signed, None, None, true, None)
+                let res = self.commit_row(&signed, None, None, true, None);
+                if res.is_err() && placed {
+                    // Refused at commit (quota, disk): the file moved in goes again.
+                    self.remove_payload_if_unused(&m.hash.0);
+                }
+                res
             })
         } else {
             File::open(&tmp)
@@ -942,6 +1032,37 @@ pub(crate) fn check_payload(m: &Manifest, len: u64, hash: PayloadHash) -> Result
 }
 
 /// Copies at most `limit` bytes from `src` to `dst`, hashing them.
+/// A payload file hashed and synced to disk, ready for [`Store::create_from_file`].
+/// Hashing is the slow part of taking an upload; it needs no store, so it runs without
+/// the store's lock.
+#[derive(Debug)]
+pub struct HashedFile {
+    pub path: PathBuf,
+    pub len: u64,
+    pub hash: PayloadHash,
+}
+
+impl HashedFile {
+    pub fn hash(path: &Path) -> Result<HashedFile> {
+        let f = File::open(path).map_err(|e| io_err("open the uploaded payload", path, e))?;
+        let mut h = PayloadHasher::new();
+        copy_hashing(
+            &mut std::io::BufReader::with_capacity(COPY_BUF, &f),
+            &mut std::io::sink(),
+            &mut h,
+            u64::MAX,
+        )
+        .map_err(|e| io_err("read the uploaded payload", path, e))?;
+        f.sync_all()
+            .map_err(|e| io_err("sync the uploaded payload", path, e))?;
+        Ok(HashedFile {
+            path: path.to_path_buf(),
+            len: h.len(),
+            hash: h.finalize(),
+        })
+    }
+}
+
 pub(crate) fn copy_hashing(
     src: &mut impl Read,
     dst: &mut impl Write,

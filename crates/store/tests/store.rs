@@ -4,7 +4,9 @@ mod common;
 
 use common::*;
 use skywave_bundle::{Identity, RangeSet, hash_payload};
-use skywave_store::{FailAfter, NewBundle, PieceOutcome, Query, Store, StoreConfig, StoreError};
+use skywave_store::{
+    FailAfter, HashedFile, NewBundle, PieceOutcome, Query, Store, StoreConfig, StoreError,
+};
 
 #[test]
 fn insert_get_and_read_back() {
@@ -109,17 +111,22 @@ fn newer_replaces_older_is_stale() {
 }
 
 fn walk(p: &std::path::Path) -> usize {
+    walk_paths(p).len()
+}
+
+/// Every file under `p`.
+fn walk_paths(p: &std::path::Path) -> Vec<std::path::PathBuf> {
     std::fs::read_dir(p)
         .unwrap()
         .flatten()
-        .map(|e| {
+        .flat_map(|e| {
             if e.path().is_dir() {
-                walk(&e.path())
+                walk_paths(&e.path())
             } else {
-                1
+                vec![e.path()]
             }
         })
-        .sum()
+        .collect()
 }
 
 #[test]
@@ -641,6 +648,71 @@ fn a_received_bundle_that_cannot_be_stored_leaves_nothing_behind() {
         s.partial(&k.bundle_id()).unwrap().is_none(),
         "back after restart"
     );
+}
+
+/// A bundle authored here but refused (over the quota) leaves no payload, no temporary
+/// file and no key; an upload handed over as a file is moved into place, not copied.
+#[test]
+fn a_refused_upload_leaves_nothing_and_an_accepted_one_is_moved_not_copied() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = StoreConfig {
+        quota: Some(100_000),
+        inline_max: 1000,
+        ..Default::default()
+    };
+    let mut s = Store::open(dir.path(), cfg).unwrap();
+    let files = |d: &str| {
+        let p = dir.path().join(d);
+        if p.exists() { walk(&p) } else { 0 }
+    };
+    s.create(&data(60_000, 1)[..], &opts()).unwrap();
+    let (payloads, keys) = (files("payloads"), files("keyring"));
+    assert_eq!((payloads, keys), (1, 1));
+    // Fits the quota alone, not beside what is held (authored here, so not evictable).
+    let err = s.create(&data(50_000, 2)[..], &opts()).unwrap_err();
+    assert!(matches!(err, StoreError::QuotaExceeded { .. }), "{err}");
+    assert_eq!(files("payloads"), payloads, "the refused payload stayed");
+    assert_eq!(files("keyring"), keys, "the refused bundle's key stayed");
+    assert_eq!(files("tmp"), 0);
+
+    // The same through a file handed over: refused, and the file is gone too.
+    let upload = dir.path().join(".upload-1");
+    std::fs::write(&upload, data(50_000, 3)).unwrap();
+    let err = s.create_from_file(HashedFile::hash(&upload).unwrap(), &opts()).unwrap_err();
+    assert!(matches!(err, StoreError::QuotaExceeded { .. }), "{err}");
+    assert!(!upload.exists());
+    assert_eq!(files("payloads"), payloads);
+    assert_eq!(files("keyring"), keys);
+    // Larger than the quota itself: refused before it is read.
+    std::fs::write(&upload, data(150_000, 4)).unwrap();
+    let err = s.create_from_file(HashedFile::hash(&upload).unwrap(), &opts()).unwrap_err();
+    assert!(matches!(err, StoreError::QuotaExceeded { .. }), "{err}");
+    assert!(!upload.exists());
+
+    // Accepted: the very file (same inode) becomes the stored payload.
+    let p = data(30_000, 5);
+    std::fs::write(&upload, &p).unwrap();
+    let ino = std::fs::metadata(&upload).unwrap().ino();
+    let b = s.create_from_file(HashedFile::hash(&upload).unwrap(), &opts()).unwrap();
+    assert!(!upload.exists());
+    let id = b.manifest.manifest().id;
+    assert_eq!(s.read_payload(&id).unwrap(), p);
+    let stored = walk_paths(&dir.path().join("payloads"));
+    assert!(
+        stored
+            .iter()
+            .any(|f| std::fs::metadata(f).unwrap().ino() == ino),
+        "the upload was copied, not moved"
+    );
+    assert!(s.keyring().contains(&id));
+    assert_eq!(files("keyring"), keys + 1);
+    // Small ones live in the database: the file is read and removed.
+    std::fs::write(&upload, data(500, 6)).unwrap();
+    let small = s.create_from_file(HashedFile::hash(&upload).unwrap(), &opts()).unwrap();
+    assert!(!upload.exists());
+    assert_eq!(s.read_payload(&small.manifest.manifest().id).unwrap(), data(500, 6));
+    assert!(s.fsck().unwrap().is_clean());
 }
 
 /// A bundle sealed to another node: only sealed bytes are stored (inline and in a
