@@ -263,6 +263,12 @@ pub fn render_status(s: &Status) -> String {
             String::new()
         }
     );
+    if let Some(t) = s.store.no_room_seconds {
+        let _ = writeln!(
+            o,
+            "NO ROOM for received bundles for {t:.0} s (quota or disk full): offers are turned down and asked for again later; free space or raise the quota"
+        );
+    }
     let _ = writeln!(o, "\nLINKS");
     if s.links.is_empty() {
         let _ = writeln!(o, "  (none: add --listen, --peer or --link)");

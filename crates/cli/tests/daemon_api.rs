@@ -1160,14 +1160,28 @@ fn uploads_past_the_quota_are_refused_and_earlier_bundles_kept() {
         fn walk(p: &std::path::Path) -> usize {
             std::fs::read_dir(p).map_or(0, |r| {
                 r.flatten()
-                    .map(|e| if e.path().is_dir() { walk(&e.path()) } else { 1 })
+                    .map(|e| {
+                        if e.path().is_dir() {
+                            walk(&e.path())
+                        } else {
+                            1
+                        }
+                    })
                     .sum()
             })
         }
         walk(&d.dir.join(sub))
     };
-    assert_eq!(count("payloads"), kept.len(), "refused payloads left behind");
-    assert_eq!(count("keyring"), kept.len(), "keys of refused bundles left behind");
+    assert_eq!(
+        count("payloads"),
+        kept.len(),
+        "refused payloads left behind"
+    );
+    assert_eq!(
+        count("keyring"),
+        kept.len(),
+        "keys of refused bundles left behind"
+    );
     assert_eq!(count("tmp"), 0);
     // Something small still fits.
     d.add("service=q", b"small");

@@ -1530,6 +1530,7 @@ impl Core {
             ("bad_manifest", stats.bad_manifests),
             ("bad_payload", stats.bad_payloads),
             ("suspect_offer", stats.suspect_offers_refused),
+            ("no_room", stats.offers_refused_no_room),
         ] {
             dropped.insert(k.into(), v);
         }
@@ -1695,6 +1696,10 @@ impl Core {
                 manifest_bytes: st.manifest_bytes,
                 partials: st.partials,
                 quota: st.quota,
+                no_room_seconds: self
+                    .ep
+                    .no_room_since()
+                    .map(|t| now.saturating_sub(t).as_secs_f64()),
             },
         }
     }

@@ -151,4 +151,8 @@ pub struct StoreView {
     pub partials: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quota: Option<u64>,
+    /// Seconds since received bundles stopped finding room (quota or disk full): their
+    /// offers are turned down and asked for again later. Absent while there is room.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_room_seconds: Option<f64>,
 }

@@ -216,7 +216,7 @@ impl BundleStore for StoreAdapter {
             return match self.store.insert(m, &[][..]) {
                 Ok(_) => Offer::Accepted,
                 Err(StoreError::Stale { .. }) => Offer::Held,
-                Err(e) => Offer::Refused(e.to_string()),
+                Err(e) => refused(e),
             };
         }
         match self.store.begin_partial(m) {
@@ -234,7 +234,7 @@ impl BundleStore for StoreAdapter {
                     Offer::Refused("an older version than the transfer in progress".into())
                 }
             }
-            Err(e) => Offer::Refused(e.to_string()),
+            Err(e) => refused(e),
         }
     }
 
@@ -267,6 +267,16 @@ impl BundleStore for StoreAdapter {
             }
             Err(e) => failed(e),
         }
+    }
+}
+
+/// An offer the store cannot take: for lack of room (asked for again later) or not.
+fn refused(e: StoreError) -> Offer {
+    match e {
+        StoreError::NoRoom { .. }
+        | StoreError::QuotaExceeded { .. }
+        | StoreError::DiskFull { .. } => Offer::NoRoom(e.to_string()),
+        e => Offer::Refused(e.to_string()),
     }
 }
 

@@ -17,8 +17,11 @@ pub enum Offer {
     Accepted,
     /// A transfer is open; these byte ranges are already held (resumed, journal prefix).
     Partial(RangeSet),
-    /// Not wanted (quota, policy, or an older version than a transfer in progress).
+    /// Not wanted (policy, or an older version than a transfer in progress).
     Refused(String),
+    /// Wanted, but there is no room for it now (the store's quota, the disk): asked for
+    /// again after a backoff, when room may have returned.
+    NoRoom(String),
 }
 
 /// What a received piece did.
@@ -88,6 +91,9 @@ pub struct MemStore {
     /// Payload bytes it may hold: a received bundle past it fails at completion (and is
     /// dropped), as a real store's commit does when over its quota.
     pub quota: Option<u64>,
+    /// Room for a new transfer: an offer of a larger payload is turned down up front
+    /// (`Offer::NoRoom`), as a real store does when the disk lacks the space.
+    pub room: Option<u64>,
 }
 
 impl MemStore {
@@ -155,6 +161,9 @@ impl BundleStore for MemStore {
             return Offer::Refused(format!(
                 "{len} bytes is more than this in-memory store holds"
             ));
+        }
+        if self.room.is_some_and(|r| len > r) {
+            return Offer::NoRoom(format!("{len} bytes do not fit the room left"));
         }
         if len == 0 {
             self.note(m.id());

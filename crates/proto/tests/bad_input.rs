@@ -564,6 +564,39 @@ fn a_bundle_the_store_cannot_keep_is_fetched_again_only_after_a_backoff() {
 }
 
 #[test]
+fn an_offer_refused_for_lack_of_room_is_asked_for_again_when_room_returns() {
+    // The disk cannot hold the bundle: its offer is turned down before a byte is stored,
+    // the sender stops, and the bundle is asked for again after a backoff (not at once,
+    // not never) within the same session, arriving once there is room.
+    let mut net = Net::new(2, 1);
+    let id = net.peers[1].insert(net.now, 7, 1, 5000);
+    net.peers[0].store.room = Some(1000);
+    net.connect(0, 1);
+    net.run_for(600 * SEC);
+    let s = net.peers[0].ep.stats().clone();
+    assert!(!net.peers[0].holds(&id));
+    assert!(s.offers_refused_no_room >= 2, "never asked again: {s:?}");
+    assert!(
+        s.offers_refused_no_room <= 8,
+        "{} refusals in 10 minutes",
+        s.offers_refused_no_room
+    );
+    assert_eq!(s.failed_transfers, 0, "nothing was received to fail");
+    assert!(net.peers[0].ep.no_room_since().is_some());
+    let sent = piece_bytes_from(&net, 1);
+    assert!(
+        sent <= 5000 * 2,
+        "{sent} B of pieces sent into a full store"
+    );
+    net.peers[0].store.room = None;
+    assert!(
+        net.run_until(3600 * SEC, |n| n.peers[0].holds(&id)),
+        "not received once there was room"
+    );
+    assert!(net.peers[0].ep.no_room_since().is_none());
+}
+
+#[test]
 fn a_hello_naming_another_key_than_the_link_proved_is_dropped() {
     // Link 0 is encrypted and its handshake proved key A: a HELLO there naming B (an
     // honest peer's public key) starts no session, while A's own HELLO does.

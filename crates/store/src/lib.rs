@@ -781,7 +781,11 @@ impl Store {
         res
     }
 
-    fn create_from_file_inner(&mut self, file: &HashedFile, opts: &NewBundle) -> Result<StoredBundle> {
+    fn create_from_file_inner(
+        &mut self,
+        file: &HashedFile,
+        opts: &NewBundle,
+    ) -> Result<StoredBundle> {
         let HashedFile { path, len, hash } = file;
         let (path, len) = (path.as_path(), *len);
         let now = fs::metadata(path)

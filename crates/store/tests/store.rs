@@ -679,14 +679,18 @@ fn a_refused_upload_leaves_nothing_and_an_accepted_one_is_moved_not_copied() {
     // The same through a file handed over: refused, and the file is gone too.
     let upload = dir.path().join(".upload-1");
     std::fs::write(&upload, data(50_000, 3)).unwrap();
-    let err = s.create_from_file(HashedFile::hash(&upload).unwrap(), &opts()).unwrap_err();
+    let err = s
+        .create_from_file(HashedFile::hash(&upload).unwrap(), &opts())
+        .unwrap_err();
     assert!(matches!(err, StoreError::QuotaExceeded { .. }), "{err}");
     assert!(!upload.exists());
     assert_eq!(files("payloads"), payloads);
     assert_eq!(files("keyring"), keys);
     // Larger than the quota itself: refused before it is read.
     std::fs::write(&upload, data(150_000, 4)).unwrap();
-    let err = s.create_from_file(HashedFile::hash(&upload).unwrap(), &opts()).unwrap_err();
+    let err = s
+        .create_from_file(HashedFile::hash(&upload).unwrap(), &opts())
+        .unwrap_err();
     assert!(matches!(err, StoreError::QuotaExceeded { .. }), "{err}");
     assert!(!upload.exists());
 
@@ -694,7 +698,9 @@ fn a_refused_upload_leaves_nothing_and_an_accepted_one_is_moved_not_copied() {
     let p = data(30_000, 5);
     std::fs::write(&upload, &p).unwrap();
     let ino = std::fs::metadata(&upload).unwrap().ino();
-    let b = s.create_from_file(HashedFile::hash(&upload).unwrap(), &opts()).unwrap();
+    let b = s
+        .create_from_file(HashedFile::hash(&upload).unwrap(), &opts())
+        .unwrap();
     assert!(!upload.exists());
     let id = b.manifest.manifest().id;
     assert_eq!(s.read_payload(&id).unwrap(), p);
@@ -709,9 +715,14 @@ fn a_refused_upload_leaves_nothing_and_an_accepted_one_is_moved_not_copied() {
     assert_eq!(files("keyring"), keys + 1);
     // Small ones live in the database: the file is read and removed.
     std::fs::write(&upload, data(500, 6)).unwrap();
-    let small = s.create_from_file(HashedFile::hash(&upload).unwrap(), &opts()).unwrap();
+    let small = s
+        .create_from_file(HashedFile::hash(&upload).unwrap(), &opts())
+        .unwrap();
     assert!(!upload.exists());
-    assert_eq!(s.read_payload(&small.manifest.manifest().id).unwrap(), data(500, 6));
+    assert_eq!(
+        s.read_payload(&small.manifest.manifest().id).unwrap(),
+        data(500, 6)
+    );
     assert!(s.fsck().unwrap().is_clean());
 }
 

@@ -184,6 +184,23 @@ impl Endpoint {
                 tracing::debug!(%id, "refused offer: {why}");
                 queue_have_all(p, r);
             }
+            Offer::NoRoom(why) => {
+                // The sender stops (nothing would be stored); the version waits out a
+                // backoff like a copy that could not be stored, and is then asked for
+                // again by whole short id (see `retry_suspects`).
+                queue_have_all(p, r);
+                self.stats.offers_refused_no_room += 1;
+                let jitter = self.unit();
+                let retry_at =
+                    self.suspects
+                        .failed(id, version, &[], now, Duration::from_secs(20), jitter);
+                if self.no_room_since.is_none() {
+                    self.no_room_since = Some(now);
+                    tracing::warn!(%id, version, retry_in_s = (retry_at - now).as_secs(), "no room for received bundles ({why}): offers are turned down and asked for again after a backoff (logged once until a bundle is stored again)");
+                } else {
+                    tracing::debug!(%id, version, "no room: {why}");
+                }
+            }
         }
     }
 
@@ -425,6 +442,12 @@ impl Endpoint {
     pub(super) fn completed(&mut self, now: Duration, from: [u8; 32], m: &SignedManifest) {
         self.stats.bundles_received += 1;
         self.suspects.verified(&m.id(), m.version());
+        if let Some(since) = self.no_room_since.take() {
+            tracing::info!(
+                after_s = (now.saturating_sub(since)).as_secs(),
+                "room again: a received bundle was stored"
+            );
+        }
         let r = BundleRef::new(&m.id(), m.version());
         self.fec_rx.remove(&r);
         // Other peers sending the same bundle (relays racing on a shared channel) are

@@ -165,6 +165,8 @@ pub struct Stats {
     pub bad_payloads: u64,
     /// HELLOs naming a node key other than the one the link's encryption proved.
     pub dropped_wrong_identity: u64,
+    /// Offers turned down for lack of room (quota, disk), each asked for again later.
+    pub offers_refused_no_room: u64,
     /// Offers of a suspect version turned down (a blamed peer within its backoff, or a
     /// second source while one fills the copy).
     pub suspect_offers_refused: u64,
@@ -303,6 +305,9 @@ pub struct Endpoint {
     reassembly: frag::Reassembly,
     /// Versions whose received payload failed verification, and who sent it.
     suspects: suspect::Suspects,
+    /// Since when received bundles find no room (quota, disk); `None` once one is
+    /// stored. Logged on each change, not for each bundle turned down.
+    no_room_since: Option<Duration>,
 }
 
 const HELLO_HEARD: u8 = 1;
@@ -514,6 +519,7 @@ impl Endpoint {
             frag_ids: frag::FragIds::new(nonce.rotate_left(17)),
             reassembly: frag::Reassembly::default(),
             suspects: suspect::Suspects::default(),
+            no_room_since: None,
         }
     }
 
@@ -535,6 +541,11 @@ impl Endpoint {
             8.0 * params.mtu as f64 / params.rate_bps.unwrap_or(9600).max(1) as f64,
         );
         frame.mul_f64(6.0 * self.unit())
+    }
+
+    /// Since when received bundles find no room in the store (`None`: there is room).
+    pub fn no_room_since(&self) -> Option<Duration> {
+        self.no_room_since
     }
 
     pub fn stats(&self) -> &Stats {
