@@ -898,8 +898,9 @@ impl Core {
         let mut reply = Vec::new();
         let r = sec.chan.open(policy, now, data, &mut frame, &mut reply);
         let r = match r {
-            Err(secure::Drop::Decrypt) if sec.chan.remote().is_none() => {
-                // Sealed data and no session: we restarted and the peer did not.
+            Err(secure::Drop::Decrypt) => {
+                // Sealed data no session opens: we restarted and the peer did not, or
+                // the session we answered is not the peer's (see `Channel::kick`).
                 if sec.chan.kick(policy, now, &mut reply) {
                     self.send_raw(link, std::mem::take(&mut reply));
                 }

@@ -321,7 +321,7 @@ impl Handshake {
                     self.q[1 - to].push_back(r);
                 }
             }
-            Err(Drop::Decrypt) if s.ch.remote().is_none() => {
+            Err(Drop::Decrypt) => {
                 r.clear();
                 if s.ch.kick(&s.pol, self.now, &mut r) {
                     self.q[1 - to].push_back(r);

@@ -269,7 +269,7 @@ enum Hs {
 pub struct Channel {
     hs: Hs,
     cur: Option<Session>,
-    /// A session a new handshake made while `cur` is confirmed: it replaces `cur` when
+    /// A session a new handshake made while `cur` exists: it replaces `cur` when
     /// the peer first uses it (so a replayed first message cannot break a session), and
     /// the frame that came with it is handed over then.
     next: Option<(Session, Vec<u8>)>,
@@ -551,8 +551,10 @@ impl Channel {
         let s = Session::new(t, false).ok_or(Drop::Handshake)?;
         let remote = s.remote;
         self.known = Some(remote);
-        if self.cur.as_ref().is_some_and(|c| c.confirmed) {
-            // Until the peer uses the new session, it may be a replay: keep the old.
+        if self.cur.is_some() {
+            // Until the peer uses the new session, it may be a replay (or a duplicate
+            // the path made): keep the old. Replacing even an unconfirmed one left the
+            // ends on different sessions, each unable to open the other's data.
             self.next = Some((s, payload));
             return Ok(Opened {
                 frame: false,
@@ -668,11 +670,13 @@ impl Channel {
         *self = Self::new(known);
     }
 
-    /// A data datagram came that no session opens (we restarted, the peer did not): if
-    /// none is under way, start a handshake with an empty first frame so the peer
+    /// A data datagram came that no session opens: we restarted and the peer did not,
+    /// or the session we answered was never the peer's (its handshake lost a crossing
+    /// elsewhere, or was a replay). Unless a confirmed session runs, or a handshake was
+    /// started within its retry time, start one with an empty first frame so the peer
     /// answers and both get keys. Returns whether `out` holds one to send.
     pub fn kick(&mut self, p: &Policy, now: Duration, out: &mut Vec<u8>) -> bool {
-        if self.cur.is_some() || now < self.retry_at {
+        if self.cur.as_ref().is_some_and(|c| c.confirmed) || now < self.retry_at {
             return false;
         }
         let at = out.len();

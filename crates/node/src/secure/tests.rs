@@ -361,3 +361,26 @@ fn an_unproven_address_gets_at_most_three_times_what_it_sent() {
         assert_eq!(seal(&mut b, &pb, t(0.3), &[0u8; 1000]).0, Sealed::Data);
     }
 }
+
+#[test]
+fn a_first_message_duplicated_before_any_data_does_not_split_the_sessions() {
+    // The path delivers A's IK1 twice before A's first data: B must not move to a second
+    // session A never learns of (each end would then drop all the other's data).
+    let (pa, pb) = (policy(1), policy(2));
+    let mut a = Channel::new(Some(*pb.public()));
+    let mut b = Channel::new(None);
+    let (_, first) = seal(&mut a, &pa, t(0.0), b"hello");
+    let (got, reply) = deliver(&mut b, &pb, t(0.0), &first).unwrap();
+    assert_eq!(got, vec![b"hello".to_vec()]);
+    let (again, reply2) = deliver(&mut b, &pb, t(0.1), &first).unwrap();
+    assert!(
+        again.is_empty(),
+        "the duplicate's frame is not handed over twice"
+    );
+    assert!(reply2.is_some(), "answered (it may be a restarted peer)");
+    deliver(&mut a, &pa, t(0.2), &reply.unwrap()).unwrap();
+    // The second answer finds no handshake under way at A.
+    assert!(deliver(&mut a, &pa, t(0.3), &reply2.unwrap()).is_err());
+    exchange(&mut a, &pa, &mut b, &pb, t(0.4));
+    exchange(&mut a, &pa, &mut b, &pb, t(0.5));
+}
