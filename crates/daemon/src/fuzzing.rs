@@ -289,6 +289,7 @@ fn harness() -> &'static Harness {
             http: bound.to_string(),
             started: std::time::Instant::now(),
             stopping,
+            limits: crate::limits::Limits::new(Default::default()),
         });
         Harness {
             rt: tokio::runtime::Builder::new_current_thread()
