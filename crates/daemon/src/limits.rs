@@ -414,6 +414,22 @@ mod tests {
     }
 
     #[test]
+    fn every_limit_is_in_the_example_configuration_and_the_docs() {
+        let docs = include_str!("../../../docs/daemon.md");
+        for l in Limit::ALL {
+            let key = l.name();
+            assert!(
+                crate::config::EXAMPLE.contains(&format!("# {key} = ")),
+                "{key} is not in the example configuration"
+            );
+            assert!(
+                docs.contains(&format!("| `{key}` |")),
+                "{key} has no row in docs/daemon.md"
+            );
+        }
+    }
+
+    #[test]
     fn uploads_and_http_connections_are_capped() {
         let l = limits(1, 1);
         let u = l.admit_upload().unwrap();
