@@ -2008,12 +2008,23 @@ fn http_connections_past_the_cap_get_a_503_until_one_closes() {
     assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
     assert!(answer.contains("retry-after: 1"), "{answer}");
     assert!(answer.contains("limits.http_connections"), "{answer}");
-    // One closes: the API answers again.
+    // One closes: the API answers again (its answer counted the refusal).
     held.pop();
+    let mut text = String::new();
     wait_until(10, "the API to answer", || {
-        one_request(&d, "GET", "/v1/status", b"").is_some_and(|(s, _)| s == 200)
+        match one_request(&d, "GET", "/metrics", b"") {
+            Some((200, t)) => {
+                text = t;
+                true
+            }
+            _ => false,
+        }
     });
-    assert!(hits(&d, "http_connections") >= 1.0);
+    let refused = parse_prometheus(&text)
+        .into_iter()
+        .find(|(s, _)| s == "skywave_limit_hits_total{limit=\"http_connections\"}")
+        .map(|(_, v)| v);
+    assert!(refused >= Some(1.0), "{text}");
     drop(held);
 }
 
