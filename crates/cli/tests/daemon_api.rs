@@ -1772,3 +1772,495 @@ fn serial_noise_and_a_device_that_disappears_and_comes_back() {
     assert_eq!(a.ids().len(), 4);
     assert_eq!(b.ids().len(), 4);
 }
+
+// ---- limits ---------------------------------------------------------------------------
+
+/// A TCP connection to `to` from local address `from` (any 127/8 address is loopback),
+/// with a receive buffer of `rcvbuf` bytes if given.
+fn connect_from(from: &str, to: SocketAddr, rcvbuf: Option<usize>) -> TcpStream {
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    if let Some(n) = rcvbuf {
+        s.set_recv_buffer_size(n).unwrap();
+    }
+    let from: SocketAddr = format!("{from}:0").parse().unwrap();
+    s.bind(&from.into()).unwrap();
+    s.connect(&to.into()).unwrap();
+    s.into()
+}
+
+/// Reads from `s` (discarding what the daemon sends, such as its greeting) until the
+/// daemon closes it or `wait` passes; whether it was closed.
+fn closed_within(s: &mut TcpStream, wait: Duration) -> bool {
+    let end = Instant::now() + wait;
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        s.set_read_timeout(Some(left)).unwrap();
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return false;
+            }
+            Err(_) => return true,
+        }
+    }
+}
+
+/// Whether each of `conns` is closed by the daemon within `wait` (checked together).
+fn which_closed(conns: Vec<TcpStream>, wait: Duration) -> (Vec<bool>, Vec<TcpStream>) {
+    let handles: Vec<_> = conns
+        .into_iter()
+        .map(|mut s| std::thread::spawn(move || (closed_within(&mut s, wait), s)))
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).unzip()
+}
+
+/// One request on its own connection (`Connection: close`), with the token; `None` if
+/// the daemon closed the connection without an answer.
+fn one_request(d: &Daemon, method: &str, path: &str, body: &[u8]) -> Option<(u16, String)> {
+    let addr = d.http.trim_start_matches("http://");
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        d.token,
+        body.len()
+    )
+    .ok()?;
+    s.write_all(body).ok()?;
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let out = String::from_utf8_lossy(&out).to_string();
+    let status = out.split(' ').nth(1)?.parse().ok()?;
+    let body = out
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    Some((status, body))
+}
+
+/// A sample of the daemon's `/metrics`, fetched on its own connection.
+fn metric(d: &Daemon, series: &str) -> f64 {
+    let (status, text) = one_request(d, "GET", "/metrics", b"").expect("an answer");
+    assert_eq!(status, 200, "{text}");
+    parse_prometheus(&text)
+        .into_iter()
+        .find(|(s, _)| s == series)
+        .unwrap_or_else(|| panic!("no {series} in\n{text}"))
+        .1
+}
+
+fn hits(d: &Daemon, limit: &str) -> f64 {
+    metric(d, &format!("skywave_limit_hits_total{{limit=\"{limit}\"}}"))
+}
+
+fn in_use(d: &Daemon, limit: &str) -> f64 {
+    metric(d, &format!("skywave_limit_in_use{{limit=\"{limit}\"}}"))
+}
+
+#[test]
+fn sync_connections_past_the_caps_are_closed_at_once_and_an_honest_peer_still_syncs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config_file(
+        tmp.path(),
+        "[limits]\ntcp_connections = 6\ntcp_connections_per_address = 4\n",
+    );
+    let mut a = Daemon::start(
+        &tmp.path().join("a"),
+        &["--config", &cfg, "--listen", "tcp://127.0.0.1:0"],
+    );
+    let target = a.tcp[0];
+
+    // Ten silent connections from one address: four are held, six closed at once.
+    let flood: Vec<TcpStream> = (0..10)
+        .map(|_| connect_from("127.0.0.2", target, None))
+        .collect();
+    wait_until(10, "six refusals to be counted", || {
+        hits(&a, "tcp_connections_per_address") == 6.0
+    });
+    let (closed, flood) = which_closed(flood, Duration::from_secs(2));
+    assert_eq!(
+        closed.iter().filter(|c| **c).count(),
+        6,
+        "closed: {closed:?}"
+    );
+    assert_eq!(in_use(&a, "tcp_connections"), 4.0);
+    // The core never saw the extra ones: four links from that address.
+    let links = a.get_json("/v1/links")["links"].clone();
+    let from_flood = links
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["name"].as_str().unwrap().contains("127.0.0.2:"))
+        .count();
+    assert_eq!(from_flood, 4, "{links}");
+    // Six refusals, one log line.
+    let logs = a.logs();
+    assert_eq!(
+        logs.matches("refusing sync connections from 127.0.0.2")
+            .count(),
+        1,
+        "{logs}"
+    );
+
+    // An honest peer from another address is served and syncs both ways.
+    let mut b = Daemon::start(
+        &tmp.path().join("b"),
+        &["--peer", &format!("tcp://{target}")],
+    );
+    let payload = noise(21, 100_000);
+    let from_b = b.add("service=t", &payload);
+    a.wait_for_bundle(from_b["id"].as_str().unwrap(), &payload, 20);
+
+    // The total cap: 4 + 1 held, so one of three more (a third address) is taken.
+    let more: Vec<TcpStream> = (0..3)
+        .map(|_| connect_from("127.0.0.3", target, None))
+        .collect();
+    wait_until(10, "two refusals by the total", || {
+        hits(&a, "tcp_connections") == 2.0
+    });
+    let (closed, more) = which_closed(more, Duration::from_secs(2));
+    assert_eq!(closed.iter().filter(|c| **c).count(), 2, "{closed:?}");
+    assert_eq!(in_use(&a, "tcp_connections"), 6.0);
+    // The peer's connection is unaffected.
+    let from_a = a.add("service=t", b"while full");
+    b.wait_for_bundle(from_a["id"].as_str().unwrap(), b"while full", 20);
+    a.assert_alive();
+
+    // Closed connections give their places back.
+    drop((flood, more));
+    wait_until(10, "only the peer's connection held", || {
+        in_use(&a, "tcp_connections") == 1.0
+    });
+}
+
+#[test]
+fn a_sync_connection_that_never_sends_a_frame_is_closed_and_a_peer_that_greets_is_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config_file(
+        tmp.path(),
+        "[limits]\ntcp_first_frame_timeout = \"500ms\"\n",
+    );
+    let mut a = Daemon::start(
+        &tmp.path().join("a"),
+        &["--config", &cfg, "--listen", "tcp://127.0.0.1:0"],
+    );
+    let target = a.tcp[0];
+    let mut silent = TcpStream::connect(target).unwrap();
+    assert!(
+        closed_within(&mut silent, Duration::from_secs(20)),
+        "a silent connection was kept"
+    );
+    wait_until(10, "the timeout to be counted", || {
+        hits(&a, "tcp_first_frame_timeout") == 1.0
+    });
+
+    let b = Daemon::start(
+        &tmp.path().join("b"),
+        &["--peer", &format!("tcp://{target}")],
+    );
+    let first = b.add("service=t", b"one");
+    a.wait_for_bundle(first["id"].as_str().unwrap(), b"one", 20);
+    // Well past the timeout, the same connection still carries bundles.
+    std::thread::sleep(Duration::from_millis(1500));
+    let second = b.add("service=t", b"two");
+    a.wait_for_bundle(second["id"].as_str().unwrap(), b"two", 20);
+    assert_eq!(hits(&a, "tcp_first_frame_timeout"), 1.0);
+    let tcp_in = a.get_json("/v1/links")["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["kind"] == "tcp")
+        .count();
+    assert_eq!(tcp_in, 1, "the peer reconnected: its connection was cut");
+}
+
+#[test]
+fn idle_and_half_sent_http_requests_are_cut_off_and_the_api_answers_meanwhile() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config_file(tmp.path(), "[limits]\nhttp_header_timeout = \"500ms\"\n");
+    let d = Daemon::start(&tmp.path().join("a"), &["--config", &cfg]);
+    let addr = d.http.trim_start_matches("http://").to_string();
+
+    let idle = TcpStream::connect(&addr).unwrap();
+    let mut slow = TcpStream::connect(&addr).unwrap();
+    write!(slow, "GET /v1/status HTTP/1.1\r\nHost: {addr}\r\n").unwrap();
+    // Another client is answered while those two wait.
+    let (status, body) = one_request(&d, "GET", "/v1/status", b"").expect("an answer");
+    assert_eq!(status, 200, "{body}");
+    let (closed, _) = which_closed(vec![idle, slow], Duration::from_secs(20));
+    assert_eq!(closed, [true, true], "idle and half-sent connections kept");
+    // A kept-alive connection is closed once idle as long, after its answer.
+    let mut kept = TcpStream::connect(&addr).unwrap();
+    write!(
+        kept,
+        "GET /v1/status HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\n\r\n",
+        d.token
+    )
+    .unwrap();
+    let mut head = [0u8; 12];
+    kept.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
+    assert!(closed_within(&mut kept, Duration::from_secs(20)));
+    assert!(hits(&d, "http_header_timeout") >= 3.0);
+    // Only the connection asking is held (a closed one gives its place back at once).
+    wait_until(10, "one HTTP connection held", || {
+        in_use(&d, "http_connections") == 1.0
+    });
+}
+
+#[test]
+fn http_connections_past_the_cap_get_a_503_until_one_closes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config_file(tmp.path(), "[limits]\nhttp_connections = 3\n");
+    let d = Daemon::start(&tmp.path().join("a"), &["--config", &cfg]);
+    let addr = d.http.trim_start_matches("http://").to_string();
+    let mut held: Vec<TcpStream> = (0..3).map(|_| TcpStream::connect(&addr).unwrap()).collect();
+    // The daemon accepts in order: the fourth finds the three held.
+    let mut fourth = TcpStream::connect(&addr).unwrap();
+    fourth
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut answer = String::new();
+    fourth.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("retry-after: 1"), "{answer}");
+    assert!(answer.contains("limits.http_connections"), "{answer}");
+    // One closes: the API answers again (its answer counted the refusal).
+    held.pop();
+    let mut text = String::new();
+    wait_until(10, "the API to answer", || {
+        match one_request(&d, "GET", "/metrics", b"") {
+            Some((200, t)) => {
+                text = t;
+                true
+            }
+            _ => false,
+        }
+    });
+    let refused = parse_prometheus(&text)
+        .into_iter()
+        .find(|(s, _)| s == "skywave_limit_hits_total{limit=\"http_connections\"}")
+        .map(|(_, v)| v);
+    assert!(refused >= Some(1.0), "{text}");
+    drop(held);
+}
+
+#[test]
+fn a_stalled_request_body_gets_a_408_and_a_client_that_stops_reading_is_cut_off() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config_file(
+        tmp.path(),
+        "[limits]\nhttp_body_timeout = \"300ms\"\nhttp_send_timeout = \"300ms\"\n",
+    );
+    let d = Daemon::start(&tmp.path().join("a"), &["--config", &cfg]);
+    let addr = d.http.trim_start_matches("http://").to_string();
+
+    // Ten bytes of a promised thousand, then nothing.
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        s,
+        "POST /v1/bundles?service=t HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nContent-Length: 1000\r\n\r\n0123456789",
+        d.token
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("limits.http_body_timeout"), "{answer}");
+    assert!(d.ids().is_empty());
+    assert_eq!(hits(&d, "http_body_timeout"), 1.0);
+    // A body sent without pauses is stored, however long it is.
+    let big = noise(3, 16 << 20);
+    let id = d.add("service=t", &big)["id"].as_str().unwrap().to_string();
+
+    // A download the client stops reading: the daemon gives up on it.
+    let mut reader = connect_from("127.0.0.1", d.http[7..].parse().unwrap(), Some(4096));
+    write!(
+        reader,
+        "GET /v1/bundles/{id}/payload HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\n\r\n",
+        d.token
+    )
+    .unwrap();
+    wait_until(20, "the stalled download to be cut off", || {
+        hits(&d, "http_send_timeout") == 1.0
+    });
+    reader
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut got = Vec::new();
+    let _ = reader.read_to_end(&mut got);
+    assert!(
+        got.len() < big.len(),
+        "the whole payload came: {}",
+        got.len()
+    );
+    // Others are served in full.
+    assert_eq!(d.payload(&id), big);
+}
+
+/// Writes `head` and then `body` in pieces on a thread, while this thread reads the
+/// answer; the answer, and how many body bytes the daemon took before it.
+fn upload_racing_the_answer(
+    d: &Daemon,
+    head: &str,
+    body: impl Iterator<Item = Vec<u8>> + Send + 'static,
+) -> (String, u64) {
+    let addr = d.http.trim_start_matches("http://");
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(head.as_bytes()).unwrap();
+    let mut w = s.try_clone().unwrap();
+    let writer = std::thread::spawn(move || {
+        let mut sent = 0u64;
+        for piece in body {
+            if w.write_all(&piece).is_err() {
+                break;
+            }
+            sent += piece.len() as u64;
+        }
+        sent
+    });
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    // The answer is read as it comes, before the connection is reset.
+    while let Ok(n) = s.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        answer.extend_from_slice(&buf[..n]);
+        if answer.windows(4).any(|w| w == b"\r\n\r\n")
+            && String::from_utf8_lossy(&answer).contains("\"status\"")
+        {
+            break;
+        }
+    }
+    drop(s);
+    let sent = writer.join().unwrap();
+    (String::from_utf8_lossy(&answer).to_string(), sent)
+}
+
+#[test]
+fn multipart_text_parts_past_the_limit_are_refused_with_413_before_the_body_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config_file(tmp.path(), "[limits]\nmultipart_text_max = \"4KiB\"\n");
+    let mut d = Daemon::start(&tmp.path().join("a"), &["--config", &cfg]);
+    let addr = d.http.trim_start_matches("http://").to_string();
+    let total: u64 = 256 << 20;
+    let head = format!(
+        "POST /v1/bundles HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nContent-Type: multipart/form-data; boundary=B\r\nContent-Length: {total}\r\n\r\n",
+        d.token
+    );
+
+    // A 256 MiB text part: refused after the first few KiB.
+    let pieces = |first: &'static [u8]| {
+        std::iter::once(first.to_vec()).chain(std::iter::repeat_n(vec![b'a'; 64 * 1024], 4096))
+    };
+    let (answer, sent) = upload_racing_the_answer(
+        &d,
+        &head,
+        pieces(b"--B\r\nContent-Disposition: form-data; name=\"service\"\r\n\r\n"),
+    );
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(
+        answer.contains("'service'") && answer.contains("limits.multipart_text_max"),
+        "{answer}"
+    );
+    assert!(sent < total / 2, "the daemon read {sent} bytes of it");
+
+    // A part whose headers never end is cut off too (it would be buffered whole).
+    let (answer, sent) = upload_racing_the_answer(
+        &d,
+        &head,
+        pieces(b"--B\r\nContent-Disposition: form-data; name=\"service\"\r\nX-Pad: "),
+    );
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("outside its file part"), "{answer}");
+    assert!(sent < total / 2, "the daemon read {sent} bytes of it");
+
+    // Small parts count together.
+    let value = format!("k={}", "v".repeat(1000));
+    let parts: Vec<(&str, Option<&str>, &[u8])> = (0..8)
+        .map(|_| ("field", None, value.as_bytes()))
+        .chain([("file", Some("f.bin"), &b"payload"[..])])
+        .collect();
+    let ct = [("Content-Type", "multipart/form-data; boundary=B")];
+    let r = d.post("/v1/bundles", &multipart("B", &parts), &ct);
+    let msg = r.error(413);
+    assert!(msg.contains("'field'") && msg.contains("4096"), "{msg}");
+    assert_eq!(hits(&d, "multipart_text_max"), 3.0);
+    assert!(d.ids().is_empty());
+
+    // Under the limit, with a file of any size, the upload is stored.
+    let file = noise(4, 3 << 20);
+    let parts: Vec<(&str, Option<&str>, &[u8])> = vec![
+        ("service", None, b"photos"),
+        ("field", None, b"camera=north"),
+        ("file", Some("f.bin"), &file),
+    ];
+    let r = d.post("/v1/bundles", &multipart("B", &parts), &ct);
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let id = r.json()["id"].as_str().unwrap().to_string();
+    assert_eq!(d.payload(&id), file);
+    d.assert_alive();
+    let leftovers = std::fs::read_dir(&d.dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".upload-"))
+        .count();
+    assert_eq!(leftovers, 0);
+}
+
+#[test]
+fn uploads_past_the_cap_get_a_503_with_retry_after_and_those_under_it_are_stored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config_file(tmp.path(), "[limits]\nuploads = 2\n");
+    let d = Daemon::start(&tmp.path().join("a"), &["--config", &cfg]);
+    let addr = d.http.trim_start_matches("http://").to_string();
+    // Two uploads under way: ten bytes of a hundred each.
+    let mut held: Vec<TcpStream> = (0..2)
+        .map(|i| {
+            let mut s = TcpStream::connect(&addr).unwrap();
+            write!(
+                s,
+                "POST /v1/bundles?service=held&name={i} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nContent-Length: 100\r\nConnection: close\r\n\r\n{}",
+                d.token,
+                "x".repeat(10)
+            )
+            .unwrap();
+            s
+        })
+        .collect();
+    wait_until(10, "two uploads under way", || in_use(&d, "uploads") == 2.0);
+
+    let r = d.post("/v1/bundles?service=t", b"third", &[]);
+    let msg = r.error(503);
+    assert!(msg.contains("limits.uploads"), "{msg}");
+    assert_eq!(r.header("retry-after"), Some("1"));
+    assert_eq!(hits(&d, "uploads"), 1.0);
+    // Reads are not uploads.
+    assert!(d.ids().is_empty());
+
+    // The two finish and are stored; then there is room again.
+    for s in &mut held {
+        s.write_all(&[b'x'; 90]).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut answer = String::new();
+        let _ = s.read_to_string(&mut answer);
+        assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    }
+    assert_eq!(d.ids().len(), 2);
+    d.add("service=t", b"third, later");
+    assert_eq!(in_use(&d, "uploads"), 0.0);
+}

@@ -31,6 +31,95 @@ pub struct DaemonConfig {
     /// Driver links (by index in `links`) set `channel_access = "radio"`: the radio's own
     /// carrier sense is trusted, the daemon does not take turns for it.
     pub radio_access: std::collections::BTreeSet<usize>,
+    /// Caps and timeouts on what peers and API clients may hold (`[limits]`).
+    pub limits: LimitsConfig,
+}
+
+/// `[limits]`: how much sync peers and HTTP clients may hold, and for how long. Each
+/// default is far above what an honest peer or client uses; each limit that fires is
+/// counted in `skywave_limit_hits_total{limit="<its key>"}`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// Connections accepted by the TCP sync listeners, held at once; more are closed
+    /// as they arrive.
+    pub tcp_connections: usize,
+    /// Of those, from one address (IPv6: one /64).
+    pub tcp_connections_per_address: usize,
+    /// An accepted sync connection that delivers no complete frame in this time is
+    /// closed (an honest peer greets at once).
+    #[serde(deserialize_with = "duration")]
+    pub tcp_first_frame_timeout: Duration,
+    /// HTTP connections held at once; more are answered 503 and closed.
+    pub http_connections: usize,
+    /// Time from a connection's start, or the end of its previous response, until a
+    /// request's headers are complete: also how long an idle keep-alive connection is
+    /// kept.
+    #[serde(deserialize_with = "duration")]
+    pub http_header_timeout: Duration,
+    /// Longest pause within a request body.
+    #[serde(deserialize_with = "duration")]
+    pub http_body_timeout: Duration,
+    /// Longest a client may take none of a response's bytes.
+    #[serde(deserialize_with = "duration")]
+    pub http_send_timeout: Duration,
+    /// Bytes of an upload's multipart text parts (every part but the file), together.
+    #[serde(deserialize_with = "size")]
+    pub multipart_text_max: u64,
+    /// Uploads (`POST /v1/bundles`, `.../append`) under way at once; more are answered
+    /// 503 with `Retry-After`.
+    pub uploads: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig {
+            tcp_connections: 256,
+            tcp_connections_per_address: 16,
+            tcp_first_frame_timeout: Duration::from_secs(30),
+            http_connections: 128,
+            http_header_timeout: Duration::from_secs(20),
+            http_body_timeout: Duration::from_secs(30),
+            http_send_timeout: Duration::from_secs(30),
+            multipart_text_max: 64 * 1024,
+            uploads: 8,
+        }
+    }
+}
+
+impl LimitsConfig {
+    /// Refuses a cap of zero (nothing could ever be served) and a zero timeout.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |k: &str, v: String, expected: &str| ConfigError::Invalid {
+            field: format!("limits.{k}"),
+            value: v,
+            expected: expected.into(),
+        };
+        for (k, v) in [
+            ("tcp_connections", self.tcp_connections),
+            (
+                "tcp_connections_per_address",
+                self.tcp_connections_per_address,
+            ),
+            ("http_connections", self.http_connections),
+            ("uploads", self.uploads),
+        ] {
+            if v == 0 {
+                return Err(invalid(k, v.to_string(), "at least 1"));
+            }
+        }
+        for (k, v) in [
+            ("tcp_first_frame_timeout", self.tcp_first_frame_timeout),
+            ("http_header_timeout", self.http_header_timeout),
+            ("http_body_timeout", self.http_body_timeout),
+            ("http_send_timeout", self.http_send_timeout),
+        ] {
+            if v < Duration::from_millis(1) {
+                return Err(invalid(k, format!("{v:?}"), "a duration of at least 1ms"));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One `[[link]]` of the configuration.
@@ -142,6 +231,27 @@ fn duration<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error
     skywave_sim_duration(&s).map_err(serde::de::Error::custom)
 }
 
+/// A size as a string (`"64KiB"`) or a number of bytes.
+fn size<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    struct V;
+    impl serde::de::Visitor<'_> for V {
+        type Value = u64;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a size such as 65536 or \"64KiB\"")
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<u64, E> {
+            Ok(v)
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<u64, E> {
+            u64::try_from(v).map_err(|_| E::custom(format!("a size cannot be negative ({v})")))
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<u64, E> {
+            parse_size(v).map_err(E::custom)
+        }
+    }
+    d.deserialize_any(V)
+}
+
 fn opt_rate<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     let s: Option<String> = Option::deserialize(d)?;
     s.map(|s| parse_rate(&s).map_err(serde::de::Error::custom))
@@ -244,6 +354,8 @@ struct FileConfig {
     quota: Option<String>,
     #[serde(default)]
     link: Vec<toml::Value>,
+    #[serde(default)]
+    limits: LimitsConfig,
 }
 
 const LINK_TYPES: &str = "udp, tcp, serial, rfd900, hf-modem, emulated";
@@ -330,13 +442,15 @@ impl DaemonConfig {
             quota,
             links,
             radio_access,
+            limits: f.limits,
         })
     }
 
     /// Refuses what the protocol cannot run: a link whose `mtu` is below the protocol's
-    /// floor ([`skywave_proto::wire::MIN_FRAME`]). Called by `skywave config check` and at
+    /// floor ([`skywave_proto::wire::MIN_FRAME`]); and a limit of zero. Called by `skywave config check` and at
     /// daemon start, after the command-line flags are laid over the file.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.limits.validate()?;
         for h in &self.http_hosts {
             crate::access::check_host_name(h).map_err(|expected| ConfigError::Invalid {
                 field: "http_hosts".into(),
@@ -671,6 +785,21 @@ mtu = 1472
 # type = "emulated"
 # profile = "hf-modem"
 # peer_device = "/tmp/skywave-hf"
+
+# Caps and timeouts on what sync peers and API clients may hold (in the file
+# only). The defaults, shown, are far above what honest peers and clients use;
+# each limit that fires is counted in skywave_limit_hits_total{limit="<key>"}.
+[limits]
+# tcp_connections = 256              # sync connections accepted, held at once
+# tcp_connections_per_address = 16   # of those, from one address (IPv6: a /64)
+# tcp_first_frame_timeout = "30s"    # for an accepted connection's first frame
+# http_connections = 128             # HTTP connections held at once (more: 503)
+# http_header_timeout = "20s"        # to send a request's headers; also how long
+#                                    # an idle keep-alive connection is kept
+# http_body_timeout = "30s"          # longest pause within a request body (408)
+# http_send_timeout = "30s"          # longest a client may take none of a response
+# multipart_text_max = "64KiB"       # an upload's text parts together (413)
+# uploads = 8                        # uploads under way at once (more: 503)
 "#;
 
 #[cfg(test)]
@@ -709,6 +838,38 @@ mod tests {
             .join("\n");
         let c = DaemonConfig::from_toml(&all, "example").unwrap();
         assert_eq!(c.links.len(), 6, "{all}");
+        // The example shows the defaults.
+        assert_eq!(c.limits, LimitsConfig::default());
+    }
+
+    #[test]
+    fn limits_take_sizes_and_durations_and_refuse_zero() {
+        let c = DaemonConfig::from_toml(
+            "[limits]\ntcp_connections_per_address = 2\nhttp_header_timeout = \"200ms\"\nmultipart_text_max = \"1KiB\"\n",
+            "c.toml",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.limits.tcp_connections_per_address, 2);
+        assert_eq!(c.limits.http_header_timeout, Duration::from_millis(200));
+        assert_eq!(c.limits.multipart_text_max, 1024);
+        assert_eq!(c.limits.uploads, LimitsConfig::default().uploads);
+        let c = DaemonConfig::from_toml("[limits]\nmultipart_text_max = 4096\n", "c.toml").unwrap();
+        assert_eq!(c.limits.multipart_text_max, 4096);
+        for (text, key) in [
+            ("uploads = 0", "limits.uploads"),
+            ("http_body_timeout = \"0s\"", "limits.http_body_timeout"),
+        ] {
+            let c = DaemonConfig::from_toml(&format!("[limits]\n{text}\n"), "c.toml").unwrap();
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains(key), "{e}");
+        }
+        for text in ["tcp_conections = 3", "multipart_text_max = \"lots\""] {
+            let e = DaemonConfig::from_toml(&format!("[limits]\n{text}\n"), "c.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("c.toml"), "{e}");
+        }
     }
 
     #[test]

@@ -47,6 +47,8 @@ pub struct Shared {
     pub started: Instant,
     /// Turns true when the daemon stops: long-lived responses (event streams) end.
     pub stopping: tokio::sync::watch::Receiver<bool>,
+    /// Caps and timeouts (`[limits]`) and how often each fired.
+    pub limits: Arc<crate::limits::Limits>,
 }
 
 impl Shared {
@@ -87,6 +89,8 @@ pub enum Input {
         mtu: usize,
         /// The listener's trust index (`None`: plaintext).
         trust: Option<usize>,
+        /// Its place under the connection caps, held while it runs.
+        permit: crate::limits::Permit,
     },
     TcpUp {
         link: LinkId,
@@ -491,14 +495,15 @@ impl Core {
             let (tx, wire_mtu) = (self.inputs.clone(), cfg.mtu);
             // Accepted streams come back as inputs carrying this listener's MTU and trust.
             let (atx, mut arx) = mpsc::channel::<Input>(16);
-            tokio::spawn(ip::tcp_listener(l, atx));
+            tokio::spawn(ip::tcp_listener(l, self.shared.limits.clone(), atx));
             tokio::spawn(async move {
                 while let Some(i) = arx.recv().await {
                     let i = match i {
-                        Input::TcpAccepted { stream, .. } => Input::TcpAccepted {
+                        Input::TcpAccepted { stream, permit, .. } => Input::TcpAccepted {
                             stream,
                             mtu: wire_mtu,
                             trust,
+                            permit,
                         },
                         other => other,
                     };
@@ -679,7 +684,12 @@ impl Core {
                     e.radio = Some(status);
                 }
             }
-            Input::TcpAccepted { stream, mtu, trust } => {
+            Input::TcpAccepted {
+                stream,
+                mtu,
+                trust,
+                permit,
+            } => {
                 let from = stream.peer_addr().ok();
                 let peer = from.map_or_else(|| "?".into(), |a| a.to_string());
                 let id = self.alloc(
@@ -701,6 +711,7 @@ impl Core {
                     stream,
                     mtu,
                     ip::IDLE,
+                    Some(permit),
                     self.inputs.clone(),
                 ));
             }

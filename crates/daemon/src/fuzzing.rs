@@ -21,7 +21,7 @@ use crate::ip::{self, TcpDeframer};
 /// A configuration file's text (any bytes, read as UTF-8 with replacements), its first
 /// line also as a `--link` flag and a `--peer`/`--listen` URL, and the text as a size,
 /// rate and duration. Checks: no panic; parsing is deterministic; what validates has
-/// every IP link's MTU at the protocol's floor or above; a flag adds exactly one link,
+/// every IP link's MTU at the protocol's floor or above and no zero limit; a flag adds exactly one link,
 /// a URL at most one; sizes and rates read back from their own decimal figure.
 pub fn config(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
@@ -57,6 +57,18 @@ pub fn config(data: &[u8]) {
 
 fn check_valid(c: &DaemonConfig) {
     if c.validate().is_ok() {
+        // Every cap lets something through and every timeout waits.
+        let l = &c.limits;
+        assert!(l.tcp_connections.min(l.tcp_connections_per_address) >= 1);
+        assert!(l.http_connections.min(l.uploads) >= 1);
+        for t in [
+            l.tcp_first_frame_timeout,
+            l.http_header_timeout,
+            l.http_body_timeout,
+            l.http_send_timeout,
+        ] {
+            assert!(t >= std::time::Duration::from_millis(1));
+        }
         for l in &c.links {
             let mtu = match l {
                 config::LinkConfig::Udp(u) => u.mtu,
@@ -289,6 +301,7 @@ fn harness() -> &'static Harness {
             http: bound.to_string(),
             started: std::time::Instant::now(),
             stopping,
+            limits: crate::limits::Limits::new(Default::default()),
         });
         Harness {
             rt: tokio::runtime::Builder::new_current_thread()

@@ -9,14 +9,13 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::body::Body;
-use axum::extract::connect_info::{ConnectInfo, Connected};
+use axum::extract::connect_info::ConnectInfo;
 use axum::extract::{DefaultBodyLimit, Multipart, Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::serve::IncomingStream;
 use axum::{Json, Router};
 use futures_util::{Stream, StreamExt};
 use serde::Deserialize;
@@ -26,6 +25,7 @@ use skywave_store::{NewBundle, StoreError, StoredBundle};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::core::{Cmd, Shared};
+use crate::limits::Limit;
 use crate::status::Status;
 
 /// The API's routes over `shared`.
@@ -42,6 +42,9 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/events", get(events))
         .route("/v1/openapi.yaml", get(openapi))
         .route("/metrics", get(metrics))
+        // Every POST is an upload (inside `auth`: a refused client takes no place).
+        .route_layer(middleware::from_fn_with_state(shared.clone(), one_upload))
+        .layer(middleware::from_fn_with_state(shared.clone(), body_timeout))
         .layer(middleware::from_fn_with_state(shared.clone(), auth))
         .layer(middleware::from_fn(json_errors))
         // Uploads are bounded by the store quota and the disk, not by a body limit.
@@ -91,13 +94,7 @@ type ApiResult<T> = Result<T, ApiError>;
 /// interface's): what a request's `Host` must name. `None` if the socket could not say;
 /// the bound address stands in.
 #[derive(Debug, Clone, Copy)]
-pub struct Conn(Option<SocketAddr>);
-
-impl Connected<IncomingStream<'_, tokio::net::TcpListener>> for Conn {
-    fn connect_info(stream: IncomingStream<'_, tokio::net::TcpListener>) -> Self {
-        Conn(stream.io().local_addr().ok())
-    }
-}
+pub struct Conn(pub Option<SocketAddr>);
 
 /// Applies [`crate::access::Access`] before any handler, so a refused upload is never
 /// read.
@@ -119,6 +116,79 @@ async fn auth(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Respons
         return resp;
     }
     next.run(req).await
+}
+
+/// Holds a place under `limits.uploads` for the whole of a POST (the body is read and
+/// the bundle committed before the handler returns); past the cap, a 503 with
+/// `Retry-After`.
+async fn one_upload(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Response {
+    if req.method() != axum::http::Method::POST {
+        return next.run(req).await;
+    }
+    match s.limits.admit_upload() {
+        Ok(_place) => next.run(req).await,
+        Err(r) => {
+            let mut resp = ApiError(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "{} uploads are under way, the most the daemon takes at once (limits.uploads); retry when one has finished",
+                    r.max
+                ),
+            )
+            .into_response();
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            resp
+        }
+    }
+}
+
+/// A request body that pauses longer than `limits.http_body_timeout` ends in an error
+/// for the handler reading it, and the answer is a 408 whatever the handler made of it.
+async fn body_timeout(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Response {
+    use axum::body::HttpBody;
+    if req.body().is_end_stream() {
+        return next.run(req).await;
+    }
+    let limit = s.limits.cfg.http_body_timeout;
+    let stalled = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stalled.clone();
+    let req = req.map(|b| {
+        let stream = futures_util::stream::unfold(Some(b.into_data_stream()), move |st| {
+            let flag = flag.clone();
+            async move {
+                let mut st = st?;
+                match tokio::time::timeout(limit, st.next()).await {
+                    Ok(Some(Ok(chunk))) => Some((Ok(chunk), Some(st))),
+                    Ok(Some(Err(e))) => Some((Err(e.into_inner()), None)),
+                    Ok(None) => None,
+                    Err(_) => {
+                        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+                        let e: axum::BoxError =
+                            format!("the body paused for {limit:?} (limits.http_body_timeout)")
+                                .into();
+                        Some((Err(e), None))
+                    }
+                }
+            }
+        });
+        Body::from_stream(stream)
+    });
+    let resp = next.run(req).await;
+    if !stalled.load(std::sync::atomic::Ordering::Relaxed) {
+        return resp;
+    }
+    s.limits.hit(Limit::HttpBodyTimeout);
+    let mut resp = ApiError(
+        StatusCode::REQUEST_TIMEOUT,
+        format!(
+            "the request body paused for {limit:?}, longer than the daemon waits (limits.http_body_timeout); nothing was stored: send the body without pauses"
+        ),
+    )
+    .into_response();
+    resp.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    resp
 }
 
 /// Every error is JSON: rejections by axum's extractors (bad query strings, bad paths)
@@ -330,6 +400,67 @@ async fn spool_body(
     Ok(f)
 }
 
+/// What a multipart body may hold besides file data and its text parts: part headers,
+/// boundaries, and what the parser reads ahead of the file bytes it has handed over
+/// (a chunk or two).
+const MULTIPART_FRAMING: u64 = 1 << 20;
+
+/// Counts the bytes of a multipart body that are not file data. The parser holds part
+/// headers and a preamble in memory until it finds their end; past `max` such bytes the
+/// body is cut off instead (413), so no part of an upload but the file, which is
+/// spooled, grows memory without bound.
+#[derive(Debug)]
+struct NonFile {
+    max: u64,
+    read: std::sync::atomic::AtomicU64,
+    file: std::sync::atomic::AtomicU64,
+    over: std::sync::atomic::AtomicBool,
+}
+
+impl NonFile {
+    fn new(max: u64) -> NonFile {
+        NonFile {
+            max,
+            read: Default::default(),
+            file: Default::default(),
+            over: Default::default(),
+        }
+    }
+
+    /// A chunk of the body on its way to the parser.
+    fn pass(&self, c: Result<bytes::Bytes, axum::Error>) -> Result<bytes::Bytes, axum::BoxError> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let c = c.map_err(axum::Error::into_inner)?;
+        let read = self.read.fetch_add(c.len() as u64, Relaxed) + c.len() as u64;
+        if read.saturating_sub(self.file.load(Relaxed)) > self.max {
+            self.over.store(true, Relaxed);
+            return Err("the multipart body outside its file part is too large".into());
+        }
+        Ok(c)
+    }
+
+    /// File bytes the handler took.
+    fn file(&self, n: usize) {
+        self.file
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The error for a failed read: 413 if this guard cut the body off, else 400.
+    fn failed(&self, s: &Shared, what: String) -> ApiError {
+        if !self.over.load(std::sync::atomic::Ordering::Relaxed) {
+            return bad(what);
+        }
+        s.limits.hit(Limit::MultipartTextMax);
+        ApiError(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "the multipart body has more than {} bytes outside its file part (part headers, framing and text parts: limits.multipart_text_max plus 1 MiB for headers); nothing was stored",
+                self.max
+            ),
+        )
+    }
+}
+
 async fn insert(
     State(s): State<Arc<Shared>>,
     Query(q): Query<Vec<(String, String)>>,
@@ -346,28 +477,55 @@ async fn insert(
         .is_some_and(|v| v.starts_with("multipart/form-data"));
     let file = if multipart {
         use axum::extract::FromRequest;
+        let text_max = s.limits.cfg.multipart_text_max;
+        let rest = Arc::new(NonFile::new(text_max.saturating_add(MULTIPART_FRAMING)));
+        let guard = rest.clone();
+        let req = req.map(|b| Body::from_stream(b.into_data_stream().map(move |c| guard.pass(c))));
         let mut mp = Multipart::from_request(req, &s)
             .await
             .map_err(|e| bad(format!("malformed multipart request: {e}")))?;
+        let failed = |what: String| rest.failed(&s, what);
         let mut file = None;
-        while let Some(field) = mp
+        let mut text_left = text_max;
+        while let Some(mut field) = mp
             .next_field()
             .await
-            .map_err(|e| bad(format!("malformed multipart body: {e}")))?
+            .map_err(|e| failed(format!("malformed multipart body: {e}")))?
         {
             let name = field.name().unwrap_or("").to_string();
             if name == "file" || name == "payload" {
                 if p.opts.name.is_none() {
                     p.opts.name = field.file_name().map(str::to_string);
                 }
-                let stream = field.map(|c| c.map_err(|e| e.to_string()));
+                let credit = rest.clone();
+                let stream = field.map(move |c| {
+                    if let Ok(b) = &c {
+                        credit.file(b.len());
+                    }
+                    c.map_err(|e| e.to_string())
+                });
                 file = Some(spool_body(&s, stream).await?);
             } else {
-                let v = field
-                    .text()
+                // Read with a bound: a text part is held in memory.
+                let mut v = Vec::new();
+                while let Some(chunk) = field
+                    .chunk()
                     .await
-                    .map_err(|e| bad(format!("malformed multipart field '{name}': {e}")))?;
-                p.set(&name, &v)?;
+                    .map_err(|e| failed(format!("malformed multipart field '{name}': {e}")))?
+                {
+                    if chunk.len() as u64 > text_left {
+                        s.limits.hit(Limit::MultipartTextMax);
+                        return Err(ApiError(
+                            StatusCode::PAYLOAD_TOO_LARGE,
+                            format!(
+                                "multipart field '{name}' takes the upload's text parts past {text_max} bytes (limits.multipart_text_max); nothing was stored: send the payload as the part named file"
+                            ),
+                        ));
+                    }
+                    text_left -= chunk.len() as u64;
+                    v.extend_from_slice(&chunk);
+                }
+                p.set(&name, &String::from_utf8_lossy(&v))?;
             }
         }
         file.ok_or_else(|| {
@@ -649,6 +807,7 @@ async fn metrics(State(s): State<Arc<Shared>>) -> ApiResult<Response> {
     let st = core_status(&s).await?;
     let mut o = String::new();
     crate::metrics::render(&st, &mut o);
+    crate::metrics::render_limits(&s.limits, &mut o);
     Ok((
         [(
             header::CONTENT_TYPE,

@@ -15,6 +15,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
 use crate::core::Input;
+use crate::limits::{Limit, Limits, Permit};
 
 /// Largest datagram read; anything longer is counted as oversize and dropped.
 pub const MAX_DATAGRAM: usize = skywave_node::adapter::MAX_DATAGRAM;
@@ -48,12 +49,15 @@ pub struct TcpTx {
 /// Frames queued per TCP connection: enough to keep the socket busy between wakes.
 const TCP_QUEUE: usize = 256;
 
-/// Runs one TCP connection as link `link` until it breaks; then tells the core.
+/// Runs one TCP connection as link `link` until it breaks; then tells the core. An
+/// accepted connection holds its place under the caps (`accepted`) until it ends, and
+/// must deliver a first frame within `limits.tcp_first_frame_timeout`.
 pub async fn tcp_connection(
     link: usize,
     stream: TcpStream,
     mtu: usize,
     idle: Duration,
+    accepted: Option<Permit>,
     core: mpsc::Sender<Input>,
 ) {
     let _ = stream.set_nodelay(true);
@@ -103,6 +107,11 @@ pub async fn tcp_connection(
         "closed".to_string()
     };
     let core_r = core.clone();
+    // A connection that never greets holds its place until this; then it is cut off.
+    let mut first_frame = accepted.as_ref().map(|p| {
+        let t = p.limits().cfg.tcp_first_frame_timeout;
+        (tokio::time::Instant::now() + t, t, p.limits().clone())
+    });
     let reader = async move {
         let mut frames = TcpDeframer::new(mtu.max(skywave_node::adapter::MIN_FRAME));
         let mut buf = vec![0u8; 64 * 1024];
@@ -110,13 +119,25 @@ pub async fn tcp_connection(
         loop {
             // Silence between frames is fine (a synced session is quiet); a peer that
             // takes longer than `idle` over one frame is cut off.
-            let read = if frames.mid_frame() {
-                match tokio::time::timeout_at(deadline, rd.read(&mut buf)).await {
-                    Err(_) => return "stalled mid-frame".to_string(),
-                    Ok(r) => r,
+            let mid = frames.mid_frame().then_some(deadline);
+            let first = first_frame.as_ref().map(|f| f.0);
+            let read = match (mid, first) {
+                (None, None) => rd.read(&mut buf).await,
+                (m, f) => {
+                    let until = m.into_iter().chain(f).min().expect("one is set");
+                    match tokio::time::timeout_at(until, rd.read(&mut buf)).await {
+                        Ok(r) => r,
+                        Err(_) => match &first_frame {
+                            Some((at, t, limits)) if *at <= until => {
+                                limits.hit(Limit::TcpFirstFrameTimeout);
+                                return format!(
+                                    "sent no frame within {t:?} of connecting (limits.tcp_first_frame_timeout)"
+                                );
+                            }
+                            _ => return "stalled mid-frame".to_string(),
+                        },
+                    }
                 }
-            } else {
-                rd.read(&mut buf).await
             };
             let n = match read {
                 Ok(0) => return "closed by the peer".to_string(),
@@ -131,6 +152,9 @@ pub async fn tcp_connection(
             if frames.mid_frame() && (!was_mid || !got.is_empty()) {
                 deadline = tokio::time::Instant::now() + idle;
             }
+            if !got.is_empty() {
+                first_frame = None;
+            }
             for data in got {
                 if core_r.send(Input::Frame { link, data }).await.is_err() {
                     return "the daemon stopped".to_string();
@@ -144,6 +168,7 @@ pub async fn tcp_connection(
     };
     tracing::info!(link, %peer, %reason, "tcp connection ended");
     let _ = core.send(Input::Down { link, reason }).await;
+    drop(accepted);
 }
 
 /// Appends `f` as a TCP link sends it: its length (u16, big-endian), then its bytes.
@@ -211,17 +236,24 @@ impl TcpDeframer {
     }
 }
 
-/// Accepts connections; the core numbers each as a new link.
-pub async fn tcp_listener(l: TcpListener, core: mpsc::Sender<Input>) {
+/// Accepts connections; the core numbers each as a new link. A connection past the
+/// caps (`limits.tcp_connections`, `limits.tcp_connections_per_address`) is closed at
+/// once, before the core sees it; [`Limits`] counts and logs it.
+pub async fn tcp_listener(l: TcpListener, limits: Arc<Limits>, core: mpsc::Sender<Input>) {
     loop {
         match l.accept().await {
             Ok((s, from)) => {
+                let Ok(permit) = limits.admit_tcp(from.ip()) else {
+                    drop(s);
+                    continue;
+                };
                 tracing::info!(%from, "tcp connection accepted");
                 if core
                     .send(Input::TcpAccepted {
                         stream: s,
                         mtu: 0,
                         trust: None,
+                        permit,
                     })
                     .await
                     .is_err()
@@ -251,7 +283,7 @@ pub async fn tcp_connector(
         match TcpStream::connect(addr).await {
             Ok(s) => {
                 backoff = min;
-                tcp_connection(link, s, mtu, IDLE, core.clone()).await;
+                tcp_connection(link, s, mtu, IDLE, None, core.clone()).await;
                 if core.is_closed() {
                     return;
                 }

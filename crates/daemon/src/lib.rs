@@ -12,8 +12,10 @@ pub mod events;
 pub mod fuzzing;
 mod http;
 mod ip;
+mod limits;
 mod liveness;
 mod metrics;
+mod serve;
 pub mod status;
 pub mod trust;
 
@@ -140,6 +142,7 @@ pub async fn run(
         http: http_local.to_string(),
         started: Instant::now(),
         stopping: stop_rx,
+        limits: limits::Limits::new(cfg.limits.clone()),
     });
     let mut nonce = [0u8; 8];
     getrandom::fill(&mut nonce).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
@@ -197,29 +200,26 @@ pub async fn run(
     let core_task = tokio::spawn(core.run(in_rx, cmd_rx));
     let app = http::router(shared.clone());
     let mut stopped = stop_tx.subscribe();
-    let server = axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<http::Conn>(),
-    )
-    .with_graceful_shutdown(async move {
+    let server = serve::serve(listener, app, shared.limits.clone(), stop_tx.subscribe());
+    tokio::spawn(async move {
         shutdown.await;
         let _ = stop_tx.send(true);
     });
     // In-flight requests get a moment to finish; a stuck client does not hold us up.
-    let r = tokio::select! {
-        r = server => r.context("serving the HTTP API"),
+    tokio::select! {
+        () = server => {}
         _ = async {
             let _ = stopped.wait_for(|s| *s).await;
             tokio::time::sleep(std::time::Duration::from_secs(3)).await;
-        } => Ok(()),
-    };
+        } => {}
+    }
     core_task.abort();
     if let Err(e) = shared.store().store.checkpoint() {
         tracing::warn!("checkpointing partial transfers at shutdown: {e}");
     }
     let _ = std::fs::remove_file(&runtime);
     tracing::info!("daemon stopped");
-    r
+    Ok(())
 }
 
 /// Uploads interrupted by a crash leave spool files behind; they are never a bundle.

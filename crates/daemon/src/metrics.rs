@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+use crate::limits::{Limit, Limits};
 use crate::status::Status;
 
 fn esc(s: &str) -> String {
@@ -207,6 +208,34 @@ pub fn render(st: &Status, o: &mut String) {
     let _ = writeln!(o, "skywave_uptime_seconds {:.1}", st.uptime_seconds);
 }
 
+/// Appends the `[limits]` metrics: how often each fired, and what is held against the
+/// caps now.
+pub fn render_limits(l: &Limits, o: &mut String) {
+    head(
+        o,
+        "skywave_limit_hits_total",
+        "counter",
+        "Connections and requests refused or cut off, by the [limits] setting that did it.",
+    );
+    for k in Limit::ALL {
+        let _ = writeln!(
+            o,
+            "skywave_limit_hits_total{{limit=\"{}\"}} {}",
+            k.name(),
+            l.hits(k)
+        );
+    }
+    head(
+        o,
+        "skywave_limit_in_use",
+        "gauge",
+        "What is held now against a [limits] cap.",
+    );
+    for (k, n) in l.in_use() {
+        let _ = writeln!(o, "skywave_limit_in_use{{limit=\"{}\"}} {n}", k.name());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,5 +279,28 @@ mod tests {
         assert!(o.contains("skywave_link_over_ends_total{link=\"0\",direction=\"heard\"} 3"));
         assert!(o.contains("skywave_peers{state=\"synced\"} 1"));
         assert!(o.contains("name=\"udp:\\\"odd\\\"\\nname\""));
+    }
+
+    #[test]
+    fn every_limit_has_a_counter_and_the_caps_a_gauge() {
+        let l = Limits::new(Default::default());
+        l.hit(Limit::HttpBodyTimeout);
+        l.hit(Limit::HttpBodyTimeout);
+        let _upload = l.admit_upload().unwrap();
+        let mut o = String::new();
+        render_limits(&l, &mut o);
+        for k in Limit::ALL {
+            let v = if k == Limit::HttpBodyTimeout { 2 } else { 0 };
+            let line = format!("skywave_limit_hits_total{{limit=\"{}\"}} {v}", k.name());
+            assert!(o.contains(&line), "{line} in\n{o}");
+        }
+        assert!(
+            o.contains("skywave_limit_in_use{limit=\"uploads\"} 1"),
+            "{o}"
+        );
+        assert!(
+            o.contains("skywave_limit_in_use{limit=\"tcp_connections\"} 0"),
+            "{o}"
+        );
     }
 }
