@@ -1543,6 +1543,7 @@ impl Core {
             ("bad_payload", stats.bad_payloads),
             ("suspect_offer", stats.suspect_offers_refused),
             ("no_room", stats.offers_refused_no_room),
+            ("incoming_limit", stats.incoming_limit),
         ] {
             dropped.insert(k.into(), v);
         }

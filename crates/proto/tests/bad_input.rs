@@ -394,6 +394,44 @@ fn a_peer_that_never_acks_or_reports_costs_bounded_memory() {
 }
 
 #[test]
+fn a_peer_opening_transfers_without_end_is_held_to_a_bounded_number() {
+    // A fake peer pushes 3,000 manifests nobody asked for: the store opens at most
+    // MAX_INCOMING_PER_PEER (1,024) transfers for it, the rest are dropped and counted,
+    // and an honest peer is still served.
+    let mut net = Net::new(2, 1);
+    net.connect(0, 1);
+    let flood_link = 1;
+    net.peers[0]
+        .ep
+        .link_up(net.now, flood_link, net.profile.params);
+    net.inject(0, flood_link, &hello(&[0xfd; 32], 5, 0));
+    assert!(net.run_until(10 * SEC, established));
+    for i in 0..3000u64 {
+        let (m, _) = skywave_proto::fuzzing::bundle(10_000 + i, 1, 2000);
+        net.inject(
+            0,
+            flood_link,
+            &frame(1 + i, |w| {
+                assert!(w.manifest(m.as_bytes()));
+            }),
+        );
+    }
+    let open = net.peers[0].store.partial.len();
+    assert!(open <= 1024, "{open} transfers opened for one peer");
+    assert!(
+        open >= 1000,
+        "{open}: the cap is far above an honest sender's needs"
+    );
+    let s = net.peers[0].ep.stats().clone();
+    assert_eq!(s.incoming_limit, 3000 - open as u64, "{s:?}");
+    let id = net.peers[1].insert(net.now, 7, 1, 3000);
+    assert!(
+        net.run_until(120 * SEC, |n| n.peers[0].holds(&id)),
+        "the honest peer was not served"
+    );
+}
+
+#[test]
 fn replayed_frames_change_nothing() {
     let mut net = honest_pair(0);
     net.keep_log = true;

@@ -9,6 +9,10 @@ use super::{Endpoint, Event, enqueue, short_id};
 use crate::store::{BundleStore, Offer, Written};
 use crate::wire::{Ack, BundleRef, Message};
 
+/// Transfers a peer may have open towards us at once. Far above what an honest sender
+/// keeps in flight; a flood of manifests stops here instead of in the store.
+pub(crate) const MAX_INCOMING_PER_PEER: usize = 1024;
+
 impl Endpoint {
     pub(super) fn on_want(
         &mut self,
@@ -134,7 +138,15 @@ impl Endpoint {
                 return;
             }
         }
+        let held = self.holds(&r);
         let p = self.peers.get_mut(&key).expect("checked");
+        if !held && p.incoming.len() >= MAX_INCOMING_PER_PEER && !p.incoming.contains_key(&r) {
+            // A peer opening transfers without end (each a partial in the store): the
+            // manifest is not confirmed, so an honest sender offers it again after its
+            // resend timeout, once transfers under way have finished.
+            self.stats.incoming_limit += 1;
+            return;
+        }
         match store.offer(&m) {
             Offer::Held => queue_have_all(p, r),
             Offer::Accepted => {

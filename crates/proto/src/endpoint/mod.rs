@@ -165,6 +165,8 @@ pub struct Stats {
     pub bad_payloads: u64,
     /// HELLOs naming a node key other than the one the link's encryption proved.
     pub dropped_wrong_identity: u64,
+    /// Manifests dropped because their sender had `MAX_INCOMING_PER_PEER` transfers open.
+    pub incoming_limit: u64,
     /// Offers turned down for lack of room (quota, disk), each asked for again later.
     pub offers_refused_no_room: u64,
     /// Offers of a suspect version turned down (a blamed peer within its backoff, or a
