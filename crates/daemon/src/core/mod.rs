@@ -18,7 +18,7 @@ use skywave_links::{LinkCounters, LinkEvent, LinkHandle, LinkParams, RadioStatus
 use skywave_node::StoreAdapter;
 use skywave_node::adapter::{IpLinkConfig, LinkAdapter, Readiness};
 use skywave_node::mac::SoftMac;
-use skywave_node::secure::{self, Channel, DATA_OVERHEAD, Sealed};
+use skywave_node::secure::{self, Channel, DATA_OVERHEAD};
 use skywave_proto::{Direction, Endpoint, Event, LinkId, TransferState};
 use tokio::net::{TcpStream, UdpSocket};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -26,8 +26,11 @@ use tokio::sync::{mpsc, oneshot, watch};
 use crate::events::EventLog;
 use crate::ip::{self, TcpTx};
 use crate::liveness::{self, Liveness};
-use crate::status::{LinkView, PeerView, ProtocolView, Status, StoreView, TransferView};
+use crate::status::Status;
 use crate::trust::Trust;
+
+mod sealed;
+mod status;
 
 /// Frames built for one link before the others get a turn.
 const FAIR_BURST: usize = 256;
@@ -832,45 +835,6 @@ impl Core {
         self.on_frame(link, data, now);
     }
 
-    /// Room for one more peer not yet proven on `sock`: at most [`MAX_UNPROVEN`] are
-    /// kept, and the one heard from longest ago makes way (a flood of forged sources
-    /// churns this small table and never reaches the proven peers).
-    fn admit_unproven(&mut self, sock: usize) -> bool {
-        if self.udp[sock].trust.is_none() {
-            return true;
-        }
-        let unproven: Vec<(LinkId, Instant, SocketAddr)> = self
-            .links
-            .iter()
-            .filter_map(|(&id, e)| match (&e.io, &e.sec) {
-                (Io::Udp { sock: s, addr }, Some(sec))
-                    if *s == sock && e.learnt && !sec.chan.proven() =>
-                {
-                    Some((id, e.last_in, *addr))
-                }
-                _ => None,
-            })
-            .collect();
-        if unproven.len() < MAX_UNPROVEN {
-            return true;
-        }
-        let Some(&(id, _, addr)) = unproven.iter().min_by_key(|u| u.1) else {
-            return true;
-        };
-        *self.drops.entry("unproven_evicted").or_default() += 1;
-        self.forget_udp(sock, addr, id, "evicted: never proved its address");
-        true
-    }
-
-    fn forget_udp(&mut self, sock: usize, addr: SocketAddr, id: LinkId, why: &str) {
-        if let Some(e) = self.links.get_mut(&id) {
-            e.ephemeral = true;
-        }
-        self.set_down(id, why.into());
-        self.links.remove(&id);
-        self.udp[sock].peers.remove(&addr);
-    }
-
     fn on_frame(&mut self, link: LinkId, data: &[u8], now: Duration) {
         let Some(e) = self.links.get_mut(&link) else {
             return;
@@ -888,163 +852,6 @@ impl Core {
         let shared = self.shared.clone();
         let mut store = shared.store();
         self.ep.handle_frame(now, link, data, &mut *store);
-    }
-
-    /// Opens a datagram of an encrypted link: handshake messages are answered, frames
-    /// go to the endpoint, and every drop is counted by reason.
-    fn on_sealed(&mut self, link: LinkId, data: &[u8], now: Duration) {
-        let Some(e) = self.links.get_mut(&link) else {
-            return;
-        };
-        let Some(sec) = e.sec.as_mut() else {
-            return;
-        };
-        let addr = match e.io {
-            Io::Udp { addr, .. } => Some(addr),
-            _ => None,
-        };
-        let host = sec.host;
-        let policy = &self.trusts[sec.trust].policy;
-        let mut frame = std::mem::take(&mut self.plain);
-        let mut reply = Vec::new();
-        let r = sec.chan.open(policy, now, data, &mut frame, &mut reply);
-        let r = match r {
-            Err(secure::Drop::Decrypt) => {
-                // Sealed data no session opens: we restarted and the peer did not, or
-                // the session we answered is not the peer's (see `Channel::kick`).
-                if sec.chan.kick(policy, now, &mut reply) {
-                    self.send_raw(link, std::mem::take(&mut reply));
-                }
-                Err(secure::Drop::Decrypt)
-            }
-            r => r,
-        };
-        match r {
-            Ok(o) => {
-                if let Some(remote) = o.established {
-                    self.ep.bind_link(link, Some(remote));
-                    if let Some(a) = addr
-                        && (self.known_keys.len() < MAX_KNOWN_KEYS
-                            || self.known_keys.contains_key(&a))
-                    {
-                        self.known_keys.insert(a, remote);
-                    }
-                    tracing::debug!(link, remote = %hex::encode(&remote[..8]), "encrypted session");
-                }
-                if o.reply {
-                    self.send_raw(link, reply);
-                }
-                if o.frame {
-                    let shared = self.shared.clone();
-                    let mut store = shared.store();
-                    self.ep.handle_frame(now, link, &frame, &mut *store);
-                    let held = self
-                        .links
-                        .get_mut(&link)
-                        .and_then(|e| e.sec.as_mut())
-                        .is_some_and(|s| s.chan.take_held(&mut frame));
-                    if held {
-                        self.ep.handle_frame(now, link, &frame, &mut *store);
-                    }
-                }
-            }
-            Err(d) => {
-                *self.drops.entry(d.name()).or_default() += 1;
-                if d == secure::Drop::Untrusted {
-                    let name = self.links.get(&link).map(|e| e.name.clone());
-                    let first = host.is_none_or(|a| {
-                        self.refused_logged.len() < MAX_KNOWN_KEYS && self.refused_logged.insert(a)
-                    });
-                    if first {
-                        tracing::warn!(link, name = ?name, "refused a peer: its node key is not on this link's trust list (counted as untrusted_peer; logged once per host)");
-                    }
-                }
-            }
-        }
-        frame.clear();
-        self.plain = frame;
-    }
-
-    /// Sends a datagram the channel built (a handshake message) as it is.
-    fn send_raw(&mut self, link: LinkId, d: Vec<u8>) {
-        let Some(e) = self.links.get_mut(&link) else {
-            return;
-        };
-        match &e.io {
-            Io::Udp { sock, addr } => {
-                let b = Batch {
-                    link,
-                    addr: *addr,
-                    seg: d.len(),
-                    count: 1,
-                    buf: d,
-                };
-                let sock = *sock;
-                self.send_batch(sock, b);
-            }
-            Io::Tcp(tx) => {
-                let n = d.len() as u64;
-                if tx.frames.try_send(Bytes::from(d)).is_ok() {
-                    e.bytes_out += n;
-                    e.frames_out += 1;
-                } else {
-                    *self.drops.entry("send_failed").or_default() += 1;
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Seals `plain` for link `id` into `self.sealed`; false (and counted) if nothing
-    /// is to be sent.
-    fn seal(&mut self, id: LinkId, now: Duration) -> bool {
-        let Some(sec) = self.links.get_mut(&id).and_then(|e| e.sec.as_mut()) else {
-            return false;
-        };
-        self.sealed.clear();
-        match sec.chan.seal(
-            &self.trusts[sec.trust].policy,
-            now,
-            &self.plain,
-            &mut self.sealed,
-        ) {
-            Sealed::Data | Sealed::Handshake => true,
-            Sealed::Held => false,
-            Sealed::Limited => {
-                *self.drops.entry("unproven_limit").or_default() += 1;
-                false
-            }
-        }
-    }
-
-    /// An encrypted link with no session yet: what was sealed last was a handshake.
-    fn handshaking(&self, id: LinkId) -> bool {
-        self.links
-            .get(&id)
-            .and_then(|e| e.sec.as_ref())
-            .is_some_and(|s| s.chan.remote().is_none())
-    }
-
-    /// An encrypted link's frame budget: none while a handshake is in flight (frames
-    /// built then would be lost), and a first frame small enough to ride a handshake.
-    fn sealed_budget(&self, id: LinkId, max: usize, now: Duration) -> Option<usize> {
-        let Some(e) = self.links.get(&id) else {
-            return Some(max);
-        };
-        let Some(sec) = &e.sec else {
-            return Some(max);
-        };
-        if sec.chan.remote().is_some() {
-            return Some(max);
-        }
-        if !sec.chan.ready(now) {
-            return None;
-        }
-        let wire = e.adapter.params().mtu + DATA_OVERHEAD;
-        Some(
-            max.min(wire.saturating_sub(secure::HANDSHAKE_OVERHEAD))
-                .min(PRE_SESSION_FRAME),
-        )
     }
 
     /// Builds and sends frames on every link while they take them. True if a link still
@@ -1451,41 +1258,6 @@ impl Core {
         }
     }
 
-    /// Reads changed trust files; sessions with keys no longer listed end at once.
-    fn reload_trust(&mut self) {
-        for i in 0..self.trusts.len() {
-            match self.trusts[i].reload() {
-                Ok(false) => continue,
-                Ok(true) => {}
-                Err(e) => {
-                    tracing::warn!("{e} (the previous trust list stays in force)");
-                    continue;
-                }
-            }
-            tracing::info!(
-                file = ?self.trusts[i].trust_path(),
-                "trust list reloaded"
-            );
-            // A host refused under the old list is worth a line again under the new.
-            self.refused_logged.clear();
-            let policy = &self.trusts[i].policy;
-            let mut revoked = Vec::new();
-            for (&id, e) in self.links.iter_mut() {
-                if let Some(sec) = e.sec.as_mut().filter(|s| s.trust == i)
-                    && let Some(r) = sec.chan.remote()
-                    && !policy.allows(&r)
-                {
-                    sec.chan.reset();
-                    revoked.push((id, e.name.clone()));
-                }
-            }
-            for (id, name) in revoked {
-                tracing::warn!(link = id, %name, "session ended: the peer's key is no longer on the trust list");
-                self.ep.bind_link(id, None);
-            }
-        }
-    }
-
     /// Keep-alives: greets peers that fell silent, reports those that do not answer as
     /// down and those heard again as up (see `liveness`).
     fn check_peers(&mut self) {
@@ -1526,194 +1298,6 @@ impl Core {
                     );
                 }
             }
-        }
-    }
-
-    fn status(&mut self) -> Status {
-        let now = self.now();
-        let stats = self.ep.stats().clone();
-        let mut dropped: BTreeMap<String, u64> = BTreeMap::new();
-        for (k, v) in [
-            ("malformed", stats.dropped_malformed),
-            ("unknown_version", stats.dropped_unknown_version),
-            ("not_for_us", stats.dropped_not_for_us),
-            ("unknown_peer", stats.dropped_unknown_peer),
-            ("wrong_identity", stats.dropped_wrong_identity),
-            ("bad_manifest", stats.bad_manifests),
-            ("bad_payload", stats.bad_payloads),
-            ("suspect_offer", stats.suspect_offers_refused),
-            ("no_room", stats.offers_refused_no_room),
-            ("incoming_limit", stats.incoming_limit),
-        ] {
-            dropped.insert(k.into(), v);
-        }
-        for (k, v) in &self.drops {
-            *dropped.entry((*k).into()).or_default() += v;
-        }
-        let links = self
-            .links
-            .iter()
-            .map(|(&id, e)| {
-                let mut d = BTreeMap::new();
-                if let Io::Driver { counters, .. } = &e.io {
-                    d.insert("driver".into(), LinkCounters::get(&counters.dropped_frames));
-                    d.insert(
-                        "garbage_bytes".into(),
-                        LinkCounters::get(&counters.garbage_bytes),
-                    );
-                }
-                let rate = e.adapter.params().rate_bps.filter(|_| e.up);
-                let (over_ends_sent, over_ends_heard) = match &e.io {
-                    Io::Driver { counters, .. } => {
-                        let sent = LinkCounters::get(&counters.over_ends_sent);
-                        let heard = LinkCounters::get(&counters.over_ends_heard);
-                        if sent + heard > 0 {
-                            (Some(sent), Some(heard))
-                        } else {
-                            (None, None)
-                        }
-                    }
-                    _ => (None, None),
-                };
-                LinkView {
-                    id,
-                    kind: e.kind.clone(),
-                    name: e.name.clone(),
-                    up: e.up,
-                    reason: e.reason.clone(),
-                    mtu: e.adapter.params().mtu,
-                    rate_bps: rate,
-                    bytes_out: e.bytes_out,
-                    bytes_in: e.bytes_in,
-                    frames_out: e.frames_out,
-                    frames_in: e.frames_in,
-                    out_bps: e.rate.out_bps,
-                    in_bps: e.rate.in_bps,
-                    utilisation: rate.map(|r| (e.rate.out_bps + e.rate.in_bps) / r as f64),
-                    dropped: d,
-                    rssi: e.radio.map(|r| r.rssi),
-                    room: matches!(e.io, Io::Driver { .. })
-                        .then_some(e.room as u64)
-                        .filter(|_| e.up),
-                    turn_in_ms: e
-                        .mac
-                        .as_ref()
-                        .and_then(|m| m.waiting_until(now))
-                        .map(|t| (t - now).as_secs_f64() * 1000.0),
-                    over_ends_sent,
-                    over_ends_heard,
-                    encryption: match (&e.io, &e.sec) {
-                        (_, Some(sec)) => Some(sec.chan.state().into()),
-                        (Io::Udp { .. } | Io::Tcp(_), None) => Some("plaintext".into()),
-                        _ if e.kind == "tcp" => Some("plaintext".into()),
-                        _ => None,
-                    },
-                    trust: e
-                        .sec
-                        .as_ref()
-                        .map(|s| self.trusts[s.trust].cfg.mode.as_str().into()),
-                }
-            })
-            .collect();
-        let peers = self
-            .ep
-            .peer_infos()
-            .into_iter()
-            .map(|p| {
-                let sec = self.links.get(&p.link).and_then(|e| e.sec.as_ref());
-                let verified = sec.and_then(|s| s.chan.remote()).is_some()
-                    && sec.and_then(|s| s.chan.remote())
-                        == skywave_bundle::x25519_public_of(&p.key);
-                (
-                    p,
-                    verified,
-                    sec.map(|s| self.trusts[s.trust].cfg.mode.as_str().to_string()),
-                )
-            })
-            .map(|(p, verified, trust)| PeerView {
-                identity: if verified { "verified" } else { "claimed" }.into(),
-                trust,
-                node: hex::encode(p.key),
-                link: p.link,
-                // Never "synced" for a peer that does not answer.
-                state: if self.live.is_down(&p.key) {
-                    "down".into()
-                } else {
-                    p.recon.as_str().into()
-                },
-                recon_bytes: p.recon_bytes,
-                recon_messages: p.recon_messages,
-                rtt_ms: p.srtt.map(|d| d.as_secs_f64() * 1e3),
-                pacing_bps: p.pacing_bps.map(|b| b * 8.0),
-                in_flight: p.in_flight,
-                path_mtu: p.path_mtu.map(|(size, _)| size),
-                path_mtu_searching: p.path_mtu.map(|(_, settled)| !settled),
-                silent_seconds: p.silent_for.as_secs_f64(),
-                sending: p.sending,
-                receiving: p.receiving,
-            })
-            .collect();
-        let transfers = self
-            .ep
-            .transfers()
-            .into_iter()
-            .map(|t| {
-                let k = (t.peer, t.id, t.version, t.direction == Direction::Send);
-                let bps = self.progress.get(&k).map_or(0.0, |p| p.bps);
-                let left = t.total.saturating_sub(t.held);
-                TransferView {
-                    id: t.id.to_string(),
-                    version: t.version,
-                    peer: hex::encode(t.peer),
-                    direction: match t.direction {
-                        Direction::Send => "send".into(),
-                        Direction::Receive => "receive".into(),
-                    },
-                    state: t.state.as_str().into(),
-                    held_bytes: t.held,
-                    total_bytes: t.total,
-                    in_flight_bytes: t.in_flight,
-                    rate_bps: bps,
-                    eta_seconds: (bps > 1.0).then(|| left as f64 / bps),
-                    idle_seconds: t.idle_for.as_secs_f64(),
-                }
-            })
-            .collect();
-        let st = self.shared.store().store.stats().unwrap_or_default();
-        Status {
-            node: hex::encode(self.shared.node),
-            version: env!("CARGO_PKG_VERSION").into(),
-            uptime_seconds: self.shared.started.elapsed().as_secs_f64(),
-            http: self.shared.http.clone(),
-            links,
-            peers,
-            transfers,
-            protocol: ProtocolView {
-                frames_sent: stats.frames_sent,
-                bytes_sent: stats.bytes_sent,
-                frames_received: stats.frames_received,
-                bytes_received: stats.bytes_received,
-                recon_bytes_sent: stats.recon_bytes(),
-                piece_bytes_sent: stats.piece_bytes_sent,
-                piece_bytes_resent: stats.piece_bytes_resent,
-                piece_bytes_received: stats.piece_bytes_received,
-                duplicate_bytes_received: stats.duplicate_bytes_received,
-                bundles_received: stats.bundles_received,
-                bundles_delivered: stats.bundles_delivered,
-                useful_bytes_received: self.useful_bytes,
-                dropped,
-            },
-            store: StoreView {
-                bundles: st.bundles,
-                payload_bytes: st.payload_bytes,
-                manifest_bytes: st.manifest_bytes,
-                partials: st.partials,
-                quota: st.quota,
-                no_room_seconds: self
-                    .ep
-                    .no_room_since()
-                    .map(|t| now.saturating_sub(t).as_secs_f64()),
-            },
         }
     }
 }
