@@ -458,6 +458,59 @@ fn secret(n: u64, tweak: u8) -> SecretKey {
 }
 
 /// The secret key of generated bundle number `n`.
+/// Sealed payloads (`skywave_bundle::sealed`), the input read two ways:
+///
+/// 1. as a sealed payload for a fixed node and bundle: opening never panics, and opening
+///    it whole and as a stream (`OpenReader`) agree on the outcome and the bytes;
+/// 2. as a plaintext (its first byte choosing a position): sealed, it opens to itself
+///    whole and streamed; with the byte at that position altered, or for another node
+///    or bundle, it does not open.
+pub fn sealed(data: &[u8]) {
+    use std::io::Read;
+
+    use rand_core::SeedableRng;
+    use skywave_bundle::sealed::{self, OpenReader};
+
+    let node = bundle_key(1);
+    let id = bundle_key(2).bundle_id();
+    let streamed = |bytes: &[u8], key: &SecretKey, id: &BundleId| {
+        OpenReader::new(bytes, key, id).and_then(|mut r| {
+            let mut v = Vec::new();
+            r.read_to_end(&mut v).map(|_| v)
+        })
+    };
+    let whole = sealed::open(data, &node, &id);
+    let stream = streamed(data, &node, &id);
+    match (&whole, &stream) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "whole and streamed opened to other bytes"),
+        (Err(_), Err(_)) => {}
+        _ => panic!("whole and streamed disagree: {whole:?} / {stream:?}"),
+    }
+
+    let mut rng = rand_chacha::ChaCha20Rng::from_seed([data.len() as u8; 32]);
+    let to = node.identity();
+    let s = sealed::seal(data, &to, &id, &mut rng).expect("sealing never fails");
+    assert_eq!(s.len() as u64, sealed::sealed_len(data.len() as u64));
+    assert_eq!(sealed::open(&s, &node, &id).expect("opens"), data);
+    assert_eq!(streamed(&s, &node, &id).expect("opens streamed"), data);
+    let at = usize::from(data.first().copied().unwrap_or(0)) * 7919 % s.len();
+    let mut bad = s.clone();
+    bad[at] ^= 0x01;
+    assert!(
+        sealed::open(&bad, &node, &id).is_err(),
+        "altered at {at}, still opened"
+    );
+    assert!(streamed(&bad, &node, &id).is_err());
+    assert!(
+        sealed::open(&s, &bundle_key(3), &id).is_err(),
+        "another node opened it"
+    );
+    assert!(
+        sealed::open(&s, &node, &bundle_key(4).bundle_id()).is_err(),
+        "another bundle"
+    );
+}
+
 pub fn bundle_key(n: u64) -> SecretKey {
     secret(n, 0x77)
 }

@@ -55,6 +55,11 @@ fn fec_corpus() {
 }
 
 #[test]
+fn sealed_corpus() {
+    replay("sealed", fuzzing::sealed);
+}
+
+#[test]
 fn session_corpus() {
     replay("session", fuzzing::session_bytes);
 }
@@ -325,6 +330,7 @@ fn write_seed_corpus() {
         ("session", seed_sessions()),
         ("riblt", seed_riblt()),
         ("fec", seed_fec()),
+        ("sealed", seed_sealed()),
     ] {
         let dir = corpus_dir(target);
         std::fs::create_dir_all(&dir).expect("corpus dir");
@@ -334,8 +340,31 @@ fn write_seed_corpus() {
     }
 }
 
+/// Sealed payloads for the fuzz target's node and bundle (whole, truncated, altered),
+/// and plaintexts to seal.
+fn seed_sealed() -> Vec<Vec<u8>> {
+    use rand_core::SeedableRng;
+    let node = fuzzing::bundle_key(1).identity();
+    let id = fuzzing::bundle_key(2).bundle_id();
+    let mut rng = rand_chacha::ChaCha20Rng::from_seed([7; 32]);
+    let mut v = vec![Vec::new(), b"plain text".to_vec()];
+    for n in [0usize, 1, 100, 3000] {
+        let s = skywave_bundle::sealed::seal(&vec![0x5a; n], &node, &id, &mut rng).unwrap();
+        v.push(s[..s.len() / 2].to_vec());
+        let mut bad = s.clone();
+        let last = bad.len() - 1;
+        bad[last] ^= 1;
+        v.push(bad);
+        v.push(s);
+    }
+    v
+}
+
 #[test]
 fn seeds_run_clean() {
+    for s in seed_sealed() {
+        fuzzing::sealed(&s);
+    }
     // The seeds themselves, so a stale committed corpus cannot hide a broken generator.
     for f in seed_frames() {
         fuzzing::frame(&f);
