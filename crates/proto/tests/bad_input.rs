@@ -594,11 +594,16 @@ fn a_bundle_the_store_cannot_keep_is_fetched_again_only_after_a_backoff() {
     assert_eq!(s.bad_payloads, 0, "no peer is to blame");
     let sent = piece_bytes_from(&net, 1);
     assert!(sent <= 5000 * 12, "{sent} B of pieces for 5,000 B");
+    assert!(
+        net.peers[0].ep.no_room_since().is_some(),
+        "the state is shown"
+    );
     net.peers[0].store.quota = None;
     assert!(
         net.run_until(3600 * SEC, |n| n.peers[0].holds(&id)),
         "not received once there was room"
     );
+    assert!(net.peers[0].ep.no_room_since().is_none());
 }
 
 #[test]

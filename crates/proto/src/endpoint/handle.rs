@@ -202,16 +202,7 @@ impl Endpoint {
                 // again by whole short id (see `retry_suspects`).
                 queue_have_all(p, r);
                 self.stats.offers_refused_no_room += 1;
-                let jitter = self.unit();
-                let retry_at =
-                    self.suspects
-                        .failed(id, version, &[], now, Duration::from_secs(20), jitter);
-                if self.no_room_since.is_none() {
-                    self.no_room_since = Some(now);
-                    tracing::warn!(%id, version, retry_in_s = (retry_at - now).as_secs(), "no room for received bundles ({why}): offers are turned down and asked for again after a backoff (logged once until a bundle is stored again)");
-                } else {
-                    tracing::debug!(%id, version, "no room: {why}");
-                }
+                self.no_room(now, id, version, &why);
             }
         }
     }
@@ -416,10 +407,25 @@ impl Endpoint {
     ) {
         self.stats.failed_transfers += 1;
         self.stop_senders(key, BundleRef::new(&id, version));
-        let base = Duration::from_secs(20);
+        self.no_room(now, id, version, why);
+    }
+
+    /// A received bundle the store cannot take (quota, disk): it waits out a backoff
+    /// (20 s, doubling) and is then asked for again by whole short id (`retry_suspects`).
+    /// Logged when the node enters that state, not for every bundle: a full disk under a
+    /// flood of offers writes one line, and one more when a bundle is stored again.
+    fn no_room(&mut self, now: Duration, id: skywave_bundle::BundleId, version: u64, why: &str) {
         let jitter = self.unit();
-        let retry_at = self.suspects.failed(id, version, &[], now, base, jitter);
-        tracing::warn!(%id, version, retry_in_s = (retry_at - now).as_secs(), "received bundle not stored ({why}): asked for again after a backoff");
+        let retry_at = self
+            .suspects
+            .failed(id, version, &[], now, Duration::from_secs(20), jitter);
+        let retry_in_s = (retry_at - now).as_secs();
+        if self.no_room_since.is_none() {
+            self.no_room_since = Some(now);
+            tracing::warn!(%id, version, retry_in_s, "received bundles cannot be stored ({why}): turned down and asked for again after a backoff (logged once until a bundle is stored again)");
+        } else {
+            tracing::debug!(%id, version, retry_in_s, "not stored: {why}");
+        }
     }
 
     /// Asks again for suspect versions whose backoff has ended, each from the peer
