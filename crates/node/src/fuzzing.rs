@@ -281,7 +281,8 @@ impl Handshake {
         let mut frame = vec![i as u8, u8::from(probe)];
         frame.extend_from_slice(&s.seq.to_le_bytes());
         let mut out = Vec::new();
-        s.ch.seal(&s.pol, self.now, &frame, &mut out);
+        let r = s.ch.seal(&s.pol, self.now, &frame, &mut out);
+        tracing::trace!(now = ?self.now, side = i, ?r, kind = out.first().copied().unwrap_or(0), "seal");
         s.sealed.insert(frame);
         if !out.is_empty() {
             self.q[1 - i].push_back(out);
@@ -294,7 +295,9 @@ impl Handshake {
         use crate::secure::Drop;
         let (mut f, mut r) = (Vec::new(), Vec::new());
         let s = &mut self.s[to];
-        match s.ch.open(&s.pol, self.now, d, &mut f, &mut r) {
+        let res = s.ch.open(&s.pol, self.now, d, &mut f, &mut r);
+        tracing::trace!(now = ?self.now, to, kind = d.first().copied().unwrap_or(0), len = d.len(), res = ?res.as_ref().map(|o| (o.frame, o.reply, o.established.is_some())), chan = ?s.ch, "deliver");
+        match res {
             Ok(o) => {
                 if let Some(k) = o.established {
                     assert_eq!(k, self.keys[1 - to], "a session with a key nobody used");
@@ -383,6 +386,7 @@ impl Handshake {
             8 => self.now += Duration::from_millis(50 * u64::from(input.u8())),
             9 => {
                 // A restart: the session and any handshake are gone, the key known stays.
+                tracing::trace!(side, "restart");
                 let known = self.s[side].ch.remote();
                 self.s[side].ch = crate::secure::Channel::new(known);
             }

@@ -55,6 +55,10 @@ const FIRST_RETRY: Duration = Duration::from_secs(1);
 const MAX_RETRY: Duration = Duration::from_secs(30);
 /// IK attempts with a key that may be stale (a beacon's, an old session's) before XX.
 const IK_TRIES: u32 = 2;
+/// Data datagrams no session opens, with none opening for `STUCK_QUIET`, before a
+/// confirmed session is taken to be one the peer no longer uses (see `Channel::kick`).
+const STUCK_AFTER: u32 = 3;
+const STUCK_QUIET: Duration = Duration::from_secs(5);
 /// Counters accepted behind the highest seen (reordering on the path).
 const WINDOW: u64 = 2048;
 
@@ -273,6 +277,13 @@ pub struct Channel {
     /// the peer first uses it (so a replayed first message cannot break a session), and
     /// the frame that came with it is handed over then.
     next: Option<(Session, Vec<u8>)>,
+    /// The session `cur` replaced: still opened, so that datagrams the peer sealed
+    /// before it switched are not lost.
+    prev: Option<Session>,
+    /// Data datagrams no session opened since one last did, and when one last did: a
+    /// peer whose data none of our sessions opens for a while holds one we do not.
+    undecryptable: u32,
+    last_open: Duration,
     /// The peer's X25519 key, when known (IK is used then).
     known: Option<[u8; 32]>,
     ik_failures: u32,
@@ -290,9 +301,19 @@ pub struct Channel {
 
 impl std::fmt::Debug for Channel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let hs = match &self.hs {
+            Hs::None => "none",
+            Hs::Initiating { ik: true, .. } => "initiating IK",
+            Hs::Initiating { ik: false, .. } => "initiating XX",
+            Hs::Answered { .. } => "answered XX",
+        };
         f.debug_struct("Channel")
             .field("state", &self.state())
             .field("remote", &self.remote().map(|k| hex8(&k)))
+            .field("confirmed", &self.cur.as_ref().map(|c| c.confirmed))
+            .field("next", &self.next.is_some())
+            .field("handshake", &hs)
+            .field("retry_at", &self.retry_at)
             .finish()
     }
 }
@@ -304,6 +325,9 @@ impl Channel {
             hs: Hs::None,
             cur: None,
             next: None,
+            prev: None,
+            undecryptable: 0,
+            last_open: Duration::ZERO,
             known,
             ik_failures: 0,
             retry: FIRST_RETRY,
@@ -440,7 +464,16 @@ impl Channel {
             return Err(Drop::Malformed);
         };
         match k {
-            kind::DATA if d.len() >= 9 + TAG => self.open_data(d, frame),
+            kind::DATA if d.len() >= 9 + TAG => {
+                let r = self.open_data(d, frame);
+                if r.is_ok() {
+                    self.undecryptable = 0;
+                    self.last_open = now;
+                } else if r == Err(Drop::Decrypt) {
+                    self.undecryptable = self.undecryptable.saturating_add(1);
+                }
+                r
+            }
             kind::IK1 | kind::XX1 if d.len() >= 33 => {
                 self.on_first(p, now, k, &d[1..], frame, reply)
             }
@@ -459,7 +492,7 @@ impl Channel {
             // came with the handshake goes first, this one after (`take_held`).
             let (s, first) = self.next.take().expect("checked");
             let remote = s.remote;
-            self.cur = Some(s);
+            self.replace_cur(s);
             self.proven = true;
             if !first.is_empty() {
                 self.held_in = std::mem::replace(frame, first);
@@ -468,6 +501,15 @@ impl Channel {
                 frame: true,
                 reply: false,
                 established: Some(remote),
+            });
+        }
+        if let Some(p) = &mut self.prev
+            && p.open(d, frame).is_ok()
+        {
+            return Ok(Opened {
+                frame: true,
+                reply: false,
+                established: None,
             });
         }
         let Some(s) = &mut self.cur else {
@@ -481,6 +523,11 @@ impl Channel {
             reply: false,
             established: first_proof.then_some(s.remote),
         })
+    }
+
+    /// Makes `s` the session frames are sealed with; the old one is kept for opening.
+    fn replace_cur(&mut self, s: Session) {
+        self.prev = self.cur.replace(s);
     }
 
     /// A frame held back by [`Self::open`] when a new session took over: the frame that
@@ -502,11 +549,15 @@ impl Channel {
         frame: &mut Vec<u8>,
         reply: &mut Vec<u8>,
     ) -> Result<Opened, Drop> {
-        if let Hs::Initiating { e, .. } = &self.hs {
-            // Both ends started at once: the larger ephemeral key stays initiator.
-            if e.as_slice() > &m[..32] {
-                return Err(Drop::Unexpected);
-            }
+        // Both ends started at once: the larger ephemeral key stays initiator. Not with a
+        // confirmed session, nor once our attempt's retry time has passed: ours is then a
+        // leftover that nothing will retry, and the peer (restarted) must be answered.
+        let live = self.cur.as_ref().is_none_or(|c| !c.confirmed) && now < self.retry_at;
+        if let Hs::Initiating { e, .. } = &self.hs
+            && live
+            && e.as_slice() > &m[..32]
+        {
+            return Err(Drop::Unexpected);
         }
         let ik = k == kind::IK1;
         let mut hs = p
@@ -562,7 +613,7 @@ impl Channel {
                 established: None,
             });
         }
-        self.cur = Some(s);
+        self.replace_cur(s);
         self.next = None;
         *frame = payload;
         Ok(Opened {
@@ -617,12 +668,16 @@ impl Channel {
         let t = hs
             .into_stateless_transport_mode()
             .map_err(|_| Drop::Handshake)?;
-        // The answer proves the peer is at this address and holds its key.
-        let s = Session::new(t, true).ok_or(Drop::Handshake)?;
+        // The answer proves the peer is at this address and holds its key. With IK it
+        // also holds the session (it had it on reading our first message); with XX it
+        // has it only once our last message arrives, which may be lost: the session is
+        // confirmed when its first datagram opens, and until then data we cannot open
+        // (the peer still on an older session) starts a handshake again (`kick`).
+        let s = Session::new(t, ik).ok_or(Drop::Handshake)?;
         self.known = Some(remote);
         self.ik_failures = 0;
         self.retry = FIRST_RETRY;
-        self.cur = Some(s);
+        self.replace_cur(s);
         self.next = None;
         self.proven = true;
         Ok(Opened {
@@ -653,7 +708,7 @@ impl Channel {
             .map_err(|_| Drop::Handshake)?;
         let s = Session::new(t, true).ok_or(Drop::Handshake)?;
         self.known = Some(remote);
-        self.cur = Some(s);
+        self.replace_cur(s);
         self.next = None;
         self.proven = true;
         *frame = payload;
@@ -676,7 +731,12 @@ impl Channel {
     /// started within its retry time, start one with an empty first frame so the peer
     /// answers and both get keys. Returns whether `out` holds one to send.
     pub fn kick(&mut self, p: &Policy, now: Duration, out: &mut Vec<u8>) -> bool {
-        if self.cur.as_ref().is_some_and(|c| c.confirmed) || now < self.retry_at {
+        // A confirmed session is given up on only when the peer's data has not opened
+        // for a while and several datagrams failed: then it holds a session we lack
+        // (our answer or its last message was lost, or a replay moved ours). Forged
+        // datagrams while the peer talks never trigger it.
+        let stuck = self.undecryptable >= STUCK_AFTER && now >= self.last_open + STUCK_QUIET;
+        if self.cur.as_ref().is_some_and(|c| c.confirmed) && !stuck || now < self.retry_at {
             return false;
         }
         let at = out.len();
