@@ -549,10 +549,11 @@ impl Channel {
         frame: &mut Vec<u8>,
         reply: &mut Vec<u8>,
     ) -> Result<Opened, Drop> {
-        // Both ends started at once: the larger ephemeral key stays initiator. Not with a
-        // confirmed session, nor once our attempt's retry time has passed: ours is then a
-        // leftover that nothing will retry, and the peer (restarted) must be answered.
-        let live = self.cur.as_ref().is_none_or(|c| !c.confirmed) && now < self.retry_at;
+        // Both ends started at once (also both giving up on a session at once): the
+        // larger ephemeral key stays initiator. Not once our attempt's retry time has
+        // passed: ours is then a leftover nothing may retry (a kick beside a session that
+        // since proved itself), and the peer (restarted) must be answered.
+        let live = now < self.retry_at;
         if let Hs::Initiating { e, .. } = &self.hs
             && live
             && e.as_slice() > &m[..32]
