@@ -571,13 +571,7 @@ impl Channel {
             .map_err(|_| Drop::Handshake)?;
         payload.truncate(n);
         if ik {
-            let remote: [u8; 32] = hs
-                .get_remote_static()
-                .and_then(|r| r.try_into().ok())
-                .ok_or(Drop::Handshake)?;
-            if !p.allows(&remote) {
-                return Err(Drop::Untrusted);
-            }
+            admitted(&hs, p)?;
         }
         let mut msg = vec![0u8; MAX_MSG];
         // One answer per first message, smaller than 3x it (XX: 97 B for 33 B).
@@ -648,13 +642,7 @@ impl Channel {
             self.hs = Hs::Initiating { e, hs, ik };
             return Err(Drop::Handshake);
         }
-        let remote: [u8; 32] = hs
-            .get_remote_static()
-            .and_then(|r| r.try_into().ok())
-            .ok_or(Drop::Handshake)?;
-        if !p.allows(&remote) {
-            return Err(Drop::Untrusted);
-        }
+        let remote = admitted(&hs, p)?;
         let mut out = false;
         if !ik {
             let mut msg = vec![0u8; MAX_MSG];
@@ -697,13 +685,7 @@ impl Channel {
             .read_message(m, &mut payload)
             .map_err(|_| Drop::Handshake)?;
         payload.truncate(n);
-        let remote: [u8; 32] = hs
-            .get_remote_static()
-            .and_then(|r| r.try_into().ok())
-            .ok_or(Drop::Handshake)?;
-        if !p.allows(&remote) {
-            return Err(Drop::Untrusted);
-        }
+        let remote = admitted(&hs, p)?;
         let t = hs
             .into_stateless_transport_mode()
             .map_err(|_| Drop::Handshake)?;
@@ -744,6 +726,18 @@ impl Channel {
         self.start(p, now, &[], out);
         out.len() > at
     }
+}
+
+/// The peer's static key as the handshake proved it, if `p` lets it in.
+fn admitted(hs: &HandshakeState, p: &Policy) -> Result<[u8; 32], Drop> {
+    let remote: [u8; 32] = hs
+        .get_remote_static()
+        .and_then(|r| r.try_into().ok())
+        .ok_or(Drop::Handshake)?;
+    if !p.allows(&remote) {
+        return Err(Drop::Untrusted);
+    }
+    Ok(remote)
 }
 
 /// A sliding window of seen counters (RFC 6479's bitmap).
