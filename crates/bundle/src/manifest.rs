@@ -37,6 +37,13 @@ const TAG_FIELD: u64 = 0;
 /// so critical: a reader that does not know it refuses the manifest rather than hand
 /// out sealed bytes as if they were the content.
 const TAG_SEALED: u64 = 1;
+/// Extension record tag marking a tombstone: the author deleted the bundle. Empty value.
+/// Even, so ignorable: an older reader takes the tombstone as an empty newer version,
+/// which also frees the payload it replaces.
+const TAG_DELETED: u64 = 2;
+/// Extension record tag for the bundle's expiry; value = varint seconds after `date`.
+/// Even: an older reader keeps and relays the bundle without enforcing the expiry.
+const TAG_EXPIRES: u64 = 4;
 
 /// Services that encode as one byte; any other service is spelled out.
 const WELL_KNOWN_SERVICES: [&str; 6] = ["file", "message", "telemetry", "log", "status", "map"];
@@ -141,6 +148,12 @@ pub struct Manifest {
     /// The scheme the payload is sealed with to `recipient` ([`crate::sealed::SEALED_V1`]);
     /// `None`: the payload is in clear. Length and hash are those of the sealed bytes.
     pub sealed: Option<u8>,
+    /// A tombstone: the author deleted the bundle. It carries no payload and replaces
+    /// every older version, so the payload is freed wherever it arrives.
+    pub deleted: bool,
+    /// Unix seconds after which no node keeps, offers or accepts this version (at or
+    /// after `date`).
+    pub expires: Option<u64>,
     /// Free `key=value` fields.
     pub fields: BTreeMap<String, String>,
     /// Ignorable extension records from a newer encoding, kept so the signed bytes stay
@@ -163,9 +176,16 @@ impl Manifest {
             sender: None,
             recipient: None,
             sealed: None,
+            deleted: false,
+            expires: None,
             fields: BTreeMap::new(),
             unknown: Vec::new(),
         }
+    }
+
+    /// Whether this version has expired at `now` (Unix seconds).
+    pub fn expired_at(&self, now: u64) -> bool {
+        self.expires.is_some_and(|e| e <= now)
     }
 
     /// Checks the field rules that the encoding relies on.
@@ -238,12 +258,21 @@ impl Manifest {
                 ));
             }
         }
+        if self.deleted && (self.length != 0 || self.journal || self.sealed.is_some()) {
+            return Err(invalid(
+                "deleted",
+                "a tombstone carries no payload and is neither a journal nor sealed",
+            ));
+        }
+        if self.expires.is_some_and(|e| e < self.date) {
+            return Err(invalid("expires", "a bundle cannot expire before its date"));
+        }
         let mut last = None;
         for (tag, _) in &self.unknown {
-            if *tag == TAG_FIELD || tag % 2 == 1 || last.is_some_and(|l| *tag < l) {
+            if *tag <= TAG_EXPIRES || tag % 2 == 1 || last.is_some_and(|l| *tag < l) {
                 return Err(invalid(
                     "unknown",
-                    "extension records must be even, nonzero, ordered",
+                    "unknown extension records must be even, above 4 and ordered",
                 ));
             }
             last = Some(*tag);
@@ -268,7 +297,12 @@ impl Manifest {
         if self.recipient.is_some() {
             f |= F_RECIPIENT;
         }
-        if !self.fields.is_empty() || self.sealed.is_some() || !self.unknown.is_empty() {
+        if !self.fields.is_empty()
+            || self.sealed.is_some()
+            || self.deleted
+            || self.expires.is_some()
+            || !self.unknown.is_empty()
+        {
             f |= F_EXTENSIONS;
         }
         f
@@ -318,6 +352,17 @@ impl Manifest {
             varint::put(&mut out, TAG_SEALED);
             varint::put(&mut out, 1);
             out.push(scheme);
+        }
+        if self.deleted {
+            varint::put(&mut out, TAG_DELETED);
+            varint::put(&mut out, 0);
+        }
+        if let Some(e) = self.expires {
+            let mut v = Vec::new();
+            varint::put(&mut v, e - self.date);
+            varint::put(&mut out, TAG_EXPIRES);
+            varint::put(&mut out, v.len() as u64);
+            out.extend_from_slice(&v);
         }
         for (tag, value) in &self.unknown {
             varint::put(&mut out, *tag);
@@ -512,6 +557,8 @@ impl SignedManifest {
         };
         let mut fields = BTreeMap::new();
         let mut sealed = None;
+        let mut deleted = false;
+        let mut expires_after = None;
         let mut unknown = Vec::new();
         if flags & F_EXTENSIONS != 0 {
             if r.is_empty() {
@@ -540,6 +587,22 @@ impl SignedManifest {
                     if sealed.replace(*scheme).is_some() {
                         return Err(ManifestError::NonCanonical("duplicate sealed record"));
                     }
+                } else if tag == TAG_DELETED {
+                    if !value.is_empty() {
+                        return Err(invalid("deleted", "the record carries no value"));
+                    }
+                    if std::mem::replace(&mut deleted, true) {
+                        return Err(ManifestError::NonCanonical("duplicate deleted record"));
+                    }
+                } else if tag == TAG_EXPIRES {
+                    let mut er = Reader { buf: value, pos: 0 };
+                    let after = er.varint("expires")?;
+                    if !er.is_empty() {
+                        return Err(ManifestError::NonCanonical("trailing bytes in expires"));
+                    }
+                    if expires_after.replace(after).is_some() {
+                        return Err(ManifestError::NonCanonical("duplicate expires record"));
+                    }
                 } else if tag % 2 == 1 {
                     return Err(ManifestError::CriticalExtension(tag));
                 } else {
@@ -550,6 +613,13 @@ impl SignedManifest {
         if !r.is_empty() {
             return Err(ManifestError::NonCanonical("trailing bytes"));
         }
+        let expires = match expires_after {
+            Some(after) => Some(
+                date.checked_add(after)
+                    .ok_or_else(|| invalid("expires", "past the end of time"))?,
+            ),
+            None => None,
+        };
         let manifest = Manifest {
             id,
             version,
@@ -562,6 +632,8 @@ impl SignedManifest {
             sender,
             recipient,
             sealed,
+            deleted,
+            expires,
             fields,
             unknown,
         };
@@ -626,6 +698,9 @@ impl SignedManifest {
                 .sealed
                 .filter(|s| *s == crate::sealed::SEALED_V1)
                 .and_then(|_| crate::sealed::plain_len(m.length)),
+            deleted: m.deleted,
+            expires: m.expires,
+            expires_utc: m.expires.map(format_utc),
             fields: m.fields.clone(),
             unknown_extensions: m.unknown.iter().map(|(t, _)| *t).collect(),
             manifest_bytes: self.bytes.len(),
@@ -657,6 +732,14 @@ pub struct ManifestJson {
     /// The length of the payload inside the sealed one, when the scheme is known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plain_length: Option<u64>,
+    /// A tombstone: the author deleted the bundle.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub deleted: bool,
+    /// Unix seconds after which the bundle is dropped everywhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_utc: Option<String>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub fields: BTreeMap<String, String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -510,10 +510,30 @@ pub fn add(c: &Client, a: AddArgs, json: bool) -> anyhow::Result<ExitCode> {
     for (k, v) in &a.fields {
         q.push(format!("field={}", enc(&format!("{k}={v}"))));
     }
+    if let Some(r) = &a.replace {
+        q.push(format!("replace={}", enc(r)));
+    }
+    if let Some(l) = a.expires {
+        q.push(format!("lifetime={l}"));
+    }
+    if a.force {
+        q.push("force=true".into());
+    }
     let mut src = open_input(&a.file)?;
     let v = c
         .post_reader(&format!("/v1/bundles?{}", q.join("&")), &mut src)
         .with_context(|| format!("adding {} through the daemon", a.file.display()))?;
+    if v["existing"].as_bool() == Some(true) {
+        crate::store_cmd::warn_same(v["id"].as_str().unwrap_or(""), v["name"].as_str());
+    }
+    print_remote(&v, json)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn rm(c: &Client, a: IdArg, json: bool) -> anyhow::Result<ExitCode> {
+    let v = c
+        .delete_json(&format!("/v1/bundles/{}", enc(&a.id)))
+        .with_context(|| format!("deleting {} through the daemon", a.id))?;
     print_remote(&v, json)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -538,6 +558,9 @@ pub fn ls(c: &Client, dir: &Path, a: LsArgs, json: bool) -> anyhow::Result<ExitC
     if let Some(s) = a.since {
         q.push(format!("since={s}"));
     }
+    if a.all {
+        q.push("deleted=true".into());
+    }
     q.push(format!("limit={}", a.limit.unwrap_or(10_000)));
     let v: serde_json::Value = c.get_json(&format!("/v1/bundles?{}", q.join("&")))?;
     let list = v["bundles"].as_array().cloned().unwrap_or_default();
@@ -560,7 +583,9 @@ pub fn ls(c: &Client, dir: &Path, a: LsArgs, json: bool) -> anyhow::Result<ExitC
             text(b, "service", "-"),
             text(b, "date_utc", ""),
             text(b, "name", ""),
-            if b["journal"].as_bool() == Some(true) {
+            if b["deleted"].as_bool() == Some(true) {
+                " (deleted)"
+            } else if b["journal"].as_bool() == Some(true) {
                 " (journal)"
             } else {
                 ""

@@ -126,7 +126,10 @@ fn list(s: &Store) -> anyhow::Result<()> {
 fn carry(from: &mut Store, to: &mut Store, limit: Option<usize>) -> anyhow::Result<u64> {
     let mut sent = 0u64;
     let mut budget = limit.unwrap_or(usize::MAX);
-    for bundle in from.list(&Query::default())? {
+    for bundle in from.list(&Query {
+        include_deleted: true,
+        ..Default::default()
+    })? {
         let m = bundle.manifest.manifest().clone();
         if to
             .get(&m.id)?

@@ -55,6 +55,9 @@ pub enum Command {
     Append(store_cmd::AppendArgs),
     /// List the bundles held.
     Ls(store_cmd::LsArgs),
+    /// Delete a bundle authored here: a signed tombstone replaces it on every node,
+    /// freeing its payload there.
+    Rm(store_cmd::IdArg),
     /// Show one bundle's manifest.
     Show(store_cmd::IdArg),
     /// Write one bundle's payload to a file or standard output.
@@ -113,6 +116,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         (Command::Add(a), Some(c)) => daemon_cmd::add(&c, a, cli.json),
         (Command::Append(a), Some(c)) => daemon_cmd::append(&c, a, cli.json),
         (Command::Ls(a), Some(c)) => daemon_cmd::ls(&c, &dir, a, cli.json),
+        (Command::Rm(a), Some(c)) => daemon_cmd::rm(&c, a, cli.json),
         (Command::Show(a), Some(c)) => daemon_cmd::show(&c, a, cli.json),
         (Command::Get(a), Some(c)) => daemon_cmd::get(&c, &dir, a),
         (command, _) => run_local(command, &dir, cli.json),
@@ -135,6 +139,7 @@ fn run_local(command: Command, dir: &std::path::Path, json: bool) -> anyhow::Res
         Command::Add(a) => store_cmd::add(&dir, a, json),
         Command::Append(a) => store_cmd::append(&dir, a, json),
         Command::Ls(a) => store_cmd::ls(&dir, a, json),
+        Command::Rm(a) => store_cmd::rm(&dir, a, json),
         Command::Show(a) => store_cmd::show(&dir, a, json),
         Command::Get(a) => store_cmd::get(&dir, a),
         Command::Fsck => store_cmd::fsck(&dir, json),

@@ -42,6 +42,16 @@ pub struct AddArgs {
     /// Extra key=value field (repeatable).
     #[arg(long = "field", value_name = "KEY=VALUE", value_parser = parse_field)]
     pub fields: Vec<(String, String)>,
+    /// Publish the file as a new version of this bundle (id or prefix; authored here):
+    /// every node replaces the old version.
+    #[arg(long, value_name = "ID", conflicts_with = "journal")]
+    pub replace: Option<String>,
+    /// Drop the bundle on every node after this long (e.g. 90m, 12h, 7d).
+    #[arg(long, value_name = "LIFETIME", value_parser = skywave_daemon::config::parse_lifetime)]
+    pub expires: Option<u64>,
+    /// Add even when a bundle authored here has the same name and content.
+    #[arg(long)]
+    pub force: bool,
 }
 
 fn parse_field(s: &str) -> Result<(String, String), String> {
@@ -69,6 +79,9 @@ pub struct LsArgs {
     pub since: Option<u64>,
     #[arg(long)]
     pub limit: Option<u64>,
+    /// Tombstones of deleted bundles too (marked "deleted").
+    #[arg(long)]
+    pub all: bool,
 }
 
 #[derive(Debug, Args)]
@@ -142,6 +155,7 @@ pub fn add(dir: &Path, a: AddArgs, json: bool) -> anyhow::Result<ExitCode> {
             .then(|| a.file.file_name().map(|n| n.to_string_lossy().into_owned()))
             .flatten()
     });
+    let date = now_secs();
     let opts = NewBundle {
         service: Some(a.service),
         name,
@@ -150,11 +164,70 @@ pub fn add(dir: &Path, a: AddArgs, json: bool) -> anyhow::Result<ExitCode> {
         sign_sender: a.sender,
         fields: a.fields.into_iter().collect::<BTreeMap<_, _>>(),
         journal: a.journal,
-        date: now_secs(),
+        date,
+        expires: a.expires.map(|l| date.saturating_add(l)),
     };
+    if let Some(r) = &a.replace {
+        let id = resolve(&store, r)?;
+        let b = store
+            .replace(&id, Progress::new(src, "adding", len), &opts)
+            .with_context(|| format!("publishing {} as a new version of {id}", a.file.display()))?;
+        print_bundle(&b, json)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !a.force
+        && !opts.seal
+        && !opts.journal
+        && let Some(b) = same_as_held(&store, &a.file, opts.name.as_deref(), len)?
+    {
+        warn_same(&b.manifest.id().to_hex(), opts.name.as_deref());
+        print_bundle(&b, json)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let b = store
         .create(Progress::new(src, "adding", len), &opts)
         .with_context(|| format!("adding {}", a.file.display()))?;
+    print_bundle(&b, json)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A bundle authored here with this name and the file's content. The file is hashed
+/// only when one with its name and length exists.
+fn same_as_held(
+    store: &Store,
+    file: &Path,
+    name: Option<&str>,
+    len: Option<u64>,
+) -> anyhow::Result<Option<StoredBundle>> {
+    let Some(len) = len.filter(|_| file != Path::new("-")) else {
+        return Ok(None);
+    };
+    let candidates = store.find_own(name, len)?;
+    if candidates.is_empty() {
+        return Ok(None);
+    }
+    let h = skywave_store::HashedFile::hash(file)
+        .with_context(|| format!("hashing {}", file.display()))?;
+    Ok(candidates
+        .into_iter()
+        .find(|b| b.manifest.manifest().hash == h.hash))
+}
+
+/// Adding what is already held: say so, and name the bundle that holds it.
+pub fn warn_same(id: &str, name: Option<&str>) {
+    eprintln!(
+        "warning: {} is already held as bundle {id} with the same content; not added again (--force adds a second bundle, --replace ID publishes a new version)",
+        printable(name.unwrap_or("this file"))
+    );
+}
+
+/// Deletes a bundle authored here: a signed tombstone replaces it on every node.
+pub fn rm(dir: &Path, a: IdArg, json: bool) -> anyhow::Result<ExitCode> {
+    let mut store = open_store(dir)?;
+    let id = resolve(&store, &a.id)?;
+    let b = store
+        .delete(&id, now_secs())
+        .with_context(|| format!("deleting {id}"))?;
     print_bundle(&b, json)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -177,6 +250,7 @@ pub fn ls(dir: &Path, a: LsArgs, json: bool) -> anyhow::Result<ExitCode> {
         recipient: a.recipient,
         since: a.since,
         limit: a.limit,
+        include_deleted: a.all,
     };
     let list = store.list(&q)?;
     let out = io::stdout();
@@ -212,7 +286,13 @@ pub fn ls(dir: &Path, a: LsArgs, json: bool) -> anyhow::Result<ExitCode> {
             printable(m.service.as_deref().unwrap_or("-")),
             j.date_utc,
             printable(m.name.as_deref().unwrap_or("")),
-            if m.journal { " (journal)" } else { "" },
+            if m.deleted {
+                " (deleted)"
+            } else if m.journal {
+                " (journal)"
+            } else {
+                ""
+            },
             sealed_mark(m.sealed.is_some(), m.recipient, Some(&me)),
         )?;
     }
@@ -236,6 +316,12 @@ pub fn show(dir: &Path, a: IdArg, json: bool) -> anyhow::Result<ExitCode> {
     println!("hash:      {}", j.hash);
     println!("date:      {}", j.date_utc);
     println!("journal:   {}", j.journal);
+    if j.deleted {
+        println!("deleted:   yes (a tombstone: the author deleted this bundle)");
+    }
+    if let Some(e) = &j.expires_utc {
+        println!("expires:   {e}");
+    }
     for (k, v) in [("service", &j.service), ("name", &j.name)] {
         if let Some(v) = v {
             println!("{k:<10} {v}", k = format!("{k}:"), v = printable(v));

@@ -139,6 +139,14 @@ impl Client {
             .with_context(|| format!("POST {path}: the daemon's answer is not JSON"))
     }
 
+    /// DELETE `path`; the answer as JSON.
+    pub fn delete_json(&self, path: &str) -> anyhow::Result<serde_json::Value> {
+        let req = self.authorized(self.agent.delete(self.url(path)));
+        let r = self.check(&format!("DELETE {path}"), req.call())?;
+        serde_json::from_reader(r.into_body().into_reader())
+            .with_context(|| format!("DELETE {path}: the daemon's answer is not JSON"))
+    }
+
     /// Streams a bundle's payload into `out`; returns the bytes written.
     pub fn payload(&self, id: &str, out: &mut dyn Write) -> anyhow::Result<u64> {
         let path = format!("/v1/bundles/{id}/payload");

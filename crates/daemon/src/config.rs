@@ -711,6 +711,32 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     Ok((v * mul) as u64)
 }
 
+/// A bundle lifetime: `"90s"`, `"30m"`, `"12h"`, `"7d"`, `"2w"`, or plain seconds.
+pub fn parse_lifetime(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: u64 = num
+        .parse()
+        .map_err(|_| format!("expected a lifetime such as 3600, 30m, 12h or 7d, got '{s}'"))?;
+    let mul = match unit.trim() {
+        "" | "s" => 1,
+        "m" | "min" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        "w" => 7 * 86_400,
+        _ => {
+            return Err(format!(
+                "unknown unit in lifetime '{s}': use s, m, h, d or w (e.g. 7d)"
+            ));
+        }
+    };
+    match v.checked_mul(mul) {
+        Some(0) | None => Err(format!("lifetime '{s}' must be between 1 s and centuries")),
+        Some(secs) => Ok(secs),
+    }
+}
+
 /// An annotated configuration, printed by `skywave config example`.
 pub const EXAMPLE: &str = r#"# skywave daemon configuration. Every setting can also be given as a flag
 # (`skywave daemon --help`); flags win.
@@ -805,6 +831,22 @@ mtu = 1472
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lifetimes_parse_with_units_and_nonsense_is_named() {
+        assert_eq!(parse_lifetime("3600"), Ok(3600));
+        assert_eq!(parse_lifetime("30m"), Ok(1800));
+        assert_eq!(parse_lifetime("7d"), Ok(604_800));
+        assert_eq!(parse_lifetime(" 2w "), Ok(1_209_600));
+        assert!(parse_lifetime("0").is_err());
+        assert!(
+            parse_lifetime("7y")
+                .unwrap_err()
+                .contains("use s, m, h, d or w")
+        );
+        assert!(parse_lifetime("soon").unwrap_err().contains("7d"));
+        assert!(parse_lifetime("99999999999999999999d").is_err());
+    }
 
     #[test]
     fn the_example_parses() {

@@ -32,7 +32,7 @@ use crate::status::Status;
 pub fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/v1/bundles", get(list).post(insert))
-        .route("/v1/bundles/{id}", get(show))
+        .route("/v1/bundles/{id}", get(show).delete(delete))
         .route("/v1/bundles/{id}/payload", get(payload))
         .route("/v1/bundles/{id}/append", post(append))
         .route("/v1/status", get(status))
@@ -74,9 +74,10 @@ impl From<StoreError> for ApiError {
                 StatusCode::INSUFFICIENT_STORAGE
             }
             StoreError::NoKey(_) => StatusCode::FORBIDDEN,
-            StoreError::NotJournal(_) | StoreError::Manifest(_) | StoreError::Seal(_) => {
-                StatusCode::BAD_REQUEST
-            }
+            StoreError::NotJournal(_)
+            | StoreError::Manifest(_)
+            | StoreError::Seal(_)
+            | StoreError::Expired { .. } => StatusCode::BAD_REQUEST,
             StoreError::Stale { .. } | StoreError::JournalFork { .. } => StatusCode::CONFLICT,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
@@ -276,6 +277,9 @@ struct ListParams {
     recipient: Option<String>,
     since: Option<u64>,
     limit: Option<u64>,
+    /// Tombstones of deleted bundles too.
+    #[serde(default)]
+    deleted: bool,
 }
 
 async fn list(
@@ -296,6 +300,7 @@ async fn list(
         recipient,
         since: p.since,
         limit: Some(limit),
+        include_deleted: p.deleted,
     };
     let bundles = blocking(move || Ok(s.store().store.list(&q)?)).await?;
     let next = bundles.last().map(|b| b.token);
@@ -315,10 +320,28 @@ async fn show(
     Ok(Json(bundle_json(&b)))
 }
 
+/// Deletes a bundle authored here: a signed tombstone replaces it on every node.
+async fn delete(
+    State(s): State<Arc<Shared>>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<serde_json::Value>> {
+    let id = resolve(&s, &id)?;
+    let s2 = s.clone();
+    let b = blocking(move || Ok(s2.store().store.delete(&id, now_secs())?)).await?;
+    committed(&s, &b, "local");
+    Ok(Json(bundle_json(&b)))
+}
+
 /// Options of a new bundle, from the query string or multipart fields.
 #[derive(Debug, Default)]
 struct NewParams {
     opts: NewBundle,
+    /// Publish as a new version of this bundle (authored here).
+    replace: Option<String>,
+    /// Seconds from now, resolved against the clock when the bundle is made.
+    lifetime: Option<u64>,
+    /// Make a second bundle even if one authored here has this name and content.
+    force: bool,
 }
 
 impl NewParams {
@@ -342,6 +365,18 @@ impl NewParams {
                 o.recipient = Some(r);
                 o.seal |= k == "to";
             }
+            "replace" => self.replace = Some(v.into()),
+            "expires" => {
+                o.expires = Some(v.parse().map_err(|_| {
+                    bad(format!(
+                        "invalid expires '{v}': Unix seconds (or give lifetime, e.g. 7d)"
+                    ))
+                })?);
+            }
+            "lifetime" => {
+                self.lifetime = Some(crate::config::parse_lifetime(v).map_err(bad)?);
+            }
+            "force" => self.force = parse_bool(k, v)?,
             "field" => {
                 let (fk, fv) = v
                     .split_once('=')
@@ -350,7 +385,7 @@ impl NewParams {
             }
             _ => {
                 return Err(bad(format!(
-                    "unknown parameter '{k}'; accepted: service, name, journal, sign_sender, recipient, to, field=KEY=VALUE"
+                    "unknown parameter '{k}'; accepted: service, name, journal, sign_sender, recipient, to, field=KEY=VALUE, replace, expires, lifetime, force"
                 )));
             }
         }
@@ -539,11 +574,15 @@ async fn insert(
         spool_body(&s, stream).await?
     };
     p.opts.date = now_secs();
+    if let Some(l) = p.lifetime {
+        p.opts.expires = Some(p.opts.date.saturating_add(l));
+    }
+    let replace = p.replace.as_deref().map(|r| resolve(&s, r)).transpose()?;
     let s2 = s.clone();
     // The spooled file itself becomes the payload (moved, not copied): an upload needs
     // its size free once, and a refused one leaves nothing behind.
     let path = file.into_temp_path();
-    let b = blocking(move || {
+    let (b, existing) = blocking(move || {
         // Hashed before the store is locked: sync carries on meanwhile.
         let path = path.keep().map_err(|e| {
             ApiError(
@@ -554,9 +593,44 @@ async fn insert(
         let f = skywave_store::HashedFile::hash(&path).inspect_err(|_| {
             let _ = std::fs::remove_file(&path);
         })?;
-        Ok(s2.store().store.create_from_file(f, &p.opts)?)
+        let mut store = s2.store();
+        if let Some(id) = replace {
+            let res = std::fs::File::open(&f.path)
+                .map_err(|e| {
+                    ApiError(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        format!("reading the spooled upload: {e}"),
+                    )
+                })
+                .and_then(|src| {
+                    Ok(store
+                        .store
+                        .replace(&id, std::io::BufReader::new(src), &p.opts)?)
+                });
+            let _ = std::fs::remove_file(&f.path);
+            return Ok((res?, false));
+        }
+        // The same content under the same name, authored here: the bundle that exists
+        // is the answer (a second copy would sync twice).
+        if !p.force && !p.opts.seal && !p.opts.journal {
+            let same = store
+                .store
+                .find_own(p.opts.name.as_deref(), f.len)?
+                .into_iter()
+                .find(|b| b.manifest.manifest().hash == f.hash);
+            if let Some(b) = same {
+                let _ = std::fs::remove_file(&f.path);
+                return Ok((b, true));
+            }
+        }
+        Ok((store.store.create_from_file(f, &p.opts)?, false))
     })
     .await?;
+    if existing {
+        let mut v = bundle_json(&b);
+        v["existing"] = true.into();
+        return Ok((StatusCode::OK, Json(v)));
+    }
     committed(&s, &b, "local");
     Ok((StatusCode::CREATED, Json(bundle_json(&b))))
 }
@@ -567,7 +641,7 @@ fn committed(s: &Shared, b: &StoredBundle, source: &str) {
     s.events.publish(
         "bundle",
         json!({"id": m.id.to_string(), "version": m.version, "length": m.length,
-               "journal": m.journal, "source": source}),
+               "journal": m.journal, "deleted": m.deleted, "source": source}),
     );
     let _ = s.cmds.send(Cmd::Stored(m.id));
 }

@@ -114,7 +114,11 @@ impl StoreAdapter {
 
 impl BundleStore for StoreAdapter {
     fn inventory(&mut self) -> Vec<(BundleId, u64, u64)> {
-        match self.store.list(&Query::default()) {
+        // Tombstones are versions like any other: they travel so deletions do.
+        match self.store.list(&Query {
+            include_deleted: true,
+            ..Default::default()
+        }) {
             Ok(v) => v
                 .iter()
                 .map(|b| {

@@ -61,7 +61,7 @@ pub enum StoreError {
         offered: u64,
     },
     #[error(
-        "storing {need} bytes would exceed the store quota of {quota} bytes ({used} used, {evictable} evictable); raise the quota or remove bundles"
+        "storing {need} bytes would exceed the store quota of {quota} bytes ({used} used, {evictable} evictable); raise the quota or delete bundles (`skywave rm`)"
     )]
     QuotaExceeded {
         need: u64,
@@ -79,6 +79,10 @@ pub enum StoreError {
         /// the disk holding DIR, less M bytes owed to transfers in progress".
         room: String,
     },
+    #[error(
+        "bundle {id} expired at {at} (Unix seconds); no node keeps, offers or accepts it after that"
+    )]
+    Expired { id: BundleId, at: u64 },
     #[error("no secret key for bundle {0} in the keyring; only its author can change it")]
     NoKey(BundleId),
     #[error("bundle {0} is not a journal; only journals can be appended to")]

@@ -81,6 +81,8 @@ pub struct Query {
     /// Only bundles inserted or replaced after this token.
     pub since: Option<u64>,
     pub limit: Option<u64>,
+    /// Tombstones too (hidden by default: they are what is left of deleted bundles).
+    pub include_deleted: bool,
 }
 
 /// Options for a bundle authored on this node.
@@ -98,6 +100,8 @@ pub struct NewBundle {
     pub journal: bool,
     /// Unix seconds; the caller supplies the clock.
     pub date: u64,
+    /// Unix seconds after which every node drops the bundle.
+    pub expires: Option<u64>,
 }
 
 /// Sizes and counts, for status screens and metrics.
@@ -334,6 +338,9 @@ impl Store {
     pub fn list(&self, q: &Query) -> Result<Vec<StoredBundle>> {
         let mut sql = String::from("SELECT manifest, token, own FROM bundles WHERE token > ?");
         let mut args: Vec<Box<dyn rusqlite::ToSql>> = vec![Box::new(q.since.unwrap_or(0) as i64)];
+        if !q.include_deleted {
+            sql.push_str(" AND deleted = 0");
+        }
         if let Some(s) = &q.service {
             sql.push_str(" AND service = ?");
             args.push(Box::new(s.clone()));
@@ -426,6 +433,12 @@ impl Store {
     }
 
     fn check_fresh(&self, m: &Manifest) -> Result<Option<u64>> {
+        if m.expired_at(unix_now()) {
+            return Err(StoreError::Expired {
+                id: m.id,
+                at: m.expires.unwrap_or_default(),
+            });
+        }
         let held = self.held_version(&m.id)?;
         if let Some(h) = held.filter(|h| *h >= m.version) {
             return Err(StoreError::Stale {
@@ -586,14 +599,22 @@ impl Store {
                 .map_err(|e| db_err(&self.db_path, e))?;
             let used = used as u64;
             if used + need > quota {
-                evicted = schema::evict(&tx, quota, used, need, &m.id, &self.node.identity())
-                    .map_err(|e| db_err(&self.db_path, e))?
-                    .map_err(|evictable| StoreError::QuotaExceeded {
-                        need,
-                        quota,
-                        used,
-                        evictable,
-                    })?;
+                evicted = schema::evict(
+                    &tx,
+                    quota,
+                    used,
+                    need,
+                    &m.id,
+                    &self.node.identity(),
+                    unix_now(),
+                )
+                .map_err(|e| db_err(&self.db_path, e))?
+                .map_err(|evictable| StoreError::QuotaExceeded {
+                    need,
+                    quota,
+                    used,
+                    evictable,
+                })?;
             }
         }
         let token = schema::next_token(&tx).map_err(|e| db_err(&self.db_path, e))?;
@@ -601,8 +622,8 @@ impl Store {
         tx.prepare_cached(
             "INSERT OR REPLACE INTO bundles
              (id, version, token, length, hash, service, name, recipient, sender, date, journal,
-              own, manifest, inline, jstate)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+              own, manifest, inline, jstate, expires, deleted)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
         )
         .map_err(|e| db_err(&self.db_path, e))?
         .execute(params![
@@ -621,6 +642,8 @@ impl Store {
             signed.as_bytes(),
             inline,
             jstate.map(JournalState::encode),
+            m.expires.map(|e| e.min(i64::MAX as u64) as i64),
+            m.deleted,
         ])
         .map_err(|e| db_err(&self.db_path, e))?;
         if drop_partial.is_some() || !m.journal {
@@ -632,8 +655,13 @@ impl Store {
         tx.commit().map_err(|e| db_err(&self.db_path, e))?;
         tracing::debug!(id = %m.id, version = m.version, token, "bundle committed");
         // Unreferenced files, after the commit.
-        if let Some((hash, None, false)) = old.filter(|o| o.0 != m.hash.0) {
-            self.remove_payload_if_unused(&hash);
+        match old {
+            Some((hash, None, false)) if hash != m.hash.0 => self.remove_payload_if_unused(&hash),
+            // A journal replaced by something that is not one (a tombstone).
+            Some((_, _, true)) if !m.journal => {
+                let _ = fs::remove_file(self.journal_path(&m.id));
+            }
+            _ => {}
         }
         for (id, hash, journal) in evicted {
             tracing::info!(%id, "evicted to stay within the store quota");
@@ -753,6 +781,7 @@ impl Store {
         m.sealed = opts.seal.then_some(SEALED_V1);
         m.sender = opts.sign_sender.then(|| self.node.identity());
         m.fields = opts.fields.clone();
+        m.expires = opts.expires;
         m
     }
 
@@ -963,6 +992,110 @@ impl Store {
         self.commit_row(&signed, None, Some(&state), true, None)
     }
 
+    /// Deletes a bundle authored here: stores a signed tombstone (a newer version with no
+    /// payload) that replaces it on every node it reaches, freeing the payload there.
+    /// The tombstone keeps the name, service and expiry, so listings can say what went
+    /// and it is dropped when the bundle would have expired.
+    pub fn delete(&mut self, id: &BundleId, date: u64) -> Result<StoredBundle> {
+        let key = self.keyring.get(id)?.ok_or(StoreError::NoKey(*id))?;
+        let old = self.get(id)?.ok_or(StoreError::NotFound(*id))?;
+        let o = old.manifest.manifest();
+        if o.deleted {
+            return Ok(old);
+        }
+        self.abandon_partial(id)?;
+        let mut m = Manifest::new(
+            *id,
+            o.version + 1,
+            0,
+            PayloadHash::empty(),
+            date.max(o.date),
+        );
+        m.service = o.service.clone();
+        m.name = o.name.clone();
+        m.recipient = o.recipient;
+        m.sender = o.sender;
+        m.expires = o.expires.filter(|e| *e >= m.date);
+        m.deleted = true;
+        let signed = m.sign(&key)?;
+        self.commit_row(&signed, Some(&[]), None, true, None)
+    }
+
+    /// Publishes a new version of a bundle authored here with a new payload (and the
+    /// options given, which replace the old ones): peers replace the old version.
+    pub fn replace(
+        &mut self,
+        id: &BundleId,
+        payload: impl Read,
+        opts: &NewBundle,
+    ) -> Result<StoredBundle> {
+        let key = self.keyring.get(id)?.ok_or(StoreError::NoKey(*id))?;
+        let held = self.held_version(id)?.ok_or(StoreError::NotFound(*id))?;
+        self.abandon_partial(id)?;
+        self.create_with_key(&key, held + 1, payload, opts)
+    }
+
+    /// Bundles authored here with this name and payload length (so adding the same file
+    /// twice can offer the existing bundle instead of making a second one; the caller
+    /// compares hashes, and hashes only when there is a candidate).
+    pub fn find_own(&self, name: Option<&str>, length: u64) -> Result<Vec<StoredBundle>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT manifest, token, own FROM bundles
+                 WHERE own = 1 AND deleted = 0 AND journal = 0 AND length = ?1 AND name IS ?2",
+            )
+            .map_err(|e| self.db(e))?;
+        let mut rows = stmt
+            .query(params![length.min(i64::MAX as u64) as i64, name])
+            .map_err(|e| self.db(e))?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(|e| self.db(e))? {
+            out.push(row_to_bundle(row).map_err(|e| self.db(e))??);
+        }
+        Ok(out)
+    }
+
+    /// Removes every bundle (tombstones included) and transfer whose expiry is at or
+    /// before `now` (Unix seconds); returns the ids removed.
+    pub fn expire(&mut self, now: u64) -> Result<Vec<BundleId>> {
+        let ids: Vec<Vec<u8>> = self
+            .conn
+            .prepare_cached("SELECT id FROM bundles WHERE expires IS NOT NULL AND expires <= ?1")
+            .map_err(|e| self.db(e))?
+            .query_map([now.min(i64::MAX as u64) as i64], |r| r.get(0))
+            .map_err(|e| self.db(e))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.db(e))?;
+        let mut out = Vec::new();
+        for id in ids {
+            let Ok(id) = <[u8; 32]>::try_from(id.as_slice()).map(BundleId) else {
+                continue;
+            };
+            if self.remove(&id)? {
+                tracing::info!(%id, "expired");
+                out.push(id);
+            }
+        }
+        // Transfers of expired versions will never be accepted.
+        for p in self.partials()? {
+            if p.manifest.manifest().expired_at(now) {
+                self.abandon_partial(&p.manifest.id())?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The earliest expiry of any held bundle (Unix seconds).
+    pub fn next_expiry(&self) -> Result<Option<u64>> {
+        self.conn
+            .prepare_cached("SELECT min(expires) FROM bundles")
+            .map_err(|e| self.db(e))?
+            .query_row([], |r| r.get::<_, Option<i64>>(0))
+            .map(|v| v.map(|v| v.max(0) as u64))
+            .map_err(|e| self.db(e))
+    }
+
     /// Removes a bundle (its payload file too, when nothing else uses it).
     pub fn remove(&mut self, id: &BundleId) -> Result<bool> {
         let old: Option<(Vec<u8>, bool)> = self
@@ -1086,6 +1219,13 @@ pub(crate) fn copy_hashing(
         dst.write_all(&buf[..n])?;
         h.update(&buf[..n]);
     }
+}
+
+/// The wall clock in Unix seconds (expiry is judged by it).
+pub(crate) fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 fn random_u64() -> u64 {

@@ -3,7 +3,7 @@
 use rusqlite::{Connection, Transaction, params};
 use skywave_bundle::{BundleId, Identity};
 
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 pub(crate) fn init(conn: &Connection, sync_every_commit: bool) -> rusqlite::Result<()> {
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
@@ -18,7 +18,7 @@ pub(crate) fn init(conn: &Connection, sync_every_commit: bool) -> rusqlite::Resu
     conn.pragma_update(None, "wal_autocheckpoint", 4000)?;
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-         INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', 1), ('deleted_max_token', 0);
+         INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', 2), ('deleted_max_token', 0);
          CREATE TABLE IF NOT EXISTS bundles (
              id        BLOB PRIMARY KEY,
              version   INTEGER NOT NULL,
@@ -34,7 +34,9 @@ pub(crate) fn init(conn: &Connection, sync_every_commit: bool) -> rusqlite::Resu
              own       INTEGER NOT NULL,
              manifest  BLOB NOT NULL,
              inline    BLOB,
-             jstate    BLOB
+             jstate    BLOB,
+             expires   INTEGER,
+             deleted   INTEGER NOT NULL DEFAULT 0
          ) WITHOUT ROWID;
          CREATE INDEX IF NOT EXISTS bundles_service ON bundles (service, token);
          CREATE INDEX IF NOT EXISTS bundles_recipient ON bundles (recipient, token)
@@ -47,10 +49,25 @@ pub(crate) fn init(conn: &Connection, sync_every_commit: bool) -> rusqlite::Resu
              ranges   BLOB NOT NULL
          ) WITHOUT ROWID;",
     )?;
-    let v: i64 = conn.query_row(
+    let mut v: i64 = conn.query_row(
         "SELECT value FROM meta WHERE key = 'schema_version'",
         [],
         |r| r.get(0),
+    )?;
+    if v == 1 {
+        // Version 2 adds tombstones and expiry. No version-1 manifest carries either
+        // record, so the defaults describe every existing row.
+        conn.execute_batch(
+            "BEGIN;
+             ALTER TABLE bundles ADD COLUMN expires INTEGER;
+             ALTER TABLE bundles ADD COLUMN deleted INTEGER NOT NULL DEFAULT 0;
+             UPDATE meta SET value = 2 WHERE key = 'schema_version';
+             COMMIT;",
+        )?;
+        v = 2;
+    }
+    conn.execute_batch(
+        "CREATE INDEX IF NOT EXISTS bundles_expires ON bundles (expires) WHERE expires IS NOT NULL;",
     )?;
     if v != SCHEMA_VERSION {
         return Err(rusqlite::Error::SqliteFailure(
@@ -93,8 +110,9 @@ pub(crate) fn delete_bundle(conn: &Connection, id: &BundleId) -> rusqlite::Resul
 
 /// Evicts to make room for `need` bytes under `quota`.
 ///
-/// Policy: bundles authored here and bundles addressed to this node are never evicted;
-/// of the rest, the least recently received (lowest token) go first. Either enough is
+/// Policy: bundles authored here, bundles addressed to this node and tombstones (small,
+/// and dropping one would let the deleted version come back) are never evicted; of the
+/// rest, expired ones go first, then the least recently received (lowest token). Either enough is
 /// evicted (returns what was evicted, for file removal after commit) or nothing is and
 /// `Err(evictable bytes)` comes back.
 #[allow(clippy::type_complexity)]
@@ -105,16 +123,18 @@ pub(crate) fn evict(
     need: u64,
     incoming: &BundleId,
     node: &Identity,
+    now: u64,
 ) -> rusqlite::Result<Result<Vec<(BundleId, Vec<u8>, bool)>, u64>> {
     let deficit = (used + need).saturating_sub(quota);
     let mut stmt = tx.prepare(
         "SELECT id, hash, journal, length + length(manifest) FROM bundles
-         WHERE own = 0 AND id != ?1 AND (recipient IS NULL OR recipient != ?2)
-         ORDER BY token",
+         WHERE own = 0 AND deleted = 0 AND id != ?1 AND (recipient IS NULL OR recipient != ?2)
+         ORDER BY (expires IS NOT NULL AND expires <= ?3) DESC, token",
     )?;
     let mut rows = stmt.query(params![
         incoming.as_bytes().as_slice(),
-        node.as_bytes().as_slice()
+        node.as_bytes().as_slice(),
+        now as i64
     ])?;
     let mut chosen = Vec::new();
     let mut freed = 0u64;
@@ -134,7 +154,7 @@ pub(crate) fn evict(
         let mut evictable = freed;
         let mut stmt = tx.prepare(
             "SELECT coalesce(sum(length + length(manifest)), 0) FROM bundles
-             WHERE own = 0 AND id != ?1 AND (recipient IS NULL OR recipient != ?2)",
+             WHERE own = 0 AND deleted = 0 AND id != ?1 AND (recipient IS NULL OR recipient != ?2)",
         )?;
         evictable = evictable.max(stmt.query_row(
             params![incoming.as_bytes().as_slice(), node.as_bytes().as_slice()],

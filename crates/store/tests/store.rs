@@ -819,3 +819,168 @@ fn sealing_needs_a_recipient_and_no_journal() {
     assert_eq!(s.list(&Default::default()).unwrap().len(), 0);
     assert_eq!(walk(&dir.path().join("tmp")), 0, "nothing left behind");
 }
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+fn payload_files(dir: &std::path::Path) -> usize {
+    let p = dir.join("payloads");
+    if p.exists() { walk(&p) } else { 0 }
+}
+
+#[test]
+fn a_deleted_bundle_leaves_a_tombstone_that_frees_its_payload_wherever_it_arrives() {
+    let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mut a, mut b) = (open(da.path()), open(db.path()));
+    let big = data(300_000, 7);
+    let mut o = opts();
+    o.name = Some("report.pdf".into());
+    let made = a.create(&big[..], &o).unwrap();
+    let id = made.manifest.id();
+    b.insert(&made.manifest, &big[..]).unwrap();
+    assert_eq!((payload_files(da.path()), payload_files(db.path())), (1, 1));
+
+    // Only the author can delete; the relay is told so.
+    assert!(matches!(b.delete(&id, DATE + 5), Err(StoreError::NoKey(_))));
+    let tomb = a.delete(&id, DATE + 5).unwrap();
+    let t = tomb.manifest.manifest();
+    assert!(t.deleted);
+    assert_eq!((t.version, t.length), (2, 0));
+    assert_eq!(
+        t.name.as_deref(),
+        Some("report.pdf"),
+        "says what was deleted"
+    );
+    assert_eq!(payload_files(da.path()), 0, "the author's payload is freed");
+    // Deleting again changes nothing.
+    assert_eq!(a.delete(&id, DATE + 6).unwrap().manifest.version(), 2);
+
+    // The tombstone replaces the bundle on a node it reaches, freeing the payload there.
+    b.insert(&tomb.manifest, &[][..]).unwrap();
+    assert_eq!(payload_files(db.path()), 0);
+    assert!(
+        b.list(&Query::default()).unwrap().is_empty(),
+        "hidden from listings"
+    );
+    let all = b
+        .list(&Query {
+            include_deleted: true,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(all.len(), 1);
+    // The deleted version cannot come back.
+    assert!(matches!(
+        b.insert(&made.manifest, &big[..]),
+        Err(StoreError::Stale { .. })
+    ));
+    // And a tombstone is never evicted: it is what keeps the old version away.
+    assert_eq!(b.stats().unwrap().payload_bytes, 0);
+}
+
+#[test]
+fn a_deleted_journal_loses_its_file_and_replace_publishes_a_newer_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(dir.path());
+    let mut o = opts();
+    o.journal = true;
+    let j = s.create(&data(5000, 1)[..], &o).unwrap().manifest.id();
+    assert!(dir.path().join("journals").read_dir().unwrap().count() == 1);
+    s.delete(&j, DATE).unwrap();
+    assert_eq!(dir.path().join("journals").read_dir().unwrap().count(), 0);
+
+    let first = s.create(&data(100, 2)[..], &opts()).unwrap();
+    let id = first.manifest.id();
+    let second = s.replace(&id, &data(200, 3)[..], &opts()).unwrap();
+    assert_eq!(second.manifest.version(), first.manifest.version() + 1);
+    assert_eq!(s.read_payload(&id).unwrap(), data(200, 3));
+    // A relay holding the first version takes the second in its place.
+    let other = tempfile::tempdir().unwrap();
+    let mut r = open(other.path());
+    r.insert(&first.manifest, &data(100, 2)[..]).unwrap();
+    r.insert(&second.manifest, &data(200, 3)[..]).unwrap();
+    assert_eq!(r.read_payload(&id).unwrap(), data(200, 3));
+    assert!(matches!(
+        r.replace(&id, &data(1, 1)[..], &opts()),
+        Err(StoreError::NoKey(_))
+    ));
+}
+
+#[test]
+fn expired_bundles_are_refused_swept_and_evicted_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(dir.path());
+    let now = unix_now();
+    // Expired on arrival: refused before anything is written.
+    let k = key(40);
+    let mut m = skywave_bundle::Manifest::new(k.bundle_id(), 1, 3, hash_payload(b"old"), DATE);
+    m.expires = Some(DATE + 60);
+    let m = m.sign(&k).unwrap();
+    assert!(matches!(
+        s.insert(&m, &b"old"[..]),
+        Err(StoreError::Expired { .. })
+    ));
+    assert!(matches!(
+        s.begin_partial(&m),
+        Err(StoreError::Expired { .. })
+    ));
+    // Authoring with an expiry: kept until then, swept at it, payload file and all.
+    let mut o = opts();
+    o.date = now;
+    o.expires = Some(now + 3600);
+    let big = s.create(&data(200_000, 4)[..], &o).unwrap().manifest.id();
+    let keep = s.create(&data(10, 5)[..], &opts()).unwrap().manifest.id();
+    assert_eq!(s.next_expiry().unwrap(), Some(now + 3600));
+    assert!(s.expire(now + 3599).unwrap().is_empty());
+    assert_eq!(s.expire(now + 3600).unwrap(), vec![big]);
+    assert!(s.get(&big).unwrap().is_none());
+    assert!(s.get(&keep).unwrap().is_some());
+    assert_eq!(payload_files(dir.path()), 0);
+    assert_eq!(s.next_expiry().unwrap(), None);
+}
+
+#[test]
+fn the_same_file_under_the_same_name_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(dir.path());
+    let mut o = opts();
+    o.name = Some("a.txt".into());
+    let made = s.create(&b"hello"[..], &o).unwrap();
+    let found = s.find_own(Some("a.txt"), 5).unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].manifest.id(), made.manifest.id());
+    assert!(s.find_own(Some("a.txt"), 6).unwrap().is_empty());
+    assert!(s.find_own(Some("b.txt"), 5).unwrap().is_empty());
+    assert!(s.find_own(None, 5).unwrap().is_empty());
+    s.delete(&made.manifest.id(), DATE).unwrap();
+    assert!(s.find_own(Some("a.txt"), 5).unwrap().is_empty());
+}
+
+#[test]
+fn a_version_1_store_is_upgraded_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = {
+        let mut s = open(dir.path());
+        s.create(&data(50, 1)[..], &opts()).unwrap().manifest.id()
+    };
+    // Make it look like a store written before tombstones and expiry.
+    {
+        let c = rusqlite::Connection::open(dir.path().join("store.db")).unwrap();
+        c.execute_batch(
+            "DROP INDEX bundles_expires;
+             ALTER TABLE bundles DROP COLUMN expires;
+             ALTER TABLE bundles DROP COLUMN deleted;
+             UPDATE meta SET value = 1 WHERE key = 'schema_version';",
+        )
+        .unwrap();
+    }
+    let mut s = open(dir.path());
+    assert_eq!(s.read_payload(&id).unwrap(), data(50, 1));
+    assert_eq!(s.list(&Query::default()).unwrap().len(), 1);
+    s.delete(&id, DATE).unwrap();
+    assert!(s.list(&Query::default()).unwrap().is_empty());
+}

@@ -58,7 +58,8 @@ fn round_trip_all_fields() {
     m.service = Some("weather.obs".into());
     m.fields.insert("station".into(), "VK5ABC".into());
     m.fields.insert("crc".into(), "ok".into());
-    m.unknown.push((4, vec![1, 2, 3]));
+    m.expires = Some(DATE + 7 * 86_400);
+    m.unknown.push((6, vec![1, 2, 3]));
     let s = m.sign(&k).unwrap();
     let back = SignedManifest::decode(s.as_bytes()).unwrap();
     assert_eq!(back.manifest(), &m);
@@ -393,4 +394,81 @@ fn malformed_sealed_records_are_refused() {
         SignedManifest::decode(&body),
         Err(ManifestError::NonCanonical("duplicate sealed record"))
     );
+}
+
+#[test]
+fn tombstone_and_expiry_round_trip_compactly() {
+    let k = key(11);
+    let mut m = small_manifest(&k);
+    let plain = m.sign(&k).unwrap().as_bytes().len();
+    // Seven days costs 2 bytes of record header and 3 of varint.
+    m.expires = Some(DATE + 7 * 86_400);
+    let s = m.sign(&k).unwrap();
+    assert_eq!(s.as_bytes().len(), plain + 5);
+    let back = SignedManifest::decode(s.as_bytes()).unwrap();
+    assert_eq!(back.manifest().expires, Some(DATE + 7 * 86_400));
+    assert!(!back.manifest().expired_at(DATE + 7 * 86_400 - 1));
+    assert!(back.manifest().expired_at(DATE + 7 * 86_400));
+    assert_eq!(
+        back.to_json().expires_utc.as_deref(),
+        Some("2026-11-29T00:00:00Z")
+    );
+
+    let mut t = Manifest::new(k.bundle_id(), 2, 0, PayloadHash::empty(), DATE);
+    t.name = m.name.clone();
+    t.deleted = true;
+    let ts = t.sign(&k).unwrap();
+    let back = SignedManifest::decode(ts.as_bytes()).unwrap();
+    assert!(back.manifest().deleted);
+    assert!(back.to_json().deleted);
+}
+
+#[test]
+fn a_tombstone_carries_no_payload_and_nothing_expires_before_its_date() {
+    let k = key(12);
+    let mut t = small_manifest(&k);
+    t.deleted = true;
+    assert!(matches!(
+        t.sign(&k),
+        Err(ManifestError::InvalidField {
+            field: "deleted",
+            ..
+        })
+    ));
+    let mut m = small_manifest(&k);
+    m.expires = Some(DATE - 1);
+    assert!(matches!(
+        m.sign(&k),
+        Err(ManifestError::InvalidField {
+            field: "expires",
+            ..
+        })
+    ));
+    // Known tags cannot pose as unknown ones (two encodings of one manifest).
+    let mut m = small_manifest(&k);
+    m.unknown.push((4, vec![1]));
+    assert!(m.sign(&k).is_err());
+}
+
+#[test]
+fn an_older_reader_sees_a_tombstone_as_an_empty_newer_version() {
+    // What a reader that knows neither record makes of the encoding: both are even
+    // (ignorable) tags, so it keeps them as unknown records and accepts the manifest.
+    let k = key(13);
+    let mut t = Manifest::new(k.bundle_id(), 9, 0, PayloadHash::empty(), DATE);
+    t.deleted = true;
+    t.expires = Some(DATE + 60);
+    let body = t.encode_body();
+    let tail = &body[body.len() - 5..];
+    assert_eq!(
+        tail,
+        &[2, 0, 4, 1, 60],
+        "deleted, then expires (60 s after date)"
+    );
+    // A duplicated or valued deleted record is refused as non-canonical or invalid.
+    let mut bad = body.clone();
+    bad.extend_from_slice(&[2, 1, 0]);
+    let sig = k.signing().sign(&signing_message(&bad));
+    bad.extend_from_slice(&sig.to_bytes());
+    assert!(SignedManifest::decode(&bad).is_err());
 }

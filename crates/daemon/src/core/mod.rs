@@ -1152,22 +1152,31 @@ impl Core {
                     );
                 }
                 Event::Received { id, version, from } => {
-                    let (len, mlen, journal) = {
+                    let (len, mlen, journal, deleted) = {
                         let store = self.shared.store();
                         match store.store.get(&id) {
                             Ok(Some(b)) => {
                                 let m = b.manifest.manifest();
-                                (m.length, b.manifest.as_bytes().len() as u64, m.journal)
+                                (
+                                    m.length,
+                                    b.manifest.as_bytes().len() as u64,
+                                    m.journal,
+                                    m.deleted,
+                                )
                             }
-                            _ => (0, 0, false),
+                            _ => (0, 0, false, false),
                         }
                     };
                     self.useful_bytes += len + mlen;
-                    tracing::info!(%id, version, "bundle received");
+                    if deleted {
+                        tracing::info!(%id, version, "bundle deleted by its author");
+                    } else {
+                        tracing::info!(%id, version, "bundle received");
+                    }
                     self.shared.events.publish(
                         "bundle",
                         json!({"id": id.to_string(), "version": version, "length": len, "journal": journal,
-                               "source": "peer", "from": hex::encode(from)}),
+                               "deleted": deleted, "source": "peer", "from": hex::encode(from)}),
                     );
                 }
                 Event::Delivered { id, version, to } => {
@@ -1177,6 +1186,37 @@ impl Core {
                     );
                 }
             }
+        }
+    }
+
+    /// Drops bundles whose expiry has come (checked every tick; the query is one index
+    /// lookup), and takes them out of every session's set.
+    fn expire(&mut self) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let shared = self.shared.clone();
+        let mut store = shared.store();
+        match store.store.next_expiry() {
+            Ok(Some(t)) if t <= now => {}
+            Ok(_) => return,
+            Err(e) => {
+                tracing::warn!("reading the store's next expiry: {e}");
+                return;
+            }
+        }
+        let gone = match store.store.expire(now) {
+            Ok(g) => g,
+            Err(e) => {
+                tracing::warn!("removing expired bundles: {e}");
+                return;
+            }
+        };
+        self.ep.bundles_removed(&gone, &mut *store);
+        for id in gone {
+            self.shared
+                .events
+                .publish("expired", json!({"id": id.to_string()}));
         }
     }
 
@@ -1192,6 +1232,7 @@ impl Core {
             }
         }
         self.reload_trust();
+        self.expire();
         let secs = now.duration_since(self.last_tick).as_secs_f64().max(0.001);
         self.last_tick = now;
         for e in self.links.values_mut() {

@@ -14,7 +14,7 @@ mod pmtu;
 mod suspect;
 mod transmit;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -718,6 +718,44 @@ impl Endpoint {
         let Some(m) = store.manifest(&id) else { return };
         self.note_held(id, m.version());
         self.offer_to_peers(now, &m, None);
+    }
+
+    /// Bundles left the store (expired, evicted): they leave the set every session
+    /// reconciles, and transfers of them stop. A tombstone is not a removal: it is a
+    /// newer version, announced by [`Self::bundle_stored`].
+    pub fn bundles_removed(&mut self, ids: &[BundleId], store: &mut dyn BundleStore) {
+        if ids.is_empty() {
+            return;
+        }
+        let gone: HashSet<BundleId> = ids.iter().copied().collect();
+        // The set summaries cannot take a member out: rebuilt from the store.
+        self.held.clear();
+        self.sketch.clear();
+        self.cells = [0; CELLS];
+        self.held_loaded = false;
+        self.load_held(store);
+        for p in self.peers.values_mut() {
+            let sids: Vec<u64> = p
+                .recon
+                .shorts
+                .iter()
+                .filter(|(_, (id, _))| gone.contains(id))
+                .map(|(sid, _)| *sid)
+                .collect();
+            let active = p.recon.active(p.streamer);
+            for sid in sids {
+                p.recon.shorts.remove(&sid);
+                p.recon.deferred.retain(|d| *d != sid);
+                if active {
+                    // Symbols already exchanged describe the set as it was.
+                    p.recon.deferred_removed.push(sid);
+                } else {
+                    p.recon.enc.remove(sid);
+                }
+            }
+            p.out.retain(|o| !gone.contains(&o.id));
+            p.backlog.retain(|q| !gone.contains(&q.id));
+        }
     }
 
     fn offer_to_peers(&mut self, now: Duration, m: &SignedManifest, except: Option<[u8; 32]>) {

@@ -464,6 +464,8 @@ pub(crate) struct Recon {
     pub symbols_used: u64,
     /// Short ids added to the set during a round, applied when it ends.
     pub deferred: Vec<u64>,
+    /// Short ids removed from the set during a round (expired), applied when it ends.
+    pub deferred_removed: Vec<u64>,
     /// Bytes of reconciliation messages sent and received (for the metrics).
     pub bytes: u64,
     pub messages: u64,
@@ -487,6 +489,9 @@ impl Recon {
     pub fn apply_deferred(&mut self) {
         for sid in std::mem::take(&mut self.deferred) {
             self.enc.insert(sid);
+        }
+        for sid in std::mem::take(&mut self.deferred_removed) {
+            self.enc.remove(sid);
         }
     }
 }

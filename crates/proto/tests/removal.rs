@@ -1,0 +1,80 @@
+//! Bundles that leave a store (expired, evicted) leave the endpoint too: their transfers
+//! stop and they drop out of the set each session reconciles.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+
+#[test]
+fn a_bundle_removed_while_it_is_sent_stops_its_transfer() {
+    let mut net = Net::new(2, 0);
+    let now = net.now;
+    let big = net.peers[0].insert(now, 1, 1, 200_000);
+    net.connect(0, 1);
+    assert!(
+        net.run_until(Duration::from_secs(120), |n| n.peers[1]
+            .store
+            .partial
+            .get(&big)
+            .is_some_and(|(_, _, r)| !r.is_empty())),
+        "the transfer never began"
+    );
+    let p = &mut net.peers[0];
+    p.store.held.remove(&big);
+    p.ep.bundles_removed(&[big], &mut p.store);
+    // Nothing is left to send of it (before: read 0 bytes forever, never finished).
+    assert_eq!(net.peers[0].ep.pending_transfers(), 0);
+    // And sync goes on: a bundle written afterwards arrives.
+    let now = net.now;
+    let next = net.peers[0].insert(now, 2, 1, 500);
+    assert!(
+        net.run_until(Duration::from_secs(120), |n| n.peers[1].holds(&next)),
+        "a later bundle did not arrive"
+    );
+    net.run_for(Duration::from_secs(30));
+    assert_eq!(
+        net.peers[0].ep.pending_transfers(),
+        0,
+        "{:?}",
+        net.peers[0].ep.describe_sessions()
+    );
+    assert!(!net.peers[1].holds(&big));
+}
+
+#[test]
+fn a_bundle_removed_on_both_sides_is_not_asked_for_again() {
+    let mut net = Net::new(2, 0);
+    let now = net.now;
+    let ids: Vec<_> = (0..20)
+        .map(|i| net.peers[0].insert(now, 10 + i, 1, 300))
+        .collect();
+    net.connect(0, 1);
+    assert!(net.run_until(Duration::from_secs(300), |n| {
+        ids.iter().all(|id| n.peers[1].holds(id))
+    }));
+    // Both expire five of them at the same moment.
+    let gone = &ids[..5];
+    for p in &mut net.peers {
+        for id in gone {
+            p.store.held.remove(id);
+        }
+        p.ep.bundles_removed(gone, &mut p.store);
+    }
+    // Then a new bundle on each side: the next reconciliations find exactly those.
+    let now = net.now;
+    let a = net.peers[0].insert(now, 100, 1, 300);
+    let b = net.peers[1].insert(now, 101, 1, 300);
+    assert!(
+        net.run_until(Duration::from_secs(300), |n| n.peers[0].holds(&b)
+            && n.peers[1].holds(&a))
+    );
+    net.run_for(Duration::from_secs(120));
+    for p in &net.peers {
+        assert_eq!(p.ep.pending_transfers(), 0);
+        for id in gone {
+            assert!(!p.holds(id));
+        }
+    }
+}
