@@ -20,7 +20,7 @@ pub mod varint;
 pub use journal::{JournalState, JournalStateError};
 pub use keys::{BundleId, Identity, KeyParseError, SecretKey, x25519_public_of};
 pub use manifest::{
-    DATE_EPOCH, MAX_MANIFEST_LEN, Manifest, ManifestError, ManifestJson, PayloadHash,
+    DATE_EPOCH, MAX_MANIFEST_LEN, Manifest, ManifestError, ManifestJson, PayloadHash, Priority,
     SignedManifest, well_known_service,
 };
 pub use ranges::RangeSet;

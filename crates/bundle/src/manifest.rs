@@ -44,6 +44,67 @@ const TAG_DELETED: u64 = 2;
 /// Extension record tag for the bundle's expiry; value = varint seconds after `date`.
 /// Even: an older reader keeps and relays the bundle without enforcing the expiry.
 const TAG_EXPIRES: u64 = 4;
+/// Extension record tag for the bundle's priority; value = one byte ([`Priority`]).
+/// Even: an older reader relays the bundle in its own order.
+const TAG_PRIORITY: u64 = 6;
+/// The highest tag this version understands; unknown records must be above it.
+const TAG_KNOWN_MAX: u64 = TAG_PRIORITY;
+
+/// How soon a bundle goes out relative to others waiting for the same link. Ordering
+/// still ages: a bulk bundle waiting long enough goes before newer normal ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Priority {
+    /// Logs, backups, anything that may wait.
+    Bulk = 0,
+    /// Files: the default.
+    Normal = 1,
+    /// What a person is waiting for: messages, alerts.
+    High = 2,
+}
+
+impl Priority {
+    /// The priority of a bundle of `service` that names none: messages go first, logs
+    /// last, the rest in between.
+    pub fn default_for(service: Option<&str>) -> Priority {
+        match service {
+            Some("message") => Priority::High,
+            Some("log") => Priority::Bulk,
+            _ => Priority::Normal,
+        }
+    }
+
+    fn from_byte(b: u8) -> Option<Priority> {
+        match b {
+            0 => Some(Priority::Bulk),
+            1 => Some(Priority::Normal),
+            2 => Some(Priority::High),
+            _ => None,
+        }
+    }
+}
+
+impl std::str::FromStr for Priority {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Priority, String> {
+        match s {
+            "bulk" | "low" => Ok(Priority::Bulk),
+            "normal" => Ok(Priority::Normal),
+            "high" => Ok(Priority::High),
+            _ => Err(format!("unknown priority '{s}': use bulk, normal or high")),
+        }
+    }
+}
+
+impl fmt::Display for Priority {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Priority::Bulk => "bulk",
+            Priority::Normal => "normal",
+            Priority::High => "high",
+        })
+    }
+}
 
 /// Services that encode as one byte; any other service is spelled out.
 const WELL_KNOWN_SERVICES: [&str; 6] = ["file", "message", "telemetry", "log", "status", "map"];
@@ -154,6 +215,8 @@ pub struct Manifest {
     /// Unix seconds after which no node keeps, offers or accepts this version (at or
     /// after `date`).
     pub expires: Option<u64>,
+    /// Set by the author; `None`: the service's default ([`Priority::default_for`]).
+    pub priority: Option<Priority>,
     /// Free `key=value` fields.
     pub fields: BTreeMap<String, String>,
     /// Ignorable extension records from a newer encoding, kept so the signed bytes stay
@@ -178,9 +241,16 @@ impl Manifest {
             sealed: None,
             deleted: false,
             expires: None,
+            priority: None,
             fields: BTreeMap::new(),
             unknown: Vec::new(),
         }
+    }
+
+    /// The priority to send it with: its own, else its service's default.
+    pub fn effective_priority(&self) -> Priority {
+        self.priority
+            .unwrap_or_else(|| Priority::default_for(self.service.as_deref()))
     }
 
     /// Whether this version has expired at `now` (Unix seconds).
@@ -269,10 +339,10 @@ impl Manifest {
         }
         let mut last = None;
         for (tag, _) in &self.unknown {
-            if *tag <= TAG_EXPIRES || tag % 2 == 1 || last.is_some_and(|l| *tag < l) {
+            if *tag <= TAG_KNOWN_MAX || tag % 2 == 1 || last.is_some_and(|l| *tag < l) {
                 return Err(invalid(
                     "unknown",
-                    "unknown extension records must be even, above 4 and ordered",
+                    "unknown extension records must be even, above 6 and ordered",
                 ));
             }
             last = Some(*tag);
@@ -301,6 +371,7 @@ impl Manifest {
             || self.sealed.is_some()
             || self.deleted
             || self.expires.is_some()
+            || self.priority.is_some()
             || !self.unknown.is_empty()
         {
             f |= F_EXTENSIONS;
@@ -363,6 +434,11 @@ impl Manifest {
             varint::put(&mut out, TAG_EXPIRES);
             varint::put(&mut out, v.len() as u64);
             out.extend_from_slice(&v);
+        }
+        if let Some(p) = self.priority {
+            varint::put(&mut out, TAG_PRIORITY);
+            varint::put(&mut out, 1);
+            out.push(p as u8);
         }
         for (tag, value) in &self.unknown {
             varint::put(&mut out, *tag);
@@ -559,6 +635,7 @@ impl SignedManifest {
         let mut sealed = None;
         let mut deleted = false;
         let mut expires_after = None;
+        let mut priority = None;
         let mut unknown = Vec::new();
         if flags & F_EXTENSIONS != 0 {
             if r.is_empty() {
@@ -603,6 +680,15 @@ impl SignedManifest {
                     if expires_after.replace(after).is_some() {
                         return Err(ManifestError::NonCanonical("duplicate expires record"));
                     }
+                } else if tag == TAG_PRIORITY {
+                    let p = match value {
+                        [b] => Priority::from_byte(*b),
+                        _ => None,
+                    }
+                    .ok_or_else(|| invalid("priority", "one byte: 0 bulk, 1 normal, 2 high"))?;
+                    if priority.replace(p).is_some() {
+                        return Err(ManifestError::NonCanonical("duplicate priority record"));
+                    }
                 } else if tag % 2 == 1 {
                     return Err(ManifestError::CriticalExtension(tag));
                 } else {
@@ -634,6 +720,7 @@ impl SignedManifest {
             sealed,
             deleted,
             expires,
+            priority,
             fields,
             unknown,
         };
@@ -701,6 +788,7 @@ impl SignedManifest {
             deleted: m.deleted,
             expires: m.expires,
             expires_utc: m.expires.map(format_utc),
+            priority: m.effective_priority(),
             fields: m.fields.clone(),
             unknown_extensions: m.unknown.iter().map(|(t, _)| *t).collect(),
             manifest_bytes: self.bytes.len(),
@@ -740,6 +828,8 @@ pub struct ManifestJson {
     pub expires: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_utc: Option<String>,
+    /// The priority it is sent with (its own, else its service's default).
+    pub priority: Priority,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub fields: BTreeMap<String, String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]

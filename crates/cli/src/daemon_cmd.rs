@@ -519,6 +519,9 @@ pub fn add(c: &Client, a: AddArgs, json: bool) -> anyhow::Result<ExitCode> {
     if a.force {
         q.push("force=true".into());
     }
+    if let Some(p) = a.priority {
+        q.push(format!("priority={p}"));
+    }
     let mut src = open_input(&a.file)?;
     let v = c
         .post_reader(&format!("/v1/bundles?{}", q.join("&")), &mut src)

@@ -66,6 +66,9 @@ pub struct DemoArgs {
     /// nothing touches the disk), else the system's temporary directory.
     #[arg(long, value_name = "DIR")]
     pub store_dir: Option<PathBuf>,
+    /// Write B's message as an ordinary file (no priority), to see what priorities do.
+    #[arg(long)]
+    pub message_as_file: bool,
 }
 
 fn parse_seed(s: &str) -> Result<u64, String> {
@@ -360,7 +363,14 @@ fn build(args: &DemoArgs, cfg: &LinkConfig) -> (Scenario, DemoWorkload) {
     let message = skywave_lab::scenario::Action {
         at: SimTime::from_nanos((message_at * 1e9).round() as u64),
         node: 1,
-        op: skywave_lab::scenario::Op::Insert(plain(3 * GROUP, MESSAGE)),
+        op: skywave_lab::scenario::Op::Insert(BundleSpec {
+            kind: if args.message_as_file {
+                BundleKind::Plain
+            } else {
+                BundleKind::Message
+            },
+            ..plain(3 * GROUP, MESSAGE)
+        }),
     };
     let scenario = Scenario {
         name: "demo".to_string(),

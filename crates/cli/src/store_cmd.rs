@@ -52,6 +52,10 @@ pub struct AddArgs {
     /// Add even when a bundle authored here has the same name and content.
     #[arg(long)]
     pub force: bool,
+    /// How soon it goes out ahead of others: bulk, normal or high (default: high for
+    /// the message service, bulk for log, else normal).
+    #[arg(long, value_name = "PRIORITY")]
+    pub priority: Option<skywave_bundle::Priority>,
 }
 
 fn parse_field(s: &str) -> Result<(String, String), String> {
@@ -166,6 +170,7 @@ pub fn add(dir: &Path, a: AddArgs, json: bool) -> anyhow::Result<ExitCode> {
         journal: a.journal,
         date,
         expires: a.expires.map(|l| date.saturating_add(l)),
+        priority: a.priority,
     };
     if let Some(r) = &a.replace {
         let id = resolve(&store, r)?;
@@ -322,6 +327,7 @@ pub fn show(dir: &Path, a: IdArg, json: bool) -> anyhow::Result<ExitCode> {
     if let Some(e) = &j.expires_utc {
         println!("expires:   {e}");
     }
+    println!("priority:  {}", j.priority);
     for (k, v) in [("service", &j.service), ("name", &j.name)] {
         if let Some(v) = v {
             println!("{k:<10} {v}", k = format!("{k}:"), v = printable(v));

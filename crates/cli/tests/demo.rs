@@ -153,3 +153,29 @@ fn bad_input_names_the_field() {
         "{e}"
     );
 }
+
+/// B's message (service `message`, high priority) goes ahead of the 100 bundles in
+/// flight; written as an ordinary file it waits behind them. The bulk takes as long
+/// either way.
+#[test]
+fn the_message_goes_ahead_of_the_bulk_and_the_bulk_is_not_slowed() {
+    let run = |extra: &[&str]| {
+        let mut args = vec!["demo", "--shared", "1000", "--json", "--seed", "4"];
+        args.extend_from_slice(extra);
+        let (stdout, _) = ok(&args);
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        (
+            v["message_latency_seconds"].as_f64().unwrap(),
+            v["sync_seconds"].as_f64().unwrap(),
+        )
+    };
+    let (urgent, sync) = run(&[]);
+    let (plain, sync_plain) = run(&["--message-as-file"]);
+    // One over of the other side at most (60 s on this modem), not the whole bulk.
+    assert!(urgent < 70.0, "message after {urgent} s");
+    assert!(
+        plain > 3.0 * urgent,
+        "as a file: {plain} s, with priority {urgent} s"
+    );
+    assert!(sync <= sync_plain * 1.1, "bulk {sync} s vs {sync_plain} s");
+}

@@ -377,6 +377,7 @@ impl NewParams {
                 self.lifetime = Some(crate::config::parse_lifetime(v).map_err(bad)?);
             }
             "force" => self.force = parse_bool(k, v)?,
+            "priority" => o.priority = Some(v.parse().map_err(bad)?),
             "field" => {
                 let (fk, fv) = v
                     .split_once('=')
@@ -385,7 +386,7 @@ impl NewParams {
             }
             _ => {
                 return Err(bad(format!(
-                    "unknown parameter '{k}'; accepted: service, name, journal, sign_sender, recipient, to, field=KEY=VALUE, replace, expires, lifetime, force"
+                    "unknown parameter '{k}'; accepted: service, name, journal, sign_sender, recipient, to, field=KEY=VALUE, replace, expires, lifetime, force, priority"
                 )));
             }
         }

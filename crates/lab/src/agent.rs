@@ -29,6 +29,9 @@ pub enum BundleKind {
     Plain,
     /// Append-only journal; version = payload length.
     Journal,
+    /// Written once, version 1: what a person waits for (a message), which an
+    /// implementation with priorities sends ahead of bulk.
+    Message,
 }
 
 /// A bundle of the workload, as sizes: no content is prescribed.
@@ -47,7 +50,7 @@ impl BundleSpec {
     /// The version a holder of `payload_len` bytes of this bundle has.
     pub fn version_at(&self, payload_len: u64) -> u64 {
         match self.kind {
-            BundleKind::Plain => 1,
+            BundleKind::Plain | BundleKind::Message => 1,
             BundleKind::Journal => payload_len,
         }
     }

@@ -269,7 +269,14 @@ impl SkywaveAgent {
             hasher.update(&buf[..n]);
         }
         let mut m = Manifest::new(sk.bundle_id(), 1, spec.payload_len, hasher.finalize(), DATE);
-        m.service = Some("file".into());
+        m.service = Some(
+            if spec.kind == BundleKind::Message {
+                "message"
+            } else {
+                "file"
+            }
+            .into(),
+        );
         m.name = Some(name_of(spec.key));
         let signed = m.sign(&sk).map_err(|e| e.to_string())?;
         self.shared
@@ -282,7 +289,7 @@ impl SkywaveAgent {
     /// Stores bundle `spec`; returns its id and version.
     fn insert(&mut self, spec: &BundleSpec) -> Result<(BundleId, u64), String> {
         let stored = match spec.kind {
-            BundleKind::Plain => {
+            BundleKind::Plain | BundleKind::Message => {
                 let m = self.plain_manifest(spec)?;
                 self.node
                     .store

@@ -102,6 +102,8 @@ pub struct NewBundle {
     pub date: u64,
     /// Unix seconds after which every node drops the bundle.
     pub expires: Option<u64>,
+    /// `None`: the service's default.
+    pub priority: Option<skywave_bundle::Priority>,
 }
 
 /// Sizes and counts, for status screens and metrics.
@@ -782,6 +784,7 @@ impl Store {
         m.sender = opts.sign_sender.then(|| self.node.identity());
         m.fields = opts.fields.clone();
         m.expires = opts.expires;
+        m.priority = opts.priority;
         m
     }
 

@@ -59,7 +59,8 @@ fn round_trip_all_fields() {
     m.fields.insert("station".into(), "VK5ABC".into());
     m.fields.insert("crc".into(), "ok".into());
     m.expires = Some(DATE + 7 * 86_400);
-    m.unknown.push((6, vec![1, 2, 3]));
+    m.priority = Some(Priority::High);
+    m.unknown.push((8, vec![1, 2, 3]));
     let s = m.sign(&k).unwrap();
     let back = SignedManifest::decode(s.as_bytes()).unwrap();
     assert_eq!(back.manifest(), &m);
@@ -149,11 +150,11 @@ fn extension_rule() {
     let k = key(7);
     // Even tags from a newer encoder are preserved and the signature still verifies.
     let mut m = small_manifest(&k);
-    m.unknown.push((6, b"future".to_vec()));
+    m.unknown.push((8, b"future".to_vec()));
     let s = m.sign(&k).unwrap();
     let back = SignedManifest::decode(s.as_bytes()).unwrap();
-    assert_eq!(back.manifest().unknown, vec![(6, b"future".to_vec())]);
-    assert_eq!(back.to_json().unknown_extensions, vec![6]);
+    assert_eq!(back.manifest().unknown, vec![(8, b"future".to_vec())]);
+    assert_eq!(back.to_json().unknown_extensions, vec![8]);
     // Odd tags are critical: a reader that does not know them must refuse.
     let mut body = small_manifest(&k).encode_body();
     body[0] |= F_EXTENSIONS;
@@ -471,4 +472,38 @@ fn an_older_reader_sees_a_tombstone_as_an_empty_newer_version() {
     let sig = k.signing().sign(&signing_message(&bad));
     bad.extend_from_slice(&sig.to_bytes());
     assert!(SignedManifest::decode(&bad).is_err());
+}
+
+#[test]
+fn priority_is_one_byte_and_defaults_by_service() {
+    let k = key(14);
+    let mut m = small_manifest(&k);
+    m.service = Some("message".into());
+    assert_eq!(m.effective_priority(), Priority::High);
+    m.service = Some("log".into());
+    assert_eq!(m.effective_priority(), Priority::Bulk);
+    m.service = None;
+    assert_eq!(m.effective_priority(), Priority::Normal);
+    let plain = m.sign(&k).unwrap().as_bytes().len();
+    m.priority = Some(Priority::Bulk);
+    let s = m.sign(&k).unwrap();
+    assert_eq!(s.as_bytes().len(), plain + 3);
+    let back = SignedManifest::decode(s.as_bytes()).unwrap();
+    assert_eq!(back.manifest().priority, Some(Priority::Bulk));
+    assert_eq!(back.to_json().priority, Priority::Bulk);
+    assert_eq!("high".parse::<Priority>(), Ok(Priority::High));
+    assert!("urgent".parse::<Priority>().is_err());
+    // A value this version does not know is refused, not guessed.
+    let mut body = small_manifest(&k).encode_body();
+    body[0] |= F_EXTENSIONS;
+    body.extend_from_slice(&[6, 1, 9]);
+    let sig = k.signing().sign(&signing_message(&body));
+    body.extend_from_slice(&sig.to_bytes());
+    assert!(matches!(
+        SignedManifest::decode(&body),
+        Err(ManifestError::InvalidField {
+            field: "priority",
+            ..
+        })
+    ));
 }

@@ -1454,7 +1454,13 @@ fn enqueue_shared(
         let addressed = m.manifest().recipient.is_some_and(|r| r.0 == p.key);
         let length = m.manifest().length;
         p.backlog.insert(
-            peer::Rank::new(addressed, length + encoded.len() as u64, now, seq),
+            peer::Rank::new(
+                addressed,
+                m.manifest().effective_priority(),
+                length + encoded.len() as u64,
+                now,
+                seq,
+            ),
             peer::Pending {
                 id,
                 version,
@@ -1528,6 +1534,7 @@ fn new_outgoing(
         resent: false,
         speculative: queued.2,
         addressed_to_peer: m.manifest().recipient.is_some_and(|r| r.0 == p.key),
+        priority: m.manifest().effective_priority(),
         queued_at: queued.0,
         seq: queued.1,
         timeouts: 0,

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use bytes::Bytes;
-use skywave_bundle::{BundleId, RangeSet, SignedManifest};
+use skywave_bundle::{BundleId, Priority, RangeSet, SignedManifest};
 
 use super::LinkId;
 use super::cc::Cc;
@@ -47,6 +47,7 @@ pub(crate) struct Outgoing {
     /// Pushed before reconciliation said the peer lacks it (a guess, cancelled if wrong).
     pub speculative: bool,
     pub addressed_to_peer: bool,
+    pub priority: Priority,
     pub queued_at: Duration,
     pub seq: u64,
     /// Resend timeouts of this transfer.
@@ -128,7 +129,10 @@ impl LossMeter {
 /// Sending order of queued transfers: bundles addressed to the peer first, then by
 /// weight, then in queueing order. The weight is a bundle's size halved for every minute
 /// it has waited (so large bundles are not starved), kept as `log2(size) + queued/60 s`:
-/// the same order at every instant, so a queue sorted once stays sorted.
+/// the same order at every instant, so a queue sorted once stays sorted. Each step of
+/// priority counts as [`PRIORITY_STEP_MINUTES`] of waiting: a message goes ahead of bulk
+/// queued up to an hour before it, and bulk that has waited longer than that still
+/// moves (aging, not starvation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Rank {
     later: bool,
@@ -136,9 +140,19 @@ pub(crate) struct Rank {
     seq: u64,
 }
 
+/// Minutes of waiting one step of priority is worth in [`Rank`].
+pub(crate) const PRIORITY_STEP_MINUTES: f64 = 30.0;
+
 impl Rank {
-    pub fn new(addressed: bool, size: u64, queued_at: Duration, seq: u64) -> Self {
-        let w = (size.max(1) as f64).log2() + queued_at.as_secs_f64() / 60.0;
+    pub fn new(
+        addressed: bool,
+        priority: Priority,
+        size: u64,
+        queued_at: Duration,
+        seq: u64,
+    ) -> Self {
+        let w = (size.max(1) as f64).log2() + queued_at.as_secs_f64() / 60.0
+            - PRIORITY_STEP_MINUTES * f64::from(priority as u8);
         Self {
             later: !addressed,
             weight: (w * 65536.0) as i64,
@@ -314,6 +328,7 @@ impl Outgoing {
     pub fn rank(&self) -> Rank {
         Rank::new(
             self.addressed_to_peer,
+            self.priority,
             self.length + self.manifest.len() as u64,
             self.queued_at,
             self.seq,
@@ -654,6 +669,22 @@ impl Peer {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn priority_goes_ahead_of_an_hour_of_waiting_and_bulk_still_ages() {
+        let min = |m: u64| Duration::from_secs(60 * m);
+        let bulk_at_0 = Rank::new(false, Priority::Bulk, 100, min(0), 1);
+        // A message written 59 minutes after bulk was queued goes first...
+        assert!(Rank::new(false, Priority::High, 100, min(59), 2) < bulk_at_0);
+        // ...one written 61 minutes after it does not: bulk is never starved for good.
+        assert!(Rank::new(false, Priority::High, 100, min(61), 3) > bulk_at_0);
+        // Normal bundles queued more than half an hour after bulk wait behind it.
+        assert!(Rank::new(false, Priority::Normal, 100, min(29), 4) < bulk_at_0);
+        assert!(Rank::new(false, Priority::Normal, 100, min(31), 5) > bulk_at_0);
+        // Addressed to the peer still comes first.
+        assert!(Rank::new(true, Priority::Bulk, 1 << 30, min(60), 6) < bulk_at_0);
+    }
+
     use proptest::prelude::*;
 
     use super::*;
