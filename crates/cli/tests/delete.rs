@@ -151,6 +151,14 @@ fn adding_the_same_file_twice_names_the_bundle_that_holds_it() {
         "{err}"
     );
     assert_ne!(cli(&dir, &["add", "--force", f]), first);
+    // Priority: as given, else the service's default; a wrong one is named.
+    let urgent = cli(&dir, &["add", "--force", "--priority", "high", f]);
+    assert!(cli(&dir, &["show", urgent.trim()]).contains("priority:  high"));
+    let msg = cli(&dir, &["add", "--force", "--service", "message", f]);
+    assert!(cli(&dir, &["show", msg.trim()]).contains("priority:  high"));
+    assert!(cli(&dir, &["show", first.trim()]).contains("priority:  normal"));
+    let out = run(&dir, &["add", "--priority", "urgent", f]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("use bulk, normal or high"));
 
     let a = Daemon::start(tmp.path(), "a", &["--listen", "udp://127.0.0.1:0"]);
     let first = cli(&a.dir, &["add", f]);
