@@ -91,6 +91,9 @@ pub struct StatusArgs {
     /// Refresh every second until interrupted.
     #[arg(long)]
     pub watch: bool,
+    /// Say what keeps the node from syncing, and what to do (exit status 1 if anything).
+    #[arg(long)]
+    pub why: bool,
 }
 
 #[derive(Debug, Args)]
@@ -298,10 +301,10 @@ pub fn render_status(s: &Status) -> String {
             _ => String::new(),
         };
         let util = util + &waiting + &turns + &sec;
-        let state = if l.up {
-            "up".to_string()
-        } else {
-            format!("down ({})", printable(l.reason.as_deref().unwrap_or("?")))
+        let state = match (l.up, l.state.as_str()) {
+            (true, "" | "up") => "up".to_string(),
+            (true, st) => printable(st).into_owned(),
+            (false, _) => "down".to_string(),
         };
         let _ = writeln!(
             o,
@@ -313,6 +316,7 @@ pub fn render_status(s: &Status) -> String {
             rate(l.in_bps),
             util
         );
+        why_line(&mut o, l.reason.as_deref());
     }
     let _ = writeln!(o, "\nPEERS");
     if s.peers.is_empty() {
@@ -333,10 +337,20 @@ pub fn render_status(s: &Status) -> String {
             p.receiving,
             p.silent_seconds
         );
+        why_line(&mut o, p.reason.as_deref());
     }
     let _ = writeln!(o, "\nTRANSFERS");
     if s.transfers.is_empty() {
-        let _ = writeln!(o, "  (none: in sync with every peer heard)");
+        let synced = s.peers.iter().filter(|p| p.state == "synced").count();
+        let _ = match (s.peers.len(), synced) {
+            (0, _) => writeln!(
+                o,
+                "  (none: no peer has answered, so nothing is syncing; see LINKS, or `skywave status --why`)"
+            ),
+            (_, 0) => writeln!(o, "  (none yet: no peer has finished reconciling)"),
+            (n, k) if k == n => writeln!(o, "  (none: in sync with {k} peer(s))"),
+            (n, k) => writeln!(o, "  (none: in sync with {k} of {n} peers)"),
+        };
     }
     for t in &s.transfers {
         let eta = t
@@ -355,6 +369,7 @@ pub fn render_status(s: &Status) -> String {
             eta,
             printable(&t.state)
         );
+        why_line(&mut o, t.reason.as_deref());
     }
     let p = &s.protocol;
     let dropped: u64 = p.dropped.values().sum();
@@ -373,6 +388,86 @@ pub fn render_status(s: &Status) -> String {
     o
 }
 
+/// The reason under a row of the status screen, when there is one.
+fn why_line(o: &mut String, reason: Option<&str>) {
+    use std::fmt::Write as _;
+    if let Some(r) = reason {
+        let _ = writeln!(o, "       why: {}", printable(r));
+    }
+}
+
+/// What keeps the node from syncing, each with what to do, worst first; empty when
+/// nothing does.
+pub fn diagnose(s: &skywave_daemon::status::Status) -> Vec<String> {
+    let mut out = Vec::new();
+    if s.links.is_empty() {
+        out.push(
+            "no links: give --listen udp://0.0.0.0:7474 or --peer udp://HOST:7474 (or links in a config file)".into(),
+        );
+    }
+    for l in &s.links {
+        let state = if l.up { l.state.as_str() } else { "down" };
+        if !matches!(state, "" | "up") {
+            out.push(format!(
+                "link {} ({}): {}",
+                l.id,
+                l.name,
+                l.reason.as_deref().unwrap_or(state)
+            ));
+        }
+    }
+    if s.peers.is_empty() && !s.links.is_empty() {
+        out.push(
+            "no peer has answered on any link: nothing can sync until one does (a listening node waits for others to dial it)".into(),
+        );
+    }
+    for p in &s.peers {
+        if p.state == "down" {
+            out.push(format!(
+                "peer {} is down: {}",
+                &p.node[..p.node.len().min(16)],
+                p.reason.as_deref().unwrap_or("not heard")
+            ));
+        }
+    }
+    for t in s.transfers.iter().filter(|t| t.reason.is_some()) {
+        out.push(format!(
+            "{} of {} {} peer {}: {}",
+            t.direction,
+            &t.id[..t.id.len().min(16)],
+            if t.direction == "send" { "to" } else { "from" },
+            &t.peer[..t.peer.len().min(16)],
+            t.reason.as_deref().unwrap_or_default()
+        ));
+    }
+    if let Some(t) = s.store.no_room_seconds {
+        out.push(format!(
+            "the store has had no room for {t:.0} s: received bundles are turned down; delete bundles (`skywave rm`), free disk space or raise --quota"
+        ));
+    }
+    let d = &s.protocol.dropped;
+    let count = |k: &str| d.get(k).copied().unwrap_or(0);
+    if count("untrusted_peer") > 0 {
+        out.push(format!(
+            "{} handshakes were refused: those peers are not on a link's trust list (`skywave trust add KEY`)",
+            count("untrusted_peer")
+        ));
+    }
+    if count("wrong_identity") > 0 {
+        out.push(format!(
+            "{} greetings claimed another node's key than their link proved and were dropped",
+            count("wrong_identity")
+        ));
+    }
+    if count("bad_payload") > 0 {
+        out.push(format!(
+            "{} received payloads failed verification and were fetched again elsewhere",
+            count("bad_payload")
+        ));
+    }
+    out
+}
+
 /// A peer's path MTU for the status screens: `1252`, `1200?` while still searching, `-`
 /// on links that do not discover one.
 fn path_mtu(p: &skywave_daemon::status::PeerView) -> String {
@@ -385,6 +480,29 @@ fn path_mtu(p: &skywave_daemon::status::PeerView) -> String {
 
 pub fn status(dir: &Path, a: StatusArgs, json: bool) -> anyhow::Result<ExitCode> {
     let c = need(dir)?;
+    if a.why {
+        let s = c.status()?;
+        let found = diagnose(&s);
+        if json {
+            println!("{}", serde_json::json!({ "problems": found }));
+        } else if found.is_empty() {
+            let synced = s.peers.iter().filter(|p| p.state == "synced").count();
+            println!(
+                "nothing keeps this node from syncing: {synced} of {} peer(s) in sync, {} transfer(s) under way",
+                s.peers.len(),
+                s.transfers.len()
+            );
+        } else {
+            for f in &found {
+                println!("- {}", printable(f));
+            }
+        }
+        return Ok(if found.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        });
+    }
     loop {
         let s = c.status()?;
         if json {

@@ -768,6 +768,7 @@ mod tests {
             bundles: 100,
             shared: 1000,
             store_dir: None,
+            message_as_file: false,
         };
         let (sc, w) = build(&args, &cfg);
         assert_eq!(sc.workload.initial.len(), 2 * 1000 + 2 * 100);

@@ -134,6 +134,19 @@ fn a_node_not_on_the_trust_list_reads_and_pushes_nothing() {
         sc.protocol.bundles_received
     );
 
+    // C is told why it hears nothing: no answer, and A may not trust it.
+    let l = wait_for("c to say why a does not answer", LONG, || {
+        c.status()
+            .links
+            .into_iter()
+            .find(|l| l.state == "no answer")
+    });
+    let why = l.reason.unwrap_or_default();
+    assert!(
+        why.contains("no answer from") && why.contains("trusts this node"),
+        "{why}"
+    );
+
     // Removing the trusted key ends its session: what it writes next does not arrive.
     let out = cli(&a.dir, &["trust", "rm", &b_id[..12]]);
     assert!(out.contains("removed"), "{out}");
@@ -151,6 +164,11 @@ fn a_node_not_on_the_trust_list_reads_and_pushes_nothing() {
     });
     std::thread::sleep(Duration::from_secs(2));
     assert!(!a.has(&w), "a bundle arrived from a removed key");
+    // A says it is refusing on that link, and how to admit the peer.
+    let l = wait_for("a to show the refusal", LONG, || {
+        a.status().links.into_iter().find(|l| l.state == "refusing")
+    });
+    assert!(l.reason.unwrap_or_default().contains("trust add"));
 }
 
 /// Builds a HELLO frame naming `node` as the sender's key.

@@ -24,7 +24,10 @@ pub struct LinkView {
     pub kind: String,
     pub name: String,
     pub up: bool,
-    /// Why the link is down, when it is.
+    /// `up`, `down`, `no answer`, `refusing` or `waiting`; `reason` says why in words.
+    #[serde(default)]
+    pub state: String,
+    /// Why the link is not simply up, in words (down, no answer, refusing, waiting).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub mtu: usize,
@@ -77,6 +80,9 @@ pub struct PeerView {
     /// `greeting`, `reconciling`, `synced`, or `down`: silent past its keep-alive
     /// interval, and not answering the greetings sent since (the daemon's `liveness`).
     pub state: String,
+    /// Why it is down, or what limits it (path MTU), in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     pub recon_bytes: u64,
     pub recon_messages: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -114,6 +120,9 @@ pub struct TransferView {
     /// Reason code: `offering`, `sending`, `awaiting_report`, `speculative`, `queued`,
     /// `receiving`, `stalled`.
     pub state: String,
+    /// For a stalled transfer, what it waits for, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     pub held_bytes: u64,
     pub total_bytes: u64,
     pub in_flight_bytes: u64,

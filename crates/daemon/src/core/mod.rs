@@ -154,6 +154,14 @@ struct LinkEntry {
     /// A UDP peer learnt from traffic (not configured): forgotten after a long silence.
     learnt: bool,
     last_in: Instant,
+    /// When the link last came up.
+    up_since: Instant,
+    /// Driver links: since when the driver has offered no room (the radio takes nothing).
+    no_room_since: Option<Instant>,
+    /// IP links: when a peer was last refused here for not being on the trust list.
+    refused_at: Option<Instant>,
+    /// The state last published (`status::link_health`), to announce changes once.
+    health: &'static str,
     /// IP links: the encrypted channel and the link's trust settings (`None`: plaintext).
     sec: Option<Sec>,
 }
@@ -355,6 +363,10 @@ impl Core {
                 ephemeral: false,
                 learnt: false,
                 last_in: Instant::now(),
+                up_since: Instant::now(),
+                no_room_since: None,
+                refused_at: None,
+                health: "down",
                 sec: None,
             },
         );
@@ -371,6 +383,9 @@ impl Core {
         let was = e.up;
         e.up = true;
         e.reason = None;
+        if !was {
+            e.up_since = Instant::now();
+        }
         self.ep.link_up(now, link, params);
         if !was {
             tracing::info!(link, name = %e.name, "link up");
@@ -680,6 +695,11 @@ impl Core {
                 if let Some(e) = self.links.get_mut(&link) {
                     e.room = room;
                     e.idle_told = false;
+                    if room > 0 {
+                        e.no_room_since = None;
+                    } else if e.no_room_since.is_none() {
+                        e.no_room_since = Some(Instant::now());
+                    }
                 }
             }
             Input::Radio { link, status } => {
@@ -1259,6 +1279,7 @@ impl Core {
             self.udp[sock].peers.remove(&addr);
         }
         self.check_peers();
+        self.announce_health(now);
         // Transfer progress rates.
         let mut seen = HashMap::new();
         for t in self.ep.transfers() {

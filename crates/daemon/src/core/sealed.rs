@@ -112,6 +112,9 @@ impl Core {
             Err(d) => {
                 *self.drops.entry(d.name()).or_default() += 1;
                 if d == secure::Drop::Untrusted {
+                    if let Some(e) = self.links.get_mut(&link) {
+                        e.refused_at = Some(Instant::now());
+                    }
                     let name = self.links.get(&link).map(|e| e.name.clone());
                     let first = host.is_none_or(|a| {
                         self.refused_logged.len() < MAX_KNOWN_KEYS && self.refused_logged.insert(a)

@@ -6,7 +6,11 @@ use std::collections::BTreeMap;
 use skywave_links::LinkCounters;
 use skywave_proto::Direction;
 
-use super::{Core, Io};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::{Core, Io, LinkEntry};
 use crate::status::{LinkView, PeerView, ProtocolView, Status, StoreView, TransferView};
 
 impl Core {
@@ -56,12 +60,14 @@ impl Core {
                     }
                     _ => (None, None),
                 };
+                let (state, reason) = self.link_health(id, e, Instant::now());
                 LinkView {
                     id,
                     kind: e.kind.clone(),
                     name: e.name.clone(),
                     up: e.up,
-                    reason: e.reason.clone(),
+                    state: state.into(),
+                    reason,
                     mtu: e.adapter.params().mtu,
                     rate_bps: rate,
                     bytes_out: e.bytes_out,
@@ -112,6 +118,11 @@ impl Core {
                 )
             })
             .map(|(p, verified, trust)| PeerView {
+                reason: peer_reason(
+                    &p,
+                    self.live.is_down(&p.key),
+                    self.links.get(&p.link).map(|e| e.adapter.params().mtu),
+                ),
                 identity: if verified { "verified" } else { "claimed" }.into(),
                 trust,
                 node: hex::encode(p.key),
@@ -151,6 +162,16 @@ impl Core {
                         Direction::Receive => "receive".into(),
                     },
                     state: t.state.as_str().into(),
+                    reason: (t.state == skywave_proto::TransferState::Stalled).then(|| {
+                        format!(
+                            "stalled: no progress for {}; {}",
+                            ago(t.idle_for),
+                            match t.direction {
+                                Direction::Send => "the peer has not reported what it holds",
+                                Direction::Receive => "nothing arrives from the sender",
+                            }
+                        )
+                    }),
                     held_bytes: t.held,
                     total_bytes: t.total,
                     in_flight_bytes: t.in_flight,
@@ -196,5 +217,181 @@ impl Core {
                     .map(|t| now.saturating_sub(t).as_secs_f64()),
             },
         }
+    }
+}
+
+/// How long a link may stay silent after coming up before it is "no answer": a few
+/// handshake and greeting retries on any IP path.
+const NO_ANSWER_AFTER: Duration = Duration::from_secs(10);
+/// How long a radio may take no bytes before status says the driver is waiting for it.
+const NO_ROOM_AFTER: Duration = Duration::from_secs(30);
+/// How long a refusal on a link is shown.
+const REFUSAL_SHOWN: Duration = Duration::from_secs(120);
+
+/// `45 s`, `3 min`, `2 h`: a duration as people read it.
+pub(crate) fn ago(d: Duration) -> String {
+    let s = d.as_secs();
+    if s < 120 {
+        format!("{s} s")
+    } else if s < 2 * 3600 {
+        format!("{} min", s / 60)
+    } else {
+        format!("{} h", s / 3600)
+    }
+}
+
+/// Why a peer is not simply in sync, in words.
+fn peer_reason(p: &skywave_proto::PeerInfo, down: bool, link_mtu: Option<usize>) -> Option<String> {
+    if down {
+        return Some(format!(
+            "no answer for {}: greeted again with backoff",
+            ago(p.silent_for)
+        ));
+    }
+    match (p.path_mtu, link_mtu) {
+        (Some((size, false)), _) => Some(format!("probing the path MTU ({size} B cross so far)")),
+        (Some((size, true)), Some(mtu)) if (size as usize) < mtu => Some(format!(
+            "path MTU {size} B: larger frames are lost on the way, so frames are kept to it"
+        )),
+        _ => None,
+    }
+}
+
+impl Core {
+    /// A link's state and, when it is not simply up, why, in words a person can act on.
+    pub(super) fn link_health(
+        &self,
+        id: skywave_proto::LinkId,
+        e: &LinkEntry,
+        now: Instant,
+    ) -> (&'static str, Option<String>) {
+        if !e.up {
+            return ("down", e.reason.clone());
+        }
+        if let Some(t) = e
+            .refused_at
+            .filter(|t| now.duration_since(*t) < REFUSAL_SHOWN)
+        {
+            return (
+                "refusing",
+                Some(format!(
+                    "refusing a peer {} ago: its node key is not on this link's trust list (`skywave trust add KEY` admits it)",
+                    ago(now.duration_since(t))
+                )),
+            );
+        }
+        if let Some(t) = e
+            .no_room_since
+            .filter(|t| now.duration_since(*t) >= NO_ROOM_AFTER)
+        {
+            return (
+                "waiting",
+                Some(format!(
+                    "waiting for the radio: 0 B buffer space for {}",
+                    ago(now.duration_since(t))
+                )),
+            );
+        }
+        let silent = now.duration_since(e.last_in.max(e.up_since));
+        let addressed = matches!(e.io, Io::Udp { .. } | Io::Tcp(_)) && !e.learnt && !e.ephemeral;
+        if addressed && self.ep.peers_on(id) == 0 && silent >= NO_ANSWER_AFTER {
+            let to = e.name.split_once(':').map_or(e.name.as_str(), |(_, a)| a);
+            let trust = if e.sec.is_some() {
+                format!(
+                    ", and that it trusts this node ({})",
+                    &hex::encode(self.shared.node)[..16]
+                )
+            } else {
+                String::new()
+            };
+            return (
+                "no answer",
+                Some(format!(
+                    "no answer from {to} for {}: check that skywave runs there and is reachable{trust}",
+                    ago(silent)
+                )),
+            );
+        }
+        ("up", None)
+    }
+
+    /// Logs and publishes each link's change of state once.
+    pub(super) fn announce_health(&mut self, now: Instant) {
+        let changes: Vec<(skywave_proto::LinkId, &'static str, Option<String>)> = self
+            .links
+            .iter()
+            .filter(|(_, e)| e.up)
+            .filter_map(|(&id, e)| {
+                let (state, reason) = self.link_health(id, e, now);
+                (state != e.health).then_some((id, state, reason))
+            })
+            .collect();
+        for (id, state, reason) in changes {
+            let Some(e) = self.links.get_mut(&id) else {
+                continue;
+            };
+            let was = std::mem::replace(&mut e.health, state);
+            if state == "up" && was == "down" {
+                continue; // `set_up` announced it
+            }
+            match &reason {
+                Some(r) => tracing::warn!(link = id, name = %e.name, state, "{r}"),
+                None => tracing::info!(link = id, name = %e.name, "link {state} again"),
+            }
+            self.shared.events.publish(
+                "link",
+                json!({"link": id, "name": e.name, "kind": e.kind, "up": e.up,
+                       "state": state, "reason": reason}),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peer(silent: u64, path_mtu: Option<(u64, bool)>) -> skywave_proto::PeerInfo {
+        skywave_proto::PeerInfo {
+            key: [1; 32],
+            link: 0,
+            established: true,
+            recon: skywave_proto::ReconState::Synced,
+            recon_bytes: 0,
+            recon_messages: 0,
+            srtt: None,
+            pacing_bps: None,
+            in_flight: 0,
+            path_mtu,
+            silent_for: Duration::from_secs(silent),
+            sending: 0,
+            receiving: 0,
+        }
+    }
+
+    #[test]
+    fn peers_say_why_in_words() {
+        assert_eq!(ago(Duration::from_secs(45)), "45 s");
+        assert_eq!(ago(Duration::from_secs(600)), "10 min");
+        assert_eq!(ago(Duration::from_secs(3 * 3600)), "3 h");
+        assert!(
+            peer_reason(&peer(45, None), true, Some(1472))
+                .unwrap()
+                .starts_with("no answer for 45 s")
+        );
+        assert!(
+            peer_reason(&peer(0, Some((1251, true))), false, Some(1472))
+                .unwrap()
+                .contains("path MTU 1251 B")
+        );
+        assert!(
+            peer_reason(&peer(0, Some((1200, false))), false, Some(1472))
+                .unwrap()
+                .contains("probing")
+        );
+        assert_eq!(
+            peer_reason(&peer(0, Some((1472, true))), false, Some(1472)),
+            None
+        );
     }
 }
