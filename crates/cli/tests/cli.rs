@@ -148,11 +148,37 @@ fn errors_name_the_problem() {
     let node = tmp.path().join("node");
     assert!(err(&node, &["ls"]).contains("skywave init"));
     ok(&node, &["init"]);
-    assert!(err(&node, &["show", "zzzz"]).contains("no bundle matches"));
+    // The same words as the daemon's API gives (one helper, skywave_store::Store).
+    assert!(err(&node, &["show", "zzzz"]).contains("invalid bundle id 'zzzz'"));
+    assert!(err(&node, &["show", "ab"]).contains("at least 4 hex digits"));
+    assert!(err(&node, &["show", "abcd"]).contains("no bundle matches 'abcd'"));
     assert!(err(&node, &["get", &"ab".repeat(32)]).contains("no bundle"));
     assert!(err(&node, &["add", "/nonexistent/file"]).contains("/nonexistent/file"));
     assert!(err(&node, &["add", "--recipient", "xyz", "/etc/hostname"]).contains("64 hex digits"));
     assert!(err(&node, &["add", "--service", "Bad Service", "/etc/hostname"]).contains("service"));
+}
+
+#[test]
+fn appending_nothing_leaves_the_journal_as_it_was() {
+    let tmp = tempfile::tempdir().unwrap();
+    let node = tmp.path().join("node");
+    ok(&node, &["init"]);
+    let f = tmp.path().join("log.txt");
+    std::fs::write(&f, "line 1\n").unwrap();
+    let empty = tmp.path().join("empty");
+    std::fs::write(&empty, "").unwrap();
+    let id = ok(&node, &["add", "--journal", f.to_str().unwrap()]);
+    let id = id.trim();
+    let before = ok(&node, &["show", "--json", id]);
+    ok(&node, &["append", id, empty.to_str().unwrap()]);
+    let after = ok(&node, &["show", "--json", id]);
+    let (b, a): (serde_json::Value, serde_json::Value) = (
+        serde_json::from_str(&before).unwrap(),
+        serde_json::from_str(&after).unwrap(),
+    );
+    // Not signed again: same version, same token (nothing was stored).
+    assert_eq!(a["version"], b["version"]);
+    assert_eq!(a["token"], b["token"]);
 }
 
 #[test]

@@ -1052,7 +1052,11 @@ fn malformed_requests_and_bad_ids_get_a_json_error_naming_the_problem() {
             "not a journal",
         ),
         // Bad query strings on reads.
-        (d.get("/v1/bundles?since=yesterday"), 400, "since"),
+        (
+            d.get("/v1/bundles?since=yesterday"),
+            400,
+            "since: expected a whole number; accepted: service, recipient (64 hex digits), since (a token: the next_since",
+        ),
         (d.get("/v1/bundles?limit=-1"), 400, "limit"),
         (
             d.get("/v1/bundles?colour=red"),
@@ -1060,13 +1064,15 @@ fn malformed_requests_and_bad_ids_get_a_json_error_naming_the_problem() {
             "unknown field `colour`",
         ),
         (d.get("/v1/bundles?recipient=xyz"), 400, "recipient"),
-        (d.get("/v1/events?since=x"), 400, "since"),
+        (d.get("/v1/events?since=x"), 400, "since (an event id"),
         // Unknown endpoints and methods.
         (d.get("/v1/nothing"), 404, "no endpoint GET /v1/nothing"),
+        (d.delete("/v1/status"), 405, "DELETE is not allowed"),
+        // Only the author deletes.
         (
-            d.delete(&format!("/v1/bundles/{id}")),
-            405,
-            "DELETE is not allowed",
+            d.delete(&format!("/v1/bundles/{}", "0".repeat(64))),
+            403,
+            "only its author",
         ),
         (post("/v1/status", b"", None), 405, "POST is not allowed"),
     ];

@@ -234,19 +234,15 @@ fn bundle_json(b: &StoredBundle) -> serde_json::Value {
 }
 
 fn resolve(s: &Shared, id: &str) -> ApiResult<BundleId> {
-    if id.len() < 4 || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(bad(format!(
-            "invalid bundle id '{id}': give the full 64-digit hex id or a unique prefix of at least 4 hex digits"
-        )));
+    if let Some(e) = skywave_store::Store::id_syntax_error(id) {
+        return Err(bad(e));
     }
     let store = s.store();
     match store.store.resolve_prefix(id)? {
         Some(id) => Ok(id),
         None => Err(ApiError(
             StatusCode::NOT_FOUND,
-            format!(
-                "no bundle matches '{id}' (or the prefix matches more than one): give the full 64-digit id or a unique prefix"
-            ),
+            skywave_store::Store::no_match_message(id),
         )),
     }
 }
@@ -282,10 +278,32 @@ struct ListParams {
     deleted: bool,
 }
 
+/// A query string parsed, or a 400 that names the parameter, what was wrong and what is
+/// accepted (rather than the deserializer's words alone).
+fn query<T>(
+    r: Result<Query<T>, axum::extract::rejection::QueryRejection>,
+    accepted: &str,
+) -> ApiResult<T> {
+    r.map(|Query(t)| t).map_err(|e| {
+        let t = e.body_text();
+        let t = t
+            .strip_prefix("Failed to deserialize query string: ")
+            .unwrap_or(&t)
+            .replace("invalid digit found in string", "expected a whole number");
+        bad(format!(
+            "invalid query parameter: {t}; accepted: {accepted}"
+        ))
+    })
+}
+
 async fn list(
     State(s): State<Arc<Shared>>,
-    Query(p): Query<ListParams>,
+    p: Result<Query<ListParams>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<serde_json::Value>> {
+    let p = query(
+        p,
+        "service, recipient (64 hex digits), since (a token: the next_since of a previous page), limit, deleted (true/false)",
+    )?;
     let recipient = p
         .recipient
         .as_deref()
@@ -613,7 +631,9 @@ async fn insert(
         }
         // The same content under the same name, authored here: the bundle that exists
         // is the answer (a second copy would sync twice).
-        if !p.force && !p.opts.seal && !p.opts.journal {
+        // Only under a name: an unnamed upload (a reading, a status line) may repeat its
+        // content on purpose.
+        if !p.force && !p.opts.seal && !p.opts.journal && p.opts.name.is_some() {
             let same = store
                 .store
                 .find_own(p.opts.name.as_deref(), f.len)?
@@ -835,9 +855,10 @@ struct EventParams {
 
 async fn events(
     State(s): State<Arc<Shared>>,
-    Query(p): Query<EventParams>,
+    p: Result<Query<EventParams>, axum::extract::rejection::QueryRejection>,
     headers: HeaderMap,
-) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
+) -> ApiResult<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>> {
+    let p = query(p, "since (an event id: a whole number)")?;
     // `Last-Event-ID` (a reconnecting EventSource) wins over `since`; without either,
     // only new events are sent.
     let since = headers
@@ -873,7 +894,7 @@ async fn events(
             .event(e.kind)
             .data(data.to_string()))
     });
-    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 
 // ---- metrics --------------------------------------------------------------------------

@@ -313,6 +313,24 @@ impl Store {
     }
 
     /// Resolves a unique hex prefix (at least 4 digits) of a held bundle's id.
+    /// What is wrong with `id` as a bundle id or prefix, in the words every front end
+    /// uses (the CLI offline and the daemon's API answer alike); `None` if it is well
+    /// formed.
+    pub fn id_syntax_error(id: &str) -> Option<String> {
+        (id.len() < 4 || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_hexdigit())).then(|| {
+            format!(
+                "invalid bundle id '{id}': give the full 64-digit hex id or a unique prefix of at least 4 hex digits"
+            )
+        })
+    }
+
+    /// The message for a well-formed id or prefix that names no single bundle.
+    pub fn no_match_message(id: &str) -> String {
+        format!(
+            "no bundle matches '{id}' (or the prefix matches more than one): give the full 64-digit id or a unique prefix (see `skywave ls`)"
+        )
+    }
+
     pub fn resolve_prefix(&self, prefix: &str) -> Result<Option<BundleId>> {
         if let Ok(id) = prefix.parse::<BundleId>() {
             return Ok(Some(id));
@@ -983,6 +1001,11 @@ impl Store {
                 .map_err(|e| io_err("write journal", &path, e))?;
             state.update(&buf[..n]);
             at += n as u64;
+        }
+        if at == held {
+            // Nothing to add: the version held stays (signing it again at the same version
+            // would give peers a second manifest they refuse as stale).
+            return self.get(id)?.ok_or(StoreError::NotFound(*id));
         }
         self.step(IoStep::Sync, "sync journal", &path)?;
         f.sync_all().map_err(|e| io_err("sync journal", &path, e))?;
