@@ -52,12 +52,25 @@ const TAG_KNOWN_MAX: u64 = TAG_PRIORITY;
 
 /// How soon a bundle goes out relative to others waiting for the same link. Ordering
 /// still ages: a bulk bundle waiting long enough goes before newer normal ones.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug,
+    Default,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Priority {
     /// Logs, backups, anything that may wait.
     Bulk = 0,
     /// Files: the default.
+    #[default]
     Normal = 1,
     /// What a person is waiting for: messages, alerts.
     High = 2,
@@ -796,8 +809,8 @@ impl SignedManifest {
     }
 }
 
-/// The JSON view of a manifest.
-#[derive(Debug, Clone, serde::Serialize)]
+/// The JSON view of a manifest (read back by clients of the HTTP API).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ManifestJson {
     pub id: BundleId,
     pub version: u64,
@@ -821,7 +834,7 @@ pub struct ManifestJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plain_length: Option<u64>,
     /// A tombstone: the author deleted the bundle.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deleted: bool,
     /// Unix seconds after which the bundle is dropped everywhere.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -829,10 +842,11 @@ pub struct ManifestJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_utc: Option<String>,
     /// The priority it is sent with (its own, else its service's default).
+    #[serde(default)]
     pub priority: Priority,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub fields: BTreeMap<String, String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknown_extensions: Vec<u64>,
     pub manifest_bytes: usize,
 }

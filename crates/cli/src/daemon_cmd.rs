@@ -19,18 +19,12 @@ use skywave_store::read_node_key;
 
 use crate::store_cmd::{
     AddArgs, AppendArgs, GetArgs, IdArg, LsArgs, copy_error, deliver, destination, must_open,
-    sealed_mark,
 };
 use crate::util::bytes;
 
 /// The first `n` characters of a string the daemon sent (an id), safe to print.
 fn short(s: &str, n: usize) -> Cow<'_, str> {
     printable(s.char_indices().nth(n).map_or(s, |(i, _)| &s[..i]))
-}
-
-/// String field `k` of a bundle's JSON (`or` if absent), safe to print.
-fn text<'a>(b: &'a serde_json::Value, k: &str, or: &'a str) -> Cow<'a, str> {
-    printable(b[k].as_str().unwrap_or(or))
 }
 
 #[derive(Debug, Args)]
@@ -689,50 +683,26 @@ pub fn ls(c: &Client, dir: &Path, a: LsArgs, json: bool) -> anyhow::Result<ExitC
         println!("{}", serde_json::to_string_pretty(&list)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
-        "{:<16}  {:>8}  {:>10}  {:<10}  {:<20}  NAME",
-        "ID", "VERSION", "SIZE", "SERVICE", "DATE"
-    );
     let me = read_node_key(dir).ok().map(|k| k.identity());
-    for b in &list {
-        let recipient = b["recipient"].as_str().and_then(|r| r.parse().ok());
-        println!(
-            "{:<16}  {:>8}  {:>10}  {:<10}  {:<20}  {}{}{}",
-            short(b["id"].as_str().unwrap_or(""), 16),
-            printable(&b["version"].to_string()),
-            bytes(b["length"].as_u64().unwrap_or(0)),
-            text(b, "service", "-"),
-            text(b, "date_utc", ""),
-            text(b, "name", ""),
-            if b["deleted"].as_bool() == Some(true) {
-                " (deleted)"
-            } else if b["journal"].as_bool() == Some(true) {
-                " (journal)"
-            } else {
-                ""
-            },
-            sealed_mark(!b["sealed"].is_null(), recipient, me.as_ref()),
-        );
-    }
+    let views: Vec<crate::store_cmd::BundleView> = list
+        .into_iter()
+        .map(serde_json::from_value)
+        .collect::<Result<_, _>>()
+        .context("the daemon's bundle list is not the expected JSON")?;
+    print!("{}", crate::store_cmd::ls_table(&views, me.as_ref()));
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn show(c: &Client, a: IdArg, json: bool) -> anyhow::Result<ExitCode> {
+pub fn show(c: &Client, dir: &Path, a: IdArg, json: bool) -> anyhow::Result<ExitCode> {
     let v: serde_json::Value = c.get_json(&format!("/v1/bundles/{}", enc(&a.id)))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(o) = v.as_object() {
-        for (k, val) in o {
-            // Strings as JSON (quoted, C0 escaped), and then the rest of the controls.
-            println!(
-                "{:<15} {}",
-                format!("{}:", printable(k)),
-                printable(&val.to_string())
-            );
-        }
-    }
+    let b: crate::store_cmd::BundleView =
+        serde_json::from_value(v).context("the daemon's answer is not the expected JSON")?;
+    let me = read_node_key(dir).ok().map(|k| k.identity());
+    print!("{}", crate::store_cmd::show_text(&b, me.as_ref()));
     Ok(ExitCode::SUCCESS)
 }
 

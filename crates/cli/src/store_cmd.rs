@@ -274,34 +274,9 @@ pub fn ls(dir: &Path, a: LsArgs, json: bool) -> anyhow::Result<ExitCode> {
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    writeln!(
-        out,
-        "{:<16}  {:>8}  {:>10}  {:<10}  {:<20}  NAME",
-        "ID", "VERSION", "SIZE", "SERVICE", "DATE"
-    )?;
     let me = store.node_key().identity();
-    for b in &list {
-        let m = b.manifest.manifest();
-        let j = b.manifest.to_json();
-        writeln!(
-            out,
-            "{:<16}  {:>8}  {:>10}  {:<10}  {:<20}  {}{}{}",
-            &m.id.to_hex()[..16],
-            m.version,
-            bytes(m.length),
-            printable(m.service.as_deref().unwrap_or("-")),
-            j.date_utc,
-            printable(m.name.as_deref().unwrap_or("")),
-            if m.deleted {
-                " (deleted)"
-            } else if m.journal {
-                " (journal)"
-            } else {
-                ""
-            },
-            sealed_mark(m.sealed.is_some(), m.recipient, Some(&me)),
-        )?;
-    }
+    let views: Vec<BundleView> = list.iter().map(BundleView::of).collect();
+    write!(out, "{}", ls_table(&views, Some(&me)))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -315,52 +290,155 @@ pub fn show(dir: &Path, a: IdArg, json: bool) -> anyhow::Result<ExitCode> {
         print_bundle(&b, true)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let j = b.manifest.to_json();
-    println!("id:        {}", j.id);
-    println!("version:   {}", j.version);
-    println!("length:    {} ({})", j.length, bytes(j.length));
-    println!("hash:      {}", j.hash);
-    println!("date:      {}", j.date_utc);
-    println!("journal:   {}", j.journal);
-    if j.deleted {
-        println!("deleted:   yes (a tombstone: the author deleted this bundle)");
-    }
-    if let Some(e) = &j.expires_utc {
-        println!("expires:   {e}");
-    }
-    println!("priority:  {}", j.priority);
-    for (k, v) in [("service", &j.service), ("name", &j.name)] {
-        if let Some(v) = v {
-            println!("{k:<10} {v}", k = format!("{k}:"), v = printable(v));
+    print!(
+        "{}",
+        show_text(&BundleView::of(&b), Some(&store.node_key().identity()))
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A bundle as `ls` and `show` present it, from the store or from the daemon's API
+/// (the same JSON), so both print the same.
+#[derive(Debug, serde::Deserialize)]
+pub(crate) struct BundleView {
+    #[serde(flatten)]
+    pub m: skywave_bundle::ManifestJson,
+    #[serde(default)]
+    pub token: u64,
+    #[serde(default)]
+    pub own: bool,
+}
+
+impl BundleView {
+    pub fn of(b: &StoredBundle) -> BundleView {
+        BundleView {
+            m: b.manifest.to_json(),
+            token: b.token,
+            own: b.own,
         }
     }
+}
+
+/// The `ls` table: a header and a row per bundle, columns as wide as their widest cell.
+pub(crate) fn ls_table(list: &[BundleView], me: Option<&Identity>) -> String {
+    let rows: Vec<[String; 6]> = list
+        .iter()
+        .map(|b| {
+            let m = &b.m;
+            let mark = if m.deleted {
+                " (deleted)"
+            } else if m.journal {
+                " (journal)"
+            } else {
+                ""
+            };
+            [
+                m.id.to_hex()[..16].to_string(),
+                m.version.to_string(),
+                bytes(m.length),
+                printable(m.service.as_deref().unwrap_or("-")).into_owned(),
+                m.date_utc.clone(),
+                format!(
+                    "{}{mark}{}",
+                    printable(m.name.as_deref().unwrap_or("")),
+                    sealed_mark(m.sealed.is_some(), m.recipient, me)
+                ),
+            ]
+        })
+        .collect();
+    let head = ["ID", "VERSION", "SIZE", "SERVICE", "DATE", "NAME"];
+    let width = |i: usize| {
+        rows.iter()
+            .map(|r| r[i].chars().count())
+            .chain([head[i].len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let w: Vec<usize> = (0..5).map(width).collect();
+    let mut o = String::new();
+    for r in std::iter::once(head.map(String::from)).chain(rows) {
+        use std::fmt::Write as _;
+        let _ = writeln!(
+            o,
+            "{:<w0$}  {:>w1$}  {:>w2$}  {:<w3$}  {:<w4$}  {}",
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            r[5],
+            w0 = w[0],
+            w1 = w[1],
+            w2 = w[2],
+            w3 = w[3],
+            w4 = w[4]
+        );
+    }
+    o
+}
+
+/// `show`'s text: one aligned `key: value` line per field.
+pub(crate) fn show_text(b: &BundleView, me: Option<&Identity>) -> String {
+    use std::fmt::Write as _;
+    let j = &b.m;
+    let mut o = String::new();
+    let mut line = |k: &str, v: &str| {
+        let _ = writeln!(o, "{:<10} {v}", format!("{k}:"));
+    };
+    line("id", &j.id.to_hex());
+    line("version", &j.version.to_string());
+    line("length", &format!("{} ({})", j.length, bytes(j.length)));
+    line("hash", &j.hash);
+    line("date", &j.date_utc);
+    line("journal", &j.journal.to_string());
+    if j.deleted {
+        line(
+            "deleted",
+            "yes (a tombstone: the author deleted this bundle)",
+        );
+    }
+    if let Some(e) = &j.expires_utc {
+        line("expires", e);
+    }
+    line("priority", &j.priority.to_string());
+    if let Some(v) = &j.service {
+        line("service", &printable(v));
+    }
+    if let Some(v) = &j.name {
+        line("name", &printable(v));
+    }
     if let Some(s) = j.sender {
-        println!("sender:    {s}");
+        line("sender", &s.to_hex());
     }
     if let Some(r) = j.recipient {
-        println!("recipient: {r}");
+        line("recipient", &r.to_hex());
     }
     if let Some(scheme) = j.sealed {
-        let whose = if j.recipient == Some(store.node_key().identity()) {
+        let whose = if j.recipient.as_ref() == me {
             "this node can read it"
         } else {
             "carried sealed: only the recipient can read it"
         };
         match j.plain_length {
-            Some(n) => println!("sealed:    to the recipient, {n} bytes inside ({whose})"),
-            None => println!("sealed:    with scheme {scheme}, unknown to this version"),
+            Some(n) => line(
+                "sealed",
+                &format!("to the recipient, {n} bytes inside ({whose})"),
+            ),
+            None => line(
+                "sealed",
+                &format!("with scheme {scheme}, unknown to this version"),
+            ),
         }
     }
     for (k, v) in &j.fields {
-        println!("field:     {}={}", printable(k), printable(v));
+        line("field", &format!("{}={}", printable(k), printable(v)));
     }
-    println!("manifest:  {} bytes signed", j.manifest_bytes);
-    println!(
-        "token:     {}{}",
-        b.token,
-        if b.own { " (authored here)" } else { "" }
+    line("manifest", &format!("{} bytes signed", j.manifest_bytes));
+    line(
+        "token",
+        &format!("{}{}", b.token, if b.own { " (authored here)" } else { "" }),
     );
-    Ok(ExitCode::SUCCESS)
+    o
 }
 
 /// The marker `ls` puts after a bundle's name when its payload is sealed.
