@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
-use skywave_lab::plot::{completion_cdf_svg, goodput_svg, rate_label};
+use skywave_lab::plot::{rate_label, scenario_panels_svg};
 use skywave_lab::scenario::SCENARIOS;
 use skywave_lab::{AgentKind, AgentOptions, Progress, Report, RunOptions, Scenario};
 use skywave_sim::{LinkConfig, PROFILES, SimTime};
@@ -26,7 +26,7 @@ pub enum LabCommand {
     List,
     /// Run one scenario and report its measurements (progress on stderr).
     Run(RunArgs),
-    /// Run scenarios x seeds; write results.csv, goodput.svg and completion-cdf.svg.
+    /// Run scenarios x seeds; write results.csv and scenarios.svg (a panel per scenario).
     Matrix(MatrixArgs),
     /// Run a grid over the link space; each cell against its physical floor.
     Sweep(SweepArgs),
@@ -489,12 +489,9 @@ fn matrix(a: MatrixArgs, json: bool) -> anyhow::Result<ExitCode> {
     let file =
         std::fs::File::create(&csv).with_context(|| format!("creating {}", csv.display()))?;
     skywave_lab::write_csv(&reports, std::io::BufWriter::new(file))?;
-    let goodput = a.out.join("goodput.svg");
-    std::fs::write(&goodput, goodput_svg(&reports))
-        .with_context(|| format!("writing {}", goodput.display()))?;
-    let cdf = a.out.join("completion-cdf.svg");
-    std::fs::write(&cdf, completion_cdf_svg(&reports))
-        .with_context(|| format!("writing {}", cdf.display()))?;
+    let panels = a.out.join("scenarios.svg");
+    std::fs::write(&panels, scenario_panels_svg(&reports))
+        .with_context(|| format!("writing {}", panels.display()))?;
     if json {
         emit(&format!("{}\n", serde_json::to_string(&reports)?))?;
         return Ok(ExitCode::SUCCESS);
@@ -549,13 +546,7 @@ fn matrix(a: MatrixArgs, json: bool) -> anyhow::Result<ExitCode> {
             crate::util::grouped(air)
         );
     }
-    let _ = writeln!(
-        o,
-        "\nwrote {}, {}, {}",
-        csv.display(),
-        goodput.display(),
-        cdf.display()
-    );
+    let _ = writeln!(o, "\nwrote {}, {}", csv.display(), panels.display());
     emit(o)?;
     Ok(ExitCode::SUCCESS)
 }

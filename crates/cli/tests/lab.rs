@@ -264,11 +264,9 @@ fn matrix_writes_csv_and_svgs() {
             .all(|l| l.split(',').nth(1) == Some("skywave")),
         "{csv}"
     );
-    for svg in ["goodput.svg", "completion-cdf.svg"] {
-        let s = std::fs::read_to_string(out.join(svg)).unwrap();
-        assert!(
-            s.starts_with("<?xml") && s.trim_end().ends_with("</svg>"),
-            "{svg}"
-        );
-    }
+    let s = std::fs::read_to_string(out.join("scenarios.svg")).unwrap();
+    assert!(s.starts_with("<?xml") && s.trim_end().ends_with("</svg>"));
+    // uhf-chain by its completion time, hf-live by the lag of its live write.
+    assert_eq!(s.matches(r#"<g class="panel""#).count(), 2, "{s}");
+    assert!(s.contains("write-to-delivery lag") && s.contains("time to complete"));
 }

@@ -1,16 +1,11 @@
-//! Hand-written SVG figures of a matrix: goodput against capacity per link, and
-//! completion-time CDFs per scenario; and the sweep's heat maps ([`heatmap_svg`]).
+//! Hand-written SVG figures: a matrix's scenarios, one panel each judged by its own
+//! metric ([`scenario_panels_svg`]), and the sweep's heat maps ([`heatmap_svg`]).
 //! Plain SVG 1.1, no scripts, no external fonts.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::runner::Report;
-
-const PALETTE: [&str; 10] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-    "#bcbd22", "#7f7f7f",
-];
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -84,241 +79,285 @@ fn header(out: &mut String, w: u32, h: u32, title: &str) {
     );
 }
 
-/// Horizontal bars on a log scale: per link, the capacity (grey) and the mean goodput over
-/// the runs on that link (coloured), labelled with the efficiency.
-pub fn goodput_svg(reports: &[Report]) -> String {
-    let mut by_link: BTreeMap<&str, (u64, Vec<f64>)> = BTreeMap::new();
-    for r in reports {
-        let e = by_link
-            .entry(r.link.as_str())
-            .or_insert((r.capacity_bps, Vec::new()));
-        e.0 = e.0.max(r.capacity_bps);
-        e.1.push(r.goodput_bps);
-    }
-    let rows: Vec<(&str, f64, f64)> = by_link
-        .iter()
-        .map(|(l, (cap, g))| {
-            (
-                *l,
-                *cap as f64,
-                g.iter().sum::<f64>() / g.len().max(1) as f64,
-            )
-        })
-        .collect();
-    let (left, right, top, row_h) = (170.0, 90.0, 60.0, 34.0);
-    let width = 900.0;
-    let plot_w = width - left - right;
-    let height = top + row_h * rows.len().max(1) as f64 + 60.0;
-    let lo = rows
-        .iter()
-        .map(|r| r.2.max(1.0))
-        .fold(f64::INFINITY, f64::min)
-        .min(rows.iter().map(|r| r.1).fold(f64::INFINITY, f64::min));
-    let hi = rows.iter().map(|r| r.1.max(r.2)).fold(1.0, f64::max);
-    let axis = LogAxis::new(if lo.is_finite() { lo } else { 1.0 }, hi);
-    let mut out = String::new();
-    header(
-        &mut out,
-        width as u32,
-        height as u32,
-        "Goodput vs capacity per link (mean over runs)",
-    );
-    let bottom = top + row_h * rows.len().max(1) as f64;
-    // Decade grid and labels.
-    for d in axis.decades() {
-        let x = left + axis.pos(d) * plot_w;
-        let _ = writeln!(
-            out,
-            r##"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{bottom}" stroke="#dddddd"/>"##
-        );
-        let _ = writeln!(
-            out,
-            r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            bottom + 16.0,
-            esc(&rate_label(d))
-        );
-    }
-    let _ = writeln!(
-        out,
-        r##"<line x1="{left}" y1="{bottom}" x2="{:.1}" y2="{bottom}" stroke="black"/>"##,
-        left + plot_w
-    );
-    let _ = writeln!(
-        out,
-        r##"<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="black"/>"##
-    );
-    let _ = writeln!(
-        out,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">bit rate (log scale)</text>"#,
-        left + plot_w / 2.0,
-        bottom + 36.0
-    );
-    for (i, (link, cap, good)) in rows.iter().enumerate() {
-        let y = top + row_h * i as f64;
-        let wc = axis.pos(*cap) * plot_w;
-        let wg = axis.pos(good.max(1e-12)) * plot_w;
-        let _ = writeln!(
-            out,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
-            left - 8.0,
-            y + row_h / 2.0 + 4.0,
-            esc(link)
-        );
-        let _ = writeln!(
-            out,
-            r##"<rect x="{left}" y="{:.1}" width="{wc:.1}" height="12" fill="#bbbbbb"><title>capacity {}</title></rect>"##,
-            y + 4.0,
-            esc(&rate_label(*cap))
-        );
-        let _ = writeln!(
-            out,
-            r#"<rect x="{left}" y="{:.1}" width="{wg:.1}" height="12" fill="{}"><title>goodput {}</title></rect>"#,
-            y + 17.0,
-            PALETTE[0],
-            esc(&rate_label(*good))
-        );
-        let eff = if *cap > 0.0 { good / cap * 100.0 } else { 0.0 };
-        let _ = writeln!(
-            out,
-            r#"<text x="{:.1}" y="{:.1}">{eff:.1}%</text>"#,
-            left + wg + 4.0,
-            y + 27.0
-        );
-    }
-    // Legend.
-    let lx = left + plot_w - 200.0;
-    let _ = writeln!(
-        out,
-        r##"<rect x="{lx:.1}" y="34" width="12" height="10" fill="#bbbbbb"/><text x="{:.1}" y="43">capacity</text>"##,
-        lx + 16.0
-    );
-    let _ = writeln!(
-        out,
-        r#"<rect x="{:.1}" y="34" width="12" height="10" fill="{}"/><text x="{:.1}" y="43">goodput (efficiency %)</text>"#,
-        lx + 80.0,
-        PALETTE[0],
-        lx + 96.0
-    );
-    out.push_str("</svg>\n");
-    out
+/// Okabe-Ito colours, one per agent: distinct for colour-blind readers and in grey.
+const AGENT_COLOURS: [&str; 4] = ["#0072B2", "#E69F00", "#009E73", "#CC79A7"];
+
+/// What a scenario is judged by, from its reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    /// Writes after the start: the p99 time from a write to a receiver holding it.
+    Lag,
+    /// Deadline-measured scenarios (a stream, a table of what arrived by a time).
+    Goodput,
+    /// Everything else: virtual time until every node holds everything.
+    Completion,
 }
 
-/// Per scenario, the fraction of runs complete by time t (log time axis). Runs that did
-/// not complete keep the curve below 1.
-pub fn completion_cdf_svg(reports: &[Report]) -> String {
-    let mut by_sc: BTreeMap<&str, (usize, Vec<f64>)> = BTreeMap::new();
-    for r in reports {
-        let e = by_sc.entry(r.scenario.as_str()).or_insert((0, Vec::new()));
-        e.0 += 1;
-        if r.complete
-            && let Some(t) = r.completion_seconds
-        {
-            e.1.push(t);
+impl Metric {
+    /// The metric that matters for the runs of one scenario.
+    pub fn of(reports: &[&Report]) -> Metric {
+        if reports.iter().any(|r| r.latency.is_some()) {
+            Metric::Lag
+        } else if reports.iter().all(|r| {
+            r.completion_seconds
+                .is_none_or(|c| (c - r.deadline_seconds).abs() < 1e-9)
+        }) {
+            Metric::Goodput
+        } else {
+            Metric::Completion
         }
     }
-    let times: Vec<f64> = by_sc.values().flat_map(|v| v.1.iter().copied()).collect();
-    let lo = times.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = times.iter().copied().fold(0.0, f64::max);
-    let axis = LogAxis::new(if lo.is_finite() { lo } else { 0.1 }, hi.max(1.0));
-    let (left, top, plot_w, plot_h): (f64, f64, f64, f64) = (70.0, 50.0, 560.0, 320.0);
-    let legend_w = 230.0;
-    let width = left + plot_w + legend_w;
-    let height = (top + plot_h + 60.0).max(top + 18.0 * by_sc.len() as f64 + 20.0);
+
+    fn value(self, r: &Report) -> Option<f64> {
+        match self {
+            Metric::Lag => r.latency.map(|l| l.p99_seconds),
+            Metric::Goodput => Some(r.goodput_bps),
+            Metric::Completion => r.completion_seconds.filter(|_| r.complete),
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Metric::Lag => "write-to-delivery lag, p99 (lower is better)",
+            Metric::Goodput => "goodput (higher is better)",
+            Metric::Completion => "time to complete (lower is better)",
+        }
+    }
+
+    /// An axis label (whole decades).
+    fn tick(self, v: f64) -> String {
+        match self {
+            Metric::Goodput => rate_label(v),
+            // Decades: 100 s reads better than "2 min".
+            _ if (1.0..=1000.0).contains(&v) => format!("{v:.0} s"),
+            _ => secs_label(v),
+        }
+    }
+
+    fn fmt(self, v: f64) -> String {
+        match self {
+            Metric::Goodput => rate_label(v),
+            _ => {
+                if v >= 100.0 {
+                    format!("{v:.0} s")
+                } else if v >= 1.0 {
+                    format!("{v:.1} s")
+                } else {
+                    format!("{:.0} ms", v * 1000.0)
+                }
+            }
+        }
+    }
+}
+
+/// min, median, max of `v` (sorted here).
+fn spread(mut v: Vec<f64>) -> Option<(f64, f64, f64)> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let med = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    Some((v[0], med, v[n - 1]))
+}
+
+/// Small multiples: one panel per scenario, judged by the metric that matters for it
+/// ([`Metric::of`]: lag for live writes and streams, goodput against capacity for
+/// deadline scenarios, time to complete otherwise), one row per agent (and link, when a
+/// scenario ran on several): the median as a bar, min to max over seeds as a whisker,
+/// and runs that did not complete counted. Scenarios are never averaged together.
+pub fn scenario_panels_svg(reports: &[Report]) -> String {
+    let mut by_sc: BTreeMap<&str, Vec<&Report>> = BTreeMap::new();
+    for r in reports {
+        by_sc.entry(r.scenario.as_str()).or_default().push(r);
+    }
+    let mut agents: Vec<&str> = reports.iter().map(|r| r.agent.as_str()).collect();
+    agents.sort_unstable();
+    agents.dedup();
+    let colour = |a: &str| {
+        let i = agents.iter().position(|x| *x == a).unwrap_or(0);
+        AGENT_COLOURS[i % AGENT_COLOURS.len()]
+    };
+    let (cols, panel_w, left, right, row_h) = (2usize, 520.0, 150.0, 110.0, 26.0);
+    // Each panel: title, rows, axis.
+    struct Row<'a> {
+        label: String,
+        agent: &'a str,
+        spread: Option<(f64, f64, f64)>,
+        done: usize,
+        runs: usize,
+        capacity: Option<f64>,
+    }
+    let panels: Vec<(&str, Metric, Vec<Row<'_>>)> = by_sc
+        .iter()
+        .map(|(sc, rs)| {
+            let metric = Metric::of(rs);
+            let mut links: Vec<&str> = rs.iter().map(|r| r.link.as_str()).collect();
+            links.sort_unstable();
+            links.dedup();
+            let mut groups: BTreeMap<(&str, &str), Vec<&Report>> = BTreeMap::new();
+            for r in rs {
+                groups.entry((&r.agent, &r.link)).or_default().push(r);
+            }
+            let rows = groups
+                .into_iter()
+                .map(|((agent, link), g)| Row {
+                    label: if links.len() > 1 {
+                        format!("{agent} @ {link}")
+                    } else {
+                        agent.to_string()
+                    },
+                    agent,
+                    spread: spread(g.iter().filter_map(|r| metric.value(r)).collect()),
+                    done: g.iter().filter(|r| metric.value(r).is_some()).count(),
+                    runs: g.len(),
+                    capacity: (metric == Metric::Goodput)
+                        .then(|| g.iter().map(|r| r.capacity_bps as f64).fold(0.0, f64::max)),
+                })
+                .collect();
+            (*sc, metric, rows)
+        })
+        .collect();
+    let panel_h = |n: usize| 46.0 + row_h * n.max(1) as f64 + 34.0;
+    let mut heights = Vec::new();
+    for chunk in panels.chunks(cols) {
+        heights.push(chunk.iter().map(|p| panel_h(p.2.len())).fold(0.0, f64::max));
+    }
+    let top = 64.0;
+    let width = panel_w * cols as f64;
+    let height = top + heights.iter().sum::<f64>() + 10.0;
     let mut out = String::new();
     header(
         &mut out,
         width as u32,
         height as u32,
-        "Completion time per scenario (CDF over seeds)",
+        "Each scenario by what matters for it: median bar, min-max over seeds",
     );
-    let bottom = top + plot_h;
-    for d in axis.decades() {
-        let x = left + axis.pos(d) * plot_w;
+    // Legend: one colour per agent.
+    for (i, a) in agents.iter().enumerate() {
+        let x = 20.0 + 160.0 * i as f64;
         let _ = writeln!(
             out,
-            r##"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{bottom}" stroke="#dddddd"/>"##
-        );
-        let _ = writeln!(
-            out,
-            r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            bottom + 16.0,
-            esc(&secs_label(d))
+            r#"<rect x="{x:.1}" y="34" width="14" height="10" fill="{}"/><text x="{:.1}" y="43">{}</text>"#,
+            colour(a),
+            x + 18.0,
+            esc(a)
         );
     }
-    for i in 0..=4 {
-        let f = f64::from(i) / 4.0;
-        let y = bottom - f * plot_h;
-        let _ = writeln!(
-            out,
-            r##"<line x1="{left}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#eeeeee"/>"##,
-            left + plot_w
-        );
-        let _ = writeln!(
-            out,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{f:.2}</text>"#,
-            left - 6.0,
-            y + 4.0
-        );
-    }
-    let _ = writeln!(
-        out,
-        r##"<line x1="{left}" y1="{bottom}" x2="{:.1}" y2="{bottom}" stroke="black"/>"##,
-        left + plot_w
-    );
-    let _ = writeln!(
-        out,
-        r##"<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="black"/>"##
-    );
-    let _ = writeln!(
-        out,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">virtual time to completion (log scale)</text>"#,
-        left + plot_w / 2.0,
-        bottom + 36.0
-    );
-    let _ = writeln!(
-        out,
-        r#"<text x="18" y="{:.1}" text-anchor="middle" transform="rotate(-90 18 {:.1})">fraction of runs complete</text>"#,
-        top + plot_h / 2.0,
-        top + plot_h / 2.0
-    );
-    for (i, (name, (runs, ts))) in by_sc.iter().enumerate() {
-        let colour = PALETTE[i % PALETTE.len()];
-        let mut ts = ts.clone();
-        ts.sort_by(f64::total_cmp);
-        let mut pts = vec![(left, bottom)];
-        for (k, t) in ts.iter().enumerate() {
-            let x = left + axis.pos(*t) * plot_w;
-            let y0 = bottom - k as f64 / *runs as f64 * plot_h;
-            let y1 = bottom - (k + 1) as f64 / *runs as f64 * plot_h;
-            pts.push((x, y0));
-            pts.push((x, y1));
+    let mut y0 = top;
+    for (ci, chunk) in panels.chunks(cols).enumerate() {
+        for (pi, (sc, metric, rows)) in chunk.iter().enumerate() {
+            let x0 = panel_w * pi as f64;
+            let plot_w = panel_w - left - right;
+            let vals: Vec<f64> = rows
+                .iter()
+                .filter_map(|r| r.spread)
+                .flat_map(|(a, _, b)| [a, b])
+                .chain(rows.iter().filter_map(|r| r.capacity))
+                .filter(|v| *v > 0.0)
+                .collect();
+            let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = vals.iter().copied().fold(0.0, f64::max);
+            let axis = LogAxis::new(if lo.is_finite() { lo } else { 1.0 }, hi.max(1e-6));
+            let _ = writeln!(out, r#"<g class="panel" data-scenario="{}">"#, esc(sc));
+            let _ = writeln!(
+                out,
+                r##"<text x="{:.1}" y="{:.1}" font-weight="bold">{}</text><text x="{:.1}" y="{:.1}" font-size="11" fill="#444444">{}</text>"##,
+                x0 + 12.0,
+                y0 + 16.0,
+                esc(sc),
+                x0 + 12.0,
+                y0 + 31.0,
+                metric.label()
+            );
+            let ptop = y0 + 42.0;
+            let bottom = ptop + row_h * rows.len().max(1) as f64;
+            for d in axis.decades() {
+                let x = x0 + left + axis.pos(d) * plot_w;
+                let _ = writeln!(
+                    out,
+                    r##"<line x1="{x:.1}" y1="{ptop:.1}" x2="{x:.1}" y2="{bottom:.1}" stroke="#dddddd"/><text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"##,
+                    bottom + 14.0,
+                    esc(&metric.tick(d))
+                );
+            }
+            for (i, r) in rows.iter().enumerate() {
+                let y = ptop + row_h * i as f64;
+                let _ = writeln!(
+                    out,
+                    r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+                    x0 + left - 8.0,
+                    y + row_h / 2.0 + 4.0,
+                    esc(&r.label)
+                );
+                if let Some(cap) = r.capacity {
+                    let x = x0 + left + axis.pos(cap) * plot_w;
+                    let _ = writeln!(
+                        out,
+                        r##"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="#555555" stroke-dasharray="3,2"><title>capacity {}</title></line>"##,
+                        y + 2.0,
+                        y + row_h - 2.0,
+                        esc(&rate_label(cap))
+                    );
+                }
+                let note = if r.done < r.runs {
+                    format!(", {} of {} incomplete", r.runs - r.done, r.runs)
+                } else {
+                    String::new()
+                };
+                match r.spread {
+                    Some((mn, med, mx)) => {
+                        let (xa, xm, xb) = (
+                            x0 + left + axis.pos(mn) * plot_w,
+                            x0 + left + axis.pos(med) * plot_w,
+                            x0 + left + axis.pos(mx) * plot_w,
+                        );
+                        let c = colour(r.agent);
+                        let _ = writeln!(
+                            out,
+                            r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="10" fill="{c}" opacity="0.85"><title>median {}</title></rect>"#,
+                            x0 + left,
+                            y + 8.0,
+                            (xm - x0 - left).max(1.0),
+                            esc(&metric.fmt(med))
+                        );
+                        let _ = writeln!(
+                            out,
+                            r#"<line x1="{xa:.1}" y1="{:.1}" x2="{xb:.1}" y2="{:.1}" stroke="black"/><line x1="{xa:.1}" y1="{:.1}" x2="{xa:.1}" y2="{:.1}" stroke="black"/><line x1="{xb:.1}" y1="{:.1}" x2="{xb:.1}" y2="{:.1}" stroke="black"/>"#,
+                            y + 13.0,
+                            y + 13.0,
+                            y + 8.0,
+                            y + 18.0,
+                            y + 8.0,
+                            y + 18.0
+                        );
+                        let _ = writeln!(
+                            out,
+                            r#"<text x="{:.1}" y="{:.1}" font-size="11">{}{}</text>"#,
+                            xb.max(xm) + 5.0,
+                            y + 17.0,
+                            esc(&metric.fmt(med)),
+                            esc(&note)
+                        );
+                    }
+                    None => {
+                        let _ = writeln!(
+                            out,
+                            r#"<text x="{:.1}" y="{:.1}" font-size="11">no run completed ({} runs)</text>"#,
+                            x0 + left + 4.0,
+                            y + 17.0,
+                            r.runs
+                        );
+                    }
+                }
+            }
+            out.push_str("</g>\n");
         }
-        if let Some(&(_, y)) = pts.last() {
-            pts.push((left + plot_w, y));
-        }
-        let path: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-        let _ = writeln!(
-            out,
-            r#"<polyline fill="none" stroke="{colour}" stroke-width="2" points="{}"><title>{}</title></polyline>"#,
-            path.join(" "),
-            esc(name)
-        );
-        let ly = top + 18.0 * i as f64;
-        let lx = left + plot_w + 20.0;
-        let _ = writeln!(
-            out,
-            r#"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{colour}" stroke-width="3"/>"#,
-            lx + 18.0
-        );
-        let _ = writeln!(
-            out,
-            r#"<text x="{:.1}" y="{:.1}">{} ({}/{})</text>"#,
-            lx + 24.0,
-            ly + 4.0,
-            esc(name),
-            ts.len(),
-            runs
-        );
+        y0 += heights[ci];
     }
     out.push_str("</svg>\n");
     out

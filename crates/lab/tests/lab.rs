@@ -1,6 +1,6 @@
 //! The lab end to end with the reference agent, in virtual time.
 
-use skywave_lab::plot::{completion_cdf_svg, goodput_svg};
+use skywave_lab::plot::scenario_panels_svg;
 use skywave_lab::scenario::{Completion, SCENARIOS, Topology, Workload};
 use skywave_lab::{
     BundleKey, BundleKind, BundleSpec, Report, RunOptions, Scenario, run, write_csv,
@@ -293,16 +293,16 @@ fn matrix_csv_and_svg_are_well_formed() {
     }
     assert!(lines[1].starts_with("uhf-chain,reference,1,uhf-csma,true,"));
 
-    for svg in [goodput_svg(&reports), completion_cdf_svg(&reports)] {
-        check_xml(&svg);
-        assert!(svg.contains("<svg") && svg.contains("</svg>"));
-        assert!(svg.contains("uhf-csma") || svg.contains("uhf-chain"));
+    let svg = scenario_panels_svg(&reports);
+    check_xml(&svg);
+    // One panel per scenario, never averaged together, each with its own metric.
+    assert_eq!(svg.matches(r#"<g class="panel""#).count(), 3, "{svg}");
+    for sc in ["uhf-chain", "uhf-100x100", "cellular-20mb"] {
+        assert!(svg.contains(&format!(r#"data-scenario="{sc}""#)), "{sc}");
     }
-    let g = goodput_svg(&reports);
-    assert!(g.contains("capacity") && g.contains("goodput") && g.contains("cellular"));
-    let c = completion_cdf_svg(&reports);
-    assert_eq!(c.matches("<polyline").count(), 3);
-    assert!(c.contains("uhf-100x100 (2/2)"));
+    assert!(svg.contains("time to complete (lower is better)"));
+    // One colour per agent (one agent here), colour-blind safe.
+    assert!(svg.contains("#0072B2") && !svg.contains("#E69F00"));
 }
 
 #[test]
