@@ -420,12 +420,8 @@ impl Store {
     }
 
     pub fn stats(&self) -> Result<StoreStats> {
-        let (bundles, payload_bytes, manifest_bytes): (i64, i64, i64) = self
-            .conn
-            .prepare_cached("SELECT count(*), coalesce(sum(length), 0), coalesce(sum(length(manifest)), 0) FROM bundles").map_err(|e| db_err(&self.db_path, e))?.query_row([],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .map_err(|e| self.db(e))?;
+        let (bundles, payload_bytes, manifest_bytes) =
+            schema::read_totals(&self.conn).map_err(|e| self.db(e))?;
         let partials: i64 = self
             .conn
             .prepare_cached("SELECT count(*) FROM partials")
@@ -433,9 +429,9 @@ impl Store {
             .query_row([], |r| r.get(0))
             .map_err(|e| self.db(e))?;
         Ok(StoreStats {
-            bundles: bundles as u64,
-            payload_bytes: payload_bytes as u64,
-            manifest_bytes: manifest_bytes as u64,
+            bundles,
+            payload_bytes,
+            manifest_bytes,
             partials: partials as u64,
             last_token: schema::next_token(&self.conn).map_err(|e| self.db(e))? - 1,
             quota: self.config.quota,
@@ -612,12 +608,17 @@ impl Store {
         let mut evicted = Vec::new();
         if let Some(quota) = self.config.quota {
             let need = m.length + signed.as_bytes().len() as u64;
-            let used: i64 = tx
-                .prepare_cached("SELECT coalesce(sum(length + length(manifest)), 0) FROM bundles WHERE id != ?1").map_err(|e| db_err(&self.db_path, e))?.query_row([m.id.as_bytes().as_slice()],
-                    |r| r.get(0),
-                )
-                .map_err(|e| db_err(&self.db_path, e))?;
-            let used = used as u64;
+            // Everything held but the version this one replaces (O(1): `schema::totals`).
+            let (_, payload, manifests) =
+                schema::read_totals(&tx).map_err(|e| db_err(&self.db_path, e))?;
+            let replaced: i64 = tx
+                .prepare_cached("SELECT length + length(manifest) FROM bundles WHERE id = ?1")
+                .map_err(|e| db_err(&self.db_path, e))?
+                .query_row([m.id.as_bytes().as_slice()], |r| r.get(0))
+                .optional()
+                .map_err(|e| db_err(&self.db_path, e))?
+                .unwrap_or(0);
+            let used = (payload + manifests).saturating_sub(replaced.max(0) as u64);
             if used + need > quota {
                 evicted = schema::evict(
                     &tx,

@@ -971,7 +971,11 @@ fn a_version_1_store_is_upgraded_in_place() {
     {
         let c = rusqlite::Connection::open(dir.path().join("store.db")).unwrap();
         c.execute_batch(
-            "DROP INDEX bundles_expires;
+            "DROP TRIGGER totals_insert;
+             DROP TRIGGER totals_delete;
+             DROP TRIGGER totals_update;
+             DROP TABLE totals;
+             DROP INDEX bundles_expires;
              ALTER TABLE bundles DROP COLUMN expires;
              ALTER TABLE bundles DROP COLUMN deleted;
              UPDATE meta SET value = 1 WHERE key = 'schema_version';",
@@ -981,6 +985,69 @@ fn a_version_1_store_is_upgraded_in_place() {
     let mut s = open(dir.path());
     assert_eq!(s.read_payload(&id).unwrap(), data(50, 1));
     assert_eq!(s.list(&Query::default()).unwrap().len(), 1);
+    assert_eq!(s.stats().unwrap().bundles, 1, "totals seeded from the rows");
+    assert_eq!(s.stats().unwrap().payload_bytes, 50);
     s.delete(&id, DATE).unwrap();
     assert!(s.list(&Query::default()).unwrap().is_empty());
+}
+
+/// The totals kept by triggers, against a sum over every row.
+fn check_totals(s: &Store) {
+    let all = s
+        .list(&Query {
+            include_deleted: true,
+            ..Default::default()
+        })
+        .unwrap();
+    let st = s.stats().unwrap();
+    let live = all
+        .iter()
+        .filter(|b| !b.manifest.manifest().deleted)
+        .count() as u64;
+    let payload: u64 = all.iter().map(|b| b.manifest.manifest().length).sum();
+    let manifests: u64 = all.iter().map(|b| b.manifest.as_bytes().len() as u64).sum();
+    assert_eq!(
+        (st.bundles, st.payload_bytes, st.manifest_bytes),
+        (live, payload, manifests)
+    );
+}
+
+#[test]
+fn totals_follow_every_kind_of_write_without_summing_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(
+        dir.path(),
+        StoreConfig {
+            quota: Some(40_000),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    check_totals(&s);
+    let own = s.create(&data(5000, 1)[..], &opts()).unwrap().manifest.id();
+    check_totals(&s);
+    // Foreign bundles, one replaced by a newer version, then eviction for the quota.
+    for i in 0..6u64 {
+        let d = data(6000, i as u8);
+        s.insert(&signed(&key(200 + i), 1, &d), &d[..]).unwrap();
+        check_totals(&s);
+    }
+    let d = data(7000, 9);
+    s.insert(&signed(&key(200), 2, &d), &d[..]).ok();
+    check_totals(&s);
+    let mut o = opts();
+    o.journal = true;
+    let j = s.create(&data(300, 3)[..], &o).unwrap().manifest.id();
+    s.append(&j, &data(200, 4)[..], DATE).unwrap();
+    check_totals(&s);
+    s.replace(&own, &data(100, 5)[..], &opts()).unwrap();
+    check_totals(&s);
+    s.delete(&own, DATE).unwrap();
+    check_totals(&s);
+    s.delete(&j, DATE).unwrap();
+    check_totals(&s);
+    assert!(s.remove(&key(203).bundle_id()).unwrap());
+    check_totals(&s);
+    drop(s);
+    check_totals(&open(dir.path()));
 }
