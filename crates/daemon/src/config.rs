@@ -69,6 +69,16 @@ pub struct LimitsConfig {
     /// Uploads (`POST /v1/bundles`, `.../append`) under way at once; more are answered
     /// 503 with `Retry-After`.
     pub uploads: usize,
+    /// Bundles taken per hour from one peer not admitted by a trust list (a link with
+    /// `trust = "any"`, a plaintext or a radio link); past it, its new offers wait for the
+    /// next hour. 0: no limit.
+    pub untrusted_bundles_per_hour: u64,
+    /// The same in bytes (payload and manifest). 0: no limit.
+    #[serde(deserialize_with = "size")]
+    pub untrusted_bytes_per_hour: u64,
+    /// The period both budgets are counted over (an hour unless set).
+    #[serde(deserialize_with = "duration")]
+    pub untrusted_budget_window: Duration,
 }
 
 impl Default for LimitsConfig {
@@ -81,6 +91,9 @@ impl Default for LimitsConfig {
             http_header_timeout: Duration::from_secs(20),
             http_body_timeout: Duration::from_secs(30),
             http_send_timeout: Duration::from_secs(30),
+            untrusted_bundles_per_hour: 0,
+            untrusted_bytes_per_hour: 0,
+            untrusted_budget_window: Duration::from_secs(3600),
             multipart_text_max: 64 * 1024,
             uploads: 8,
         }
@@ -113,6 +126,7 @@ impl LimitsConfig {
             ("http_header_timeout", self.http_header_timeout),
             ("http_body_timeout", self.http_body_timeout),
             ("http_send_timeout", self.http_send_timeout),
+            ("untrusted_budget_window", self.untrusted_budget_window),
         ] {
             if v < Duration::from_millis(1) {
                 return Err(invalid(k, format!("{v:?}"), "a duration of at least 1ms"));
@@ -826,6 +840,13 @@ mtu = 1472
 # http_send_timeout = "30s"          # longest a client may take none of a response
 # multipart_text_max = "64KiB"       # an upload's text parts together (413)
 # uploads = 8                        # uploads under way at once (more: 503)
+# Per peer not admitted by a trust list (trust = "any", plaintext and radio links):
+# bundles and bytes taken per hour; past either, its new offers wait for the next
+# hour (transfers under way finish). 0 = no limit (the default); for a node open to
+# strangers, e.g. 10000 and "1GB".
+# untrusted_bundles_per_hour = 0
+# untrusted_bytes_per_hour = 0
+# untrusted_budget_window = "1h"     # the period both are counted over
 "#;
 
 #[cfg(test)]

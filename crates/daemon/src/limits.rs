@@ -30,10 +30,13 @@ pub enum Limit {
     HttpSendTimeout,
     MultipartTextMax,
     Uploads,
+    /// A peer not on a trust list reached its hourly budget of bundles, or of bytes.
+    UntrustedBundlesPerHour,
+    UntrustedBytesPerHour,
 }
 
 impl Limit {
-    pub const ALL: [Limit; 9] = [
+    pub const ALL: [Limit; 11] = [
         Limit::TcpConnections,
         Limit::TcpConnectionsPerAddress,
         Limit::TcpFirstFrameTimeout,
@@ -43,6 +46,8 @@ impl Limit {
         Limit::HttpSendTimeout,
         Limit::MultipartTextMax,
         Limit::Uploads,
+        Limit::UntrustedBundlesPerHour,
+        Limit::UntrustedBytesPerHour,
     ];
 
     pub fn name(self) -> &'static str {
@@ -56,6 +61,8 @@ impl Limit {
             Limit::HttpSendTimeout => "http_send_timeout",
             Limit::MultipartTextMax => "multipart_text_max",
             Limit::Uploads => "uploads",
+            Limit::UntrustedBundlesPerHour => "untrusted_bundles_per_hour",
+            Limit::UntrustedBytesPerHour => "untrusted_bytes_per_hour",
         }
     }
 }

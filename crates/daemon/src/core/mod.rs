@@ -176,6 +176,15 @@ struct Sec {
     host: Option<std::net::IpAddr>,
 }
 
+/// What a peer not on a trust list delivered since `since` (an hour at most).
+#[derive(Debug)]
+struct Budget {
+    since: Instant,
+    bundles: u64,
+    bytes: u64,
+    paused: bool,
+}
+
 /// Bit rates over the last few seconds, from byte counters sampled once a second.
 #[derive(Debug, Default, Clone, Copy)]
 struct RateMeter {
@@ -247,6 +256,8 @@ pub struct Core {
     known_keys: HashMap<SocketAddr, [u8; 32]>,
     /// Addresses whose refused handshakes were logged (each once).
     refused_logged: HashSet<std::net::IpAddr>,
+    /// What each peer not on a trust list delivered this hour (`limits.untrusted_*`).
+    budgets: HashMap<[u8; 32], Budget>,
     /// Scratch buffers for sealing and opening.
     plain: Vec<u8>,
     sealed: Vec<u8>,
@@ -316,6 +327,7 @@ impl Core {
             trusts: Vec::new(),
             known_keys: HashMap::new(),
             refused_logged: HashSet::new(),
+            budgets: HashMap::new(),
             plain: Vec::new(),
             sealed: Vec::new(),
         }
@@ -1188,6 +1200,7 @@ impl Core {
                         }
                     };
                     self.useful_bytes += len + mlen;
+                    self.spend_budget(from, len + mlen);
                     if deleted {
                         tracing::info!(%id, version, "bundle deleted by its author");
                     } else {
@@ -1205,6 +1218,79 @@ impl Core {
                         json!({"id": id.to_string(), "version": version, "to": hex::encode(to)}),
                     );
                 }
+            }
+        }
+    }
+
+    /// Whether `peer` was admitted by a trust list (`trust = "keys"` or `"network"`):
+    /// such peers have no hourly budget.
+    fn trusted(&self, peer: &[u8; 32]) -> bool {
+        self.ep
+            .peer_link(peer)
+            .and_then(|l| self.links.get(&l))
+            .and_then(|e| e.sec.as_ref())
+            .is_some_and(|s| self.trusts[s.trust].cfg.mode != crate::trust::TrustMode::Any)
+    }
+
+    /// Counts a bundle received from `peer` against its hourly budget, and pauses its
+    /// offers when the budget is spent.
+    fn spend_budget(&mut self, peer: [u8; 32], bytes: u64) {
+        let lim = &self.shared.limits.cfg;
+        let (max_n, max_b) = (lim.untrusted_bundles_per_hour, lim.untrusted_bytes_per_hour);
+        if (max_n == 0 && max_b == 0) || self.trusted(&peer) {
+            return;
+        }
+        let b = self.budgets.entry(peer).or_insert_with(|| Budget {
+            since: Instant::now(),
+            bundles: 0,
+            bytes: 0,
+            paused: false,
+        });
+        b.bundles += 1;
+        b.bytes += bytes;
+        let spent = if max_n > 0 && b.bundles >= max_n {
+            Some(crate::limits::Limit::UntrustedBundlesPerHour)
+        } else if max_b > 0 && b.bytes >= max_b {
+            Some(crate::limits::Limit::UntrustedBytesPerHour)
+        } else {
+            None
+        };
+        if let Some(limit) = spent.filter(|_| !b.paused) {
+            b.paused = true;
+            self.ep.pause_offers_from(peer, true);
+            self.shared.limits.hit(limit);
+            let left = lim
+                .untrusted_budget_window
+                .saturating_sub(b.since.elapsed());
+            tracing::warn!(
+                peer = %hex::encode(&peer[..8]),
+                bundles = b.bundles,
+                bytes = b.bytes,
+                "a peer not on a trust list took its hourly budget (limits.untrusted_bundles_per_hour, untrusted_bytes_per_hour); its new offers wait {} s",
+                left.as_secs()
+            );
+            self.shared.events.publish(
+                "peer",
+                json!({"node": hex::encode(peer), "state": "budget spent",
+                       "bundles": b.bundles, "bytes": b.bytes,
+                       "resumes_in_seconds": left.as_secs()}),
+            );
+        }
+    }
+
+    /// Starts each peer's budget afresh once its hour is over.
+    fn renew_budgets(&mut self, now: Instant) {
+        let window = self.shared.limits.cfg.untrusted_budget_window;
+        let over: Vec<[u8; 32]> = self
+            .budgets
+            .iter()
+            .filter(|(_, b)| now.duration_since(b.since) >= window)
+            .map(|(k, _)| *k)
+            .collect();
+        for k in over {
+            if self.budgets.remove(&k).is_some_and(|b| b.paused) {
+                self.ep.pause_offers_from(k, false);
+                tracing::info!(peer = %hex::encode(&k[..8]), "a new hour: offers from the peer are taken again");
             }
         }
     }
@@ -1253,6 +1339,7 @@ impl Core {
         }
         self.reload_trust();
         self.expire();
+        self.renew_budgets(now);
         let secs = now.duration_since(self.last_tick).as_secs_f64().max(0.001);
         self.last_tick = now;
         for e in self.links.values_mut() {

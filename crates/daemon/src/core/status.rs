@@ -29,6 +29,7 @@ impl Core {
             ("suspect_offer", stats.suspect_offers_refused),
             ("no_room", stats.offers_refused_no_room),
             ("incoming_limit", stats.incoming_limit),
+            ("paused_offer", stats.paused_offers),
         ] {
             dropped.insert(k.into(), v);
         }

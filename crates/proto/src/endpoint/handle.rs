@@ -140,6 +140,12 @@ impl Endpoint {
         }
         let held = self.holds(&r);
         let p = self.peers.get_mut(&key).expect("checked");
+        if !held && !p.incoming.contains_key(&r) && self.paused.contains(&key) {
+            // Its budget is spent: like the cap below, the manifest is not confirmed and
+            // comes again after the sender's resend timeout.
+            self.stats.paused_offers += 1;
+            return;
+        }
         if !held && p.incoming.len() >= MAX_INCOMING_PER_PEER && !p.incoming.contains_key(&r) {
             // A peer opening transfers without end (each a partial in the store): the
             // manifest is not confirmed, so an honest sender offers it again after its

@@ -167,6 +167,9 @@ pub struct Stats {
     pub dropped_wrong_identity: u64,
     /// Manifests dropped because their sender had `MAX_INCOMING_PER_PEER` transfers open.
     pub incoming_limit: u64,
+    /// Offers of new transfers from a peer the application has paused
+    /// ([`Endpoint::pause_offers_from`]: its budget is spent), not confirmed.
+    pub paused_offers: u64,
     /// Offers turned down for lack of room (quota, disk), each asked for again later.
     pub offers_refused_no_room: u64,
     /// Offers of a suspect version turned down (a blamed peer within its backoff, or a
@@ -307,6 +310,9 @@ pub struct Endpoint {
     reassembly: frag::Reassembly,
     /// Versions whose received payload failed verification, and who sent it.
     suspects: suspect::Suspects,
+    /// Peers whose offers of new transfers are not taken for now (a budget the
+    /// application keeps: bundles or bytes per hour from peers it does not trust).
+    paused: HashSet<[u8; 32]>,
     /// Since when received bundles find no room (quota, disk); `None` once one is
     /// stored. Logged on each change, not for each bundle turned down.
     no_room_since: Option<Duration>,
@@ -521,6 +527,7 @@ impl Endpoint {
             frag_ids: frag::FragIds::new(nonce.rotate_left(17)),
             reassembly: frag::Reassembly::default(),
             suspects: suspect::Suspects::default(),
+            paused: HashSet::new(),
             no_room_since: None,
         }
     }
@@ -718,6 +725,22 @@ impl Endpoint {
         let Some(m) = store.manifest(&id) else { return };
         self.note_held(id, m.version());
         self.offer_to_peers(now, &m, None);
+    }
+
+    /// The link a peer's session runs on.
+    pub fn peer_link(&self, peer: &[u8; 32]) -> Option<LinkId> {
+        self.peers.get(peer).map(|p| p.link)
+    }
+
+    /// Stops (or resumes) taking new transfers from `peer`: while paused, its offers are
+    /// not confirmed, so it offers them again after its resend timeouts (with backoff)
+    /// and they are taken once resumed. Transfers under way finish.
+    pub fn pause_offers_from(&mut self, peer: [u8; 32], paused: bool) {
+        if paused {
+            self.paused.insert(peer);
+        } else {
+            self.paused.remove(&peer);
+        }
     }
 
     /// Bundles left the store (expired, evicted): they leave the set every session
