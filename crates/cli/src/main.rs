@@ -2,6 +2,7 @@
 
 mod daemon_cmd;
 mod demo;
+mod docs_cmd;
 mod emulate_cmd;
 mod example;
 mod lab_cmd;
@@ -14,6 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use nix::sys::signal::{SigHandler, Signal, signal};
 
 /// Keep sets of signed bundles in sync between peers, over HF and UHF radio, satellite,
 /// cellular and the Internet.
@@ -73,10 +75,20 @@ pub enum Command {
     Events(daemon_cmd::EventsArgs),
     /// The node keys allowed on links with `trust = "keys"`: add, ls, rm.
     Trust(trust_cmd::TrustArgs),
+    /// Print a shell's completion script, e.g. `skywave completions bash >
+    /// /usr/share/bash-completion/completions/skywave`.
+    Completions(docs_cmd::CompletionsArgs),
+    /// Print the manual page (roff): `skywave man | man -l -`.
+    Man,
 }
 
 fn main() -> ExitCode {
+    // Before parsing: `--help` and `--version` print from inside it.
+    sigpipe(SigHandler::SigDfl);
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Daemon(_)) {
+        sigpipe(SigHandler::SigIgn);
+    }
     util::init_tracing(&cli.log);
     match run(cli) {
         Ok(code) => code,
@@ -87,6 +99,21 @@ fn main() -> ExitCode {
             }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// SIGPIPE's disposition. `SigDfl` for every verb but the daemon: a closed pipe on
+/// standard output (`skywave ls | head -1`) ends the process quietly, as it ends `cat`
+/// or `grep`, where with Rust's default (ignored) the write fails and `println!`
+/// panics; ripgrep and fd do the same. `SigIgn` (Rust's default) for the daemon: it
+/// writes only to sockets and its log, and a log reader that goes away must not stop
+/// a node.
+#[allow(unsafe_code)]
+fn sigpipe(h: SigHandler) {
+    // SAFETY: called from main before any other thread exists; neither disposition is
+    // a handler, so nothing runs in signal context.
+    if let Err(e) = unsafe { signal(Signal::SIGPIPE, h) } {
+        eprintln!("warning: setting SIGPIPE's disposition: {e}");
     }
 }
 
@@ -105,6 +132,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     if let Command::Config(a) = cli.command {
         return daemon_cmd::config(a, cli.json);
+    }
+    if let Command::Completions(a) = cli.command {
+        return docs_cmd::completions(a);
+    }
+    if let Command::Man = cli.command {
+        return docs_cmd::man();
     }
     let dir = util::node_dir(cli.dir.as_deref())?;
     // With a daemon running on the directory, the store verbs go through it.
@@ -131,6 +164,7 @@ fn run_local(command: Command, dir: &std::path::Path, json: bool) -> anyhow::Res
         Command::Example(_) => unreachable!("handled above"),
         Command::Emulate(_) => unreachable!("handled above"),
         Command::Lab(_) => unreachable!("handled above"),
+        Command::Completions(_) | Command::Man => unreachable!("handled above"),
         Command::Init => store_cmd::init(&dir, json),
         Command::Add(a) => store_cmd::add(&dir, a, json),
         Command::Append(a) => store_cmd::append(&dir, a, json),
