@@ -431,27 +431,132 @@ pub fn peers(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
 
 pub fn events(dir: &Path, a: EventsArgs, json: bool) -> anyhow::Result<ExitCode> {
     let c = need(dir)?;
+    // Read while the process has one thread (the local offset is unknowable after).
+    let offset = time::UtcOffset::current_local_offset().unwrap_or(time::UtcOffset::UTC);
     let mut n = 0u64;
     let out = io::stdout();
-    c.follow_events(a.since, |v| {
+    let followed = c.follow_events(a.since, |v| {
         let mut o = out.lock();
         let _ = if json {
             writeln!(o, "{v}")
         } else {
-            writeln!(
-                o,
-                "{:>6}  {:<10}  {}",
-                printable(&v["id"].to_string()),
-                printable(v["kind"].as_str().unwrap_or("")),
-                // JSON escapes C0 controls but not DEL, C1 or bidi controls.
-                printable(&v["data"].to_string())
-            )
+            writeln!(o, "{}", render_event(&v, offset))
         };
         let _ = o.flush();
         n += 1;
         a.count.is_none_or(|c| n < c)
-    })?;
-    Ok(ExitCode::SUCCESS)
+    });
+    if a.count.is_some_and(|c| n >= c) {
+        return Ok(ExitCode::SUCCESS);
+    }
+    // The stream ends only when the daemon does: a script following it must know.
+    let why = match followed {
+        Ok(()) => "it closed the event stream".to_string(),
+        Err(e) => format!("{e:#}"),
+    };
+    let gone = Client::find(dir).is_none();
+    eprintln!(
+        "error: the daemon at {} {} ({why}){}",
+        c.base,
+        if gone {
+            "stopped"
+        } else {
+            "ended the event stream"
+        },
+        if gone {
+            format!(
+                "; start it again with `skywave daemon --dir {}`, then follow from the last id with `skywave events --since ID`",
+                dir.display()
+            )
+        } else {
+            "; follow on from the last id with `skywave events --since ID`".into()
+        }
+    );
+    Ok(ExitCode::FAILURE)
+}
+
+/// One event as a line for people: local time, kind, what it is about (short ids,
+/// names with their control characters escaped), and the peer.
+fn render_event(v: &serde_json::Value, offset: time::UtcOffset) -> String {
+    let d = &v["data"];
+    let clock = v["at_ms"]
+        .as_u64()
+        .and_then(|ms| {
+            time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000).ok()
+        })
+        .map_or_else(
+            || "--:--:--".into(),
+            |t| {
+                let t = t.to_offset(offset);
+                format!("{:02}:{:02}:{:02}", t.hour(), t.minute(), t.second())
+            },
+        );
+    let s = |k: &str| d[k].as_str().unwrap_or("");
+    let kind = v["kind"].as_str().unwrap_or("?");
+    let what = match kind {
+        "bundle" => {
+            let name = match d["name"].as_str() {
+                Some(n) => format!(" \"{}\"", printable(n)),
+                None => String::new(),
+            };
+            let from = match (s("source"), s("from")) {
+                ("peer", f) => format!("from {}", short(f, 8)),
+                (src, _) if !src.is_empty() => format!("added ({})", printable(src)),
+                _ => String::new(),
+            };
+            format!(
+                "{} v{}{} {}{}  {}",
+                short(s("id"), 8),
+                d["version"],
+                name,
+                bytes(d["length"].as_u64().unwrap_or(0)),
+                if d["journal"].as_bool() == Some(true) {
+                    " journal"
+                } else {
+                    ""
+                },
+                from
+            )
+        }
+        "delivered" => format!(
+            "{} v{}  to {}",
+            short(s("id"), 8),
+            d["version"],
+            short(s("to"), 8)
+        ),
+        "peer" => {
+            let silent = d["silent_seconds"]
+                .as_f64()
+                .map_or_else(String::new, |t| format!(" (silent {t:.0} s)"));
+            format!(
+                "{} {} on link {}{silent}",
+                short(s("node"), 8),
+                printable(s("state")),
+                d["link"]
+            )
+        }
+        "reconciled" => format!(
+            "{}  they lack {}, we lack {} ({} symbols)",
+            short(s("node"), 8),
+            d["they_lack"],
+            d["we_lack"],
+            d["symbols"]
+        ),
+        "link" => {
+            let state = if d["up"].as_bool() == Some(true) {
+                "up".to_string()
+            } else {
+                match d["reason"].as_str() {
+                    Some(r) => format!("down: {}", printable(r)),
+                    None => "down".into(),
+                }
+            };
+            format!("{} {} {state}", d["link"], printable(s("name")))
+        }
+        // A kind this CLI does not know yet: its data, escaped.
+        _ => printable(&d.to_string()).into_owned(),
+    };
+    format!("{clock}  {:<10}  {what}", printable(kind),)
 }
 
 /// `application/x-www-form-urlencoded`-style escaping for query values.

@@ -31,9 +31,24 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
 
-    /// Log verbosity (error, warn, info, debug, trace); also RUST_LOG.
-    #[arg(long, global = true, default_value = "warn", value_name = "LEVEL")]
-    pub log: String,
+    /// Log verbosity (error, warn, info, debug, trace, or a RUST_LOG filter; RUST_LOG
+    /// wins). Default: info for the daemon, warn otherwise.
+    #[arg(long, global = true, value_name = "LEVEL")]
+    pub log: Option<String>,
+
+    /// Log line format: text for people, json (one object per line) for collectors.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "text",
+        value_name = "FORMAT"
+    )]
+    pub log_format: util::LogFormat,
+
+    /// Append log lines to this file instead of standard error (never coloured).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
 
     #[command(subcommand)]
     pub command: Command,
@@ -89,7 +104,19 @@ fn main() -> ExitCode {
     if matches!(cli.command, Command::Daemon(_)) {
         sigpipe(SigHandler::SigIgn);
     }
-    util::init_tracing(&cli.log);
+    // The daemon says what it set up (node, API, links) at info; other verbs print
+    // their results and log only what went wrong.
+    let level = cli.log.clone().unwrap_or_else(|| {
+        if matches!(cli.command, Command::Daemon(_)) {
+            "info".into()
+        } else {
+            "warn".into()
+        }
+    });
+    if let Err(e) = util::init_tracing(&level, cli.log_format, cli.log_file.as_deref()) {
+        eprintln!("error: {e:#}");
+        return ExitCode::FAILURE;
+    }
     match run(cli) {
         Ok(code) => code,
         Err(e) => {

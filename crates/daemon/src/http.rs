@@ -567,7 +567,7 @@ fn committed(s: &Shared, b: &StoredBundle, source: &str) {
     s.events.publish(
         "bundle",
         json!({"id": m.id.to_string(), "version": m.version, "length": m.length,
-               "journal": m.journal, "source": source}),
+               "journal": m.journal, "source": source, "service": m.service, "name": m.name}),
     );
     let _ = s.cmds.send(Cmd::Stored(m.id));
 }

@@ -434,13 +434,18 @@ impl Core {
             state,
             beacon_at: Instant::now(),
         });
-        for p in peers {
+        for &p in &peers {
             let id = self.udp_peer(index, p);
             if let Some(e) = self.links.get_mut(&id) {
                 e.learnt = false;
             }
         }
-        tracing::info!(%local, encrypted = trust.is_some(), "udp link listening");
+        tracing::info!(
+            listen = %local,
+            peers = %list(&peers),
+            encryption = if trust.is_some() { "noise" } else { "plaintext" },
+            "udp link: listening"
+        );
         Ok(local)
     }
 
@@ -515,9 +520,18 @@ impl Core {
                     }
                 }
             });
-            tracing::info!(local = %l_display(local), "tcp link listening");
+            tracing::info!(
+                listen = %l_display(local),
+                encryption = if trust.is_some() { "noise" } else { "plaintext" },
+                "tcp link: listening"
+            );
         }
         for addr in cfg.peers {
+            tracing::info!(
+                dial = %addr,
+                encryption = if trust.is_some() { "noise" } else { "plaintext" },
+                "tcp link: connecting"
+            );
             let id = self.alloc(
                 "tcp",
                 format!("tcp:{addr}"),
@@ -1152,14 +1166,20 @@ impl Core {
                     );
                 }
                 Event::Received { id, version, from } => {
-                    let (len, mlen, journal) = {
+                    let (len, mlen, journal, service, name) = {
                         let store = self.shared.store();
                         match store.store.get(&id) {
                             Ok(Some(b)) => {
                                 let m = b.manifest.manifest();
-                                (m.length, b.manifest.as_bytes().len() as u64, m.journal)
+                                (
+                                    m.length,
+                                    b.manifest.as_bytes().len() as u64,
+                                    m.journal,
+                                    m.service.clone(),
+                                    m.name.clone(),
+                                )
                             }
-                            _ => (0, 0, false),
+                            _ => (0, 0, false, None, None),
                         }
                     };
                     self.useful_bytes += len + mlen;
@@ -1167,7 +1187,7 @@ impl Core {
                     self.shared.events.publish(
                         "bundle",
                         json!({"id": id.to_string(), "version": version, "length": len, "journal": journal,
-                               "source": "peer", "from": hex::encode(from)}),
+                               "source": "peer", "from": hex::encode(from), "service": service, "name": name}),
                     );
                 }
                 Event::Delivered { id, version, to } => {
@@ -1337,6 +1357,18 @@ fn jitter_seed() -> u64 {
 
 fn l_display(a: Option<SocketAddr>) -> String {
     a.map_or_else(|| "-".into(), |a| a.to_string())
+}
+
+/// `a, b`, or `-` for none: peers as a log line lists them.
+fn list<T: ToString>(peers: &[T]) -> String {
+    if peers.is_empty() {
+        return "-".into();
+    }
+    peers
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Relays a driver's events and room changes to the core as inputs for link `link`.
