@@ -41,10 +41,12 @@ pub struct DaemonArgs {
     /// HTTP API address (default 127.0.0.1:7473).
     #[arg(long, value_name = "ADDR")]
     pub http: Option<std::net::SocketAddr>,
-    /// Listen for peers: udp://ADDR or tcp://ADDR (repeatable).
+    /// Listen for peers: udp://IP:PORT or tcp://IP:PORT (repeatable).
     #[arg(long, value_name = "URL")]
     pub listen: Vec<String>,
-    /// A peer to reach: udp://ADDR or tcp://ADDR (repeatable).
+    /// A peer to reach: udp://HOST:PORT or tcp://HOST:PORT, HOST an IP address or a
+    /// name (looked up by the daemon, again after a failure and when the peer falls
+    /// silent) (repeatable).
     #[arg(long, value_name = "URL")]
     pub peer: Vec<String>,
     /// A driver link: TYPE:KEY=VALUE,... with TYPE serial, rfd900, hf-modem or emulated
@@ -65,9 +67,10 @@ pub struct DaemonArgs {
     /// Store quota (e.g. 10GiB).
     #[arg(long, value_name = "SIZE")]
     pub quota: Option<String>,
-    /// Largest UDP datagram payload, for every UDP link (overrides the file's `mtu`);
-    /// path MTU discovery probes up to it. At least 145 on encrypted links (a handshake
-    /// message and the smallest frame), 48 on plaintext ones.
+    /// Largest UDP datagram payload and TCP frame, for every UDP and TCP link
+    /// (overrides the file's `mtu`); path MTU discovery probes up to it. At least 145 on
+    /// encrypted links (a handshake message and the smallest frame), 48 on plaintext
+    /// ones.
     #[arg(long, value_name = "BYTES")]
     pub mtu: Option<usize>,
 }
@@ -177,7 +180,7 @@ fn daemon_in(dir: PathBuf, mut cfg: DaemonConfig, a: DaemonArgs) -> anyhow::Resu
         cfg.add_link_flag(l)?;
     }
     if let Some(m) = a.mtu {
-        cfg.set_udp_mtu(m);
+        cfg.set_ip_mtu(m)?;
     }
     cfg.validate()?;
     if let Some(c) = Client::find(&dir) {

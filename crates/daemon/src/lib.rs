@@ -15,6 +15,7 @@ mod ip;
 mod limits;
 mod liveness;
 mod metrics;
+mod resolve;
 mod serve;
 pub mod status;
 pub mod trust;

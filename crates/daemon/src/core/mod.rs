@@ -23,12 +23,14 @@ use skywave_proto::{Direction, Endpoint, Event, LinkId, TransferState};
 use tokio::net::{TcpStream, UdpSocket};
 use tokio::sync::{mpsc, oneshot, watch};
 
+use crate::config::PeerAddr;
 use crate::events::EventLog;
 use crate::ip::{self, TcpTx};
 use crate::liveness::{self, Liveness};
 use crate::status::Status;
 use crate::trust::Trust;
 
+mod named;
 mod sealed;
 mod status;
 
@@ -100,6 +102,8 @@ pub enum Input {
         tx: TcpTx,
         peer: String,
     },
+    /// A configured peer's host name was looked up.
+    Resolved(crate::resolve::Resolved),
 }
 
 /// What the API asks of the core.
@@ -242,6 +246,8 @@ pub struct Core {
     /// Scratch buffers for sealing and opening.
     plain: Vec<u8>,
     sealed: Vec<u8>,
+    /// UDP peers configured by host name.
+    named: Vec<named::Named>,
 }
 
 /// Receive slots per system call, each big enough for one coalesced (GRO) read.
@@ -310,6 +316,7 @@ impl Core {
             refused_logged: HashSet::new(),
             plain: Vec::new(),
             sealed: Vec::new(),
+            named: Vec::new(),
         }
     }
 
@@ -434,10 +441,15 @@ impl Core {
             state,
             beacon_at: Instant::now(),
         });
-        for &p in &peers {
-            let id = self.udp_peer(index, p);
-            if let Some(e) = self.links.get_mut(&id) {
-                e.learnt = false;
+        for p in &peers {
+            match p {
+                PeerAddr::Ip(a) => {
+                    let id = self.udp_peer(index, *a);
+                    if let Some(e) = self.links.get_mut(&id) {
+                        e.learnt = false;
+                    }
+                }
+                PeerAddr::Name { host, port } => self.add_named_udp(index, host.clone(), *port),
             }
         }
         tracing::info!(
@@ -543,7 +555,11 @@ impl Core {
                 e.sec = trust.map(|trust| Sec {
                     trust,
                     chan: Channel::new(None),
-                    host: Some(addr.ip()),
+                    // A name's address is known once connected.
+                    host: match &addr {
+                        PeerAddr::Ip(a) => Some(a.ip()),
+                        PeerAddr::Name { .. } => None,
+                    },
                 });
             }
             tokio::spawn(ip::tcp_connector(
@@ -737,10 +753,14 @@ impl Core {
                     return;
                 };
                 tracing::debug!(link, %peer, "tcp connected");
+                if let (Some(sec), Ok(a)) = (e.sec.as_mut(), peer.parse::<SocketAddr>()) {
+                    sec.host = Some(a.ip());
+                }
                 e.io = Io::Tcp(tx);
                 let adapter = e.adapter;
                 self.set_up(link, adapter);
             }
+            Input::Resolved(r) => self.on_resolved(r),
         }
     }
 
@@ -1304,6 +1324,7 @@ impl Core {
                 }
                 liveness::Action::Down { peer, link, silent } => {
                     tracing::info!(peer = %hex::encode(&peer[..8]), link, silent_s = silent.as_secs_f64(), "peer down: not heard");
+                    self.recheck_name(link);
                     self.shared.events.publish(
                         "peer",
                         json!({"node": hex::encode(peer), "link": link, "state": "down",
@@ -1344,7 +1365,7 @@ fn bind_udp(addr: SocketAddr) -> std::io::Result<UdpSocket> {
 }
 
 /// A seed for keep-alive jitter: nodes started together must not greet in lockstep.
-fn jitter_seed() -> u64 {
+pub(crate) fn jitter_seed() -> u64 {
     let mut b = [0u8; 8];
     if getrandom::fill(&mut b).is_err() {
         let t = std::time::SystemTime::now()
@@ -1360,7 +1381,7 @@ fn l_display(a: Option<SocketAddr>) -> String {
 }
 
 /// `a, b`, or `-` for none: peers as a log line lists them.
-fn list<T: ToString>(peers: &[T]) -> String {
+fn list(peers: &[PeerAddr]) -> String {
     if peers.is_empty() {
         return "-".into();
     }
