@@ -116,20 +116,170 @@ pub fn config(a: ConfigArgs, json: bool) -> anyhow::Result<ExitCode> {
             for w in &c.warnings {
                 eprintln!("warning: {w}");
             }
+            let http = c.http.map_or_else(
+                || skywave_daemon::config::DEFAULT_HTTP.to_string(),
+                |h| h.to_string(),
+            );
+            let links: Vec<(String, Vec<(&str, String)>)> = c
+                .links
+                .iter()
+                .enumerate()
+                .map(|(i, l)| describe_link(l, c.radio_access.contains(&i)))
+                .collect();
             if json {
+                let list: Vec<serde_json::Value> = links
+                    .iter()
+                    .map(|(ty, kv)| {
+                        let mut o = serde_json::Map::new();
+                        o.insert("type".into(), ty.clone().into());
+                        for (k, v) in kv {
+                            o.insert((*k).into(), v.clone().into());
+                        }
+                        o.into()
+                    })
+                    .collect();
                 println!(
                     "{}",
-                    serde_json::json!({"links": c.links.len(), "http": c.http})
+                    serde_json::json!({
+                        "file": file.display().to_string(),
+                        "links": c.links.len(),
+                        "link_settings": list,
+                        "http": http,
+                        "quota_bytes": c.quota,
+                        "dir": c.dir.as_ref().map(|d| d.display().to_string()),
+                        "warnings": c.warnings,
+                    })
                 );
             } else {
-                println!("{}: {} link(s)", file.display(), c.links.len());
-                for l in &c.links {
-                    println!("  {l:?}");
+                println!("{}: valid", file.display());
+                println!(
+                    "  HTTP API   http://{http}{}",
+                    if c.open_reads {
+                        " (reads without the token)"
+                    } else {
+                        ""
+                    }
+                );
+                if let Some(d) = &c.dir {
+                    println!("  directory  {}", d.display());
+                }
+                if let Some(q) = c.quota {
+                    println!("  quota      {}", bytes(q));
+                }
+                if links.is_empty() {
+                    println!(
+                        "  no links: add [[link]] tables, or --listen, --peer or --link when starting"
+                    );
+                }
+                for (i, (ty, kv)) in links.iter().enumerate() {
+                    let rest: Vec<String> = kv.iter().map(|(k, v)| format!("{k} {v}")).collect();
+                    println!("  link {:<3} {ty:<9} {}", i + 1, rest.join(", "));
                 }
             }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A link's type and its settings worth reading, in the words of the file's keys.
+fn describe_link(
+    l: &skywave_daemon::LinkConfig,
+    radio_access: bool,
+) -> (String, Vec<(&'static str, String)>) {
+    use skywave_daemon::LinkConfig;
+    use skywave_links::DriverConfig;
+    let list = |p: &[skywave_daemon::config::PeerAddr]| {
+        p.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let security = |plaintext: bool, trust: skywave_daemon::trust::TrustMode| {
+        if plaintext {
+            "plaintext (no encryption, any peer)".to_string()
+        } else {
+            format!("encrypted (trust {})", trust.as_str())
+        }
+    };
+    match l {
+        LinkConfig::Udp(u) => {
+            let mut kv = vec![("bind", u.bind.to_string())];
+            if !u.peers.is_empty() {
+                kv.push(("peers", list(&u.peers)));
+            }
+            if let Some(d) = u.discovery {
+                kv.push(("discovery", format!("{d} every {:?}", u.beacon_interval)));
+            }
+            kv.push(("mtu", format!("{} B", u.mtu)));
+            if let Some(r) = u.rate {
+                kv.push(("rate", format!("{r} bit/s")));
+            }
+            kv.push(("security", security(u.plaintext, u.trust)));
+            ("udp".into(), kv)
+        }
+        LinkConfig::Tcp(t) => {
+            let mut kv = Vec::new();
+            if let Some(a) = t.listen {
+                kv.push(("listen", a.to_string()));
+            }
+            if !t.peers.is_empty() {
+                kv.push(("peers", list(&t.peers)));
+            }
+            kv.push(("mtu", format!("{} B", t.mtu)));
+            kv.push(("security", security(t.plaintext, t.trust)));
+            ("tcp".into(), kv)
+        }
+        LinkConfig::Driver(d) => {
+            let access = (
+                "channel_access",
+                if radio_access { "radio" } else { "driver" }.to_string(),
+            );
+            match d {
+                DriverConfig::Serial(c) => {
+                    let mut kv = vec![
+                        ("device", c.device.display().to_string()),
+                        ("baud", c.baud.to_string()),
+                    ];
+                    if let Some(p) = &c.profile {
+                        kv.push(("profile", p.clone()));
+                    }
+                    ("serial".into(), kv)
+                }
+                DriverConfig::Rfd900(c) => (
+                    "rfd900".into(),
+                    vec![
+                        ("device", c.device.display().to_string()),
+                        ("baud", c.baud.to_string()),
+                        ("air_rate", format!("{} bit/s", c.air_rate)),
+                        access,
+                    ],
+                ),
+                DriverConfig::HfModem(c) => {
+                    let mut kv = vec![
+                        ("device", c.device.display().to_string()),
+                        ("baud", c.baud.to_string()),
+                    ];
+                    match &c.station {
+                        Some(s) => kv.push(("station", format!("dial {s}"))),
+                        None => kv.push(("station", "answer calls".into())),
+                    }
+                    if !c.channels.is_empty() {
+                        kv.push(("channels", c.channels.join(" ")));
+                    }
+                    kv.push(("redial", format!("{:?}", c.redial)));
+                    ("hf-modem".into(), kv)
+                }
+                DriverConfig::Emulated(c) => (
+                    "emulated".into(),
+                    vec![
+                        ("profile", c.profile.clone()),
+                        ("peer_device", c.peer_device.display().to_string()),
+                        access,
+                    ],
+                ),
+            }
+        }
+    }
 }
 
 /// `skywave daemon`: runs until interrupted (SIGINT or SIGTERM).

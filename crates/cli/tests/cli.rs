@@ -195,3 +195,52 @@ fn example_runs() {
         3
     );
 }
+
+#[test]
+fn config_check_prints_a_summary_and_refuses_a_tcp_link_that_cannot_connect() {
+    let tmp = tempfile::tempdir().unwrap();
+    let example = ok(tmp.path(), &["config", "example"]);
+    let file = tmp.path().join("c.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "{example}\n[[link]]\ntype = \"tcp\"\nlisten = \"127.0.0.1:7475\"\npeers = [\"relay.example:7475\"]\n"
+        ),
+    )
+    .unwrap();
+    let text = ok(tmp.path(), &["config", "check", file.to_str().unwrap()]);
+    // Words, not Rust's Debug output.
+    assert!(!text.contains("Udp(") && !text.contains("{ bind"), "{text}");
+    assert!(
+        text.contains("valid") && text.contains("http://127.0.0.1:7473"),
+        "{text}"
+    );
+    assert!(
+        text.contains("link 1")
+            && text.contains("bind 0.0.0.0:7474")
+            && text.contains("peers 192.0.2.10:7474")
+            && text.contains("encrypted (trust any)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("link 2")
+            && text.contains("listen 127.0.0.1:7475")
+            && text.contains("relay.example:7475"),
+        "{text}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&ok(
+        tmp.path(),
+        &["--json", "config", "check", file.to_str().unwrap()],
+    ))
+    .unwrap();
+    assert_eq!(v["links"], 2);
+    assert_eq!(v["link_settings"][0]["type"], "udp");
+    assert_eq!(v["link_settings"][1]["peers"], "relay.example:7475");
+
+    std::fs::write(&file, "[[link]]\ntype = \"tcp\"\nmtu = 1400\n").unwrap();
+    let e = err(tmp.path(), &["config", "check", file.to_str().unwrap()]);
+    assert!(
+        e.contains("link #1") && e.contains("listen") && e.contains("peers"),
+        "{e}"
+    );
+}

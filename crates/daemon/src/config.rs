@@ -538,6 +538,16 @@ impl DaemonConfig {
             })?;
         }
         for (i, l) in self.links.iter().enumerate() {
+            if let LinkConfig::Tcp(t) = l
+                && t.listen.is_none()
+                && t.peers.is_empty()
+            {
+                return Err(ConfigError::Invalid {
+                    field: format!("link #{} (type = \"tcp\")", i + 1),
+                    value: "neither listen nor peers".into(),
+                    expected: "`listen` (an address to accept connections on), `peers` (addresses to connect to), or both: as it is, the link can never carry anything".into(),
+                });
+            }
             let (ty, mtu, trust) = match l {
                 LinkConfig::Udp(u) => ("udp", u.mtu, u.link_trust()),
                 LinkConfig::Tcp(t) => ("tcp", t.mtu, t.link_trust()),
@@ -1029,6 +1039,17 @@ mod tests {
             LinkConfig::Driver(DriverConfig::Serial(s)) => assert_eq!(s.baud, 57600),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_tcp_link_that_can_never_connect_is_refused() {
+        let c =
+            DaemonConfig::from_toml("[[link]]\ntype = \"tcp\"\nmtu = 1400\n", "c.toml").unwrap();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("link #1") && e.contains("listen") && e.contains("peers"),
+            "{e}"
+        );
     }
 
     #[test]
