@@ -743,7 +743,19 @@ fn print_remote(v: &serde_json::Value, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `--quota` on a verb that goes through the daemon: the daemon's own quota applies.
+fn no_quota_through_daemon(quota: Option<u64>, c: &Client) -> anyhow::Result<()> {
+    if quota.is_some() {
+        bail!(
+            "--quota applies to a store opened offline, and a daemon is running on it ({}): it keeps to its own quota (`skywave daemon --quota SIZE`); drop --quota, or stop the daemon",
+            c.base
+        );
+    }
+    Ok(())
+}
+
 pub fn add(c: &Client, a: AddArgs, json: bool) -> anyhow::Result<ExitCode> {
+    no_quota_through_daemon(a.quota, c)?;
     let name = a.name.clone().or_else(|| {
         (a.file != Path::new("-"))
             .then(|| a.file.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -777,6 +789,7 @@ pub fn add(c: &Client, a: AddArgs, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 pub fn append(c: &Client, a: AppendArgs, json: bool) -> anyhow::Result<ExitCode> {
+    no_quota_through_daemon(a.quota, c)?;
     let mut src = open_input(&a.file)?;
     let v = c
         .post_reader(&format!("/v1/bundles/{}/append", enc(&a.id)), &mut src)

@@ -13,7 +13,7 @@ use skywave_bundle::text::printable;
 use skywave_bundle::{BundleId, Identity, SealError};
 use skywave_store::{NewBundle, Query, Store, StoreConfig, StoredBundle};
 
-use crate::util::{Progress, bytes, now_secs, open_store};
+use crate::util::{Progress, bytes, now_secs, open_store, open_store_with};
 
 #[derive(Debug, Args)]
 pub struct AddArgs {
@@ -42,6 +42,15 @@ pub struct AddArgs {
     /// Extra key=value field (repeatable).
     #[arg(long = "field", value_name = "KEY=VALUE", value_parser = parse_field)]
     pub fields: Vec<(String, String)>,
+    /// Store quota (e.g. 10GiB) to keep to, as `skywave daemon --quota` does: others'
+    /// bundles are evicted to make room, and the bundle is refused if that is not
+    /// enough. Offline only: a running daemon keeps to its own.
+    #[arg(long, value_name = "SIZE", value_parser = parse_quota)]
+    pub quota: Option<u64>,
+}
+
+fn parse_quota(s: &str) -> Result<u64, String> {
+    skywave_daemon::config::parse_size(s)
 }
 
 fn parse_field(s: &str) -> Result<(String, String), String> {
@@ -56,6 +65,9 @@ pub struct AppendArgs {
     pub id: String,
     /// The file whose bytes to append ('-' for standard input).
     pub file: PathBuf,
+    /// Store quota to keep to, as for `add`.
+    #[arg(long, value_name = "SIZE", value_parser = parse_quota)]
+    pub quota: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -135,7 +147,7 @@ pub fn init(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 pub fn add(dir: &Path, a: AddArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let mut store = open_store(dir)?;
+    let mut store = open_store_with(dir, a.quota)?;
     let (src, len) = input(&a.file)?;
     let name = a.name.or_else(|| {
         (a.file != Path::new("-"))
@@ -160,7 +172,7 @@ pub fn add(dir: &Path, a: AddArgs, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 pub fn append(dir: &Path, a: AppendArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let mut store = open_store(dir)?;
+    let mut store = open_store_with(dir, a.quota)?;
     let id = resolve(&store, &a.id)?;
     let (src, len) = input(&a.file)?;
     let b = store

@@ -78,6 +78,11 @@ pub fn now_secs() -> u64 {
 
 /// Opens an existing node's store.
 pub fn open_store(dir: &Path) -> anyhow::Result<skywave_store::Store> {
+    open_store_with(dir, None)
+}
+
+/// Opens an existing node's store keeping to `quota` bytes (`--quota`), if given.
+pub fn open_store_with(dir: &Path, quota: Option<u64>) -> anyhow::Result<skywave_store::Store> {
     if !dir.join("store.db").exists() {
         bail!(
             "no skywave node in {}; create one with `skywave init --dir {}`",
@@ -85,7 +90,11 @@ pub fn open_store(dir: &Path) -> anyhow::Result<skywave_store::Store> {
             dir.display()
         );
     }
-    skywave_store::Store::open(dir, Default::default())
+    let cfg = skywave_store::StoreConfig {
+        quota,
+        ..Default::default()
+    };
+    skywave_store::Store::open(dir, cfg)
         .with_context(|| format!("opening the store in {}", dir.display()))
 }
 

@@ -244,3 +244,46 @@ fn config_check_prints_a_summary_and_refuses_a_tcp_link_that_cannot_connect() {
         "{e}"
     );
 }
+
+#[test]
+fn offline_add_and_append_keep_to_a_quota() {
+    let tmp = tempfile::tempdir().unwrap();
+    let node = tmp.path().join("node");
+    ok(&node, &["init"]);
+    let big = tmp.path().join("big.bin");
+    std::fs::write(&big, vec![7u8; 5000]).unwrap();
+    let e = err(&node, &["add", big.to_str().unwrap(), "--quota", "1KiB"]);
+    assert!(e.contains("quota of 1024 bytes"), "{e}");
+    assert_eq!(ok(&node, &["ls"]).lines().count(), 1, "only the header");
+
+    let small = tmp.path().join("small.txt");
+    std::fs::write(&small, vec![b'a'; 600]).unwrap();
+    let id = ok(
+        &node,
+        &[
+            "add",
+            "--journal",
+            small.to_str().unwrap(),
+            "--quota",
+            "2KiB",
+        ],
+    );
+    let id = id.trim();
+    let e = err(
+        &node,
+        &["append", id, big.to_str().unwrap(), "--quota", "2KiB"],
+    );
+    assert!(e.contains("quota of 2048 bytes"), "{e}");
+    let e = err(&node, &["add", big.to_str().unwrap(), "--quota", "lots"]);
+    assert!(e.contains("--quota") && e.contains("100MiB"), "{e}");
+    // Without a quota the store takes it.
+    ok(&node, &["append", id, big.to_str().unwrap()]);
+
+    // Through a running daemon its own quota applies: --quota is refused, not ignored.
+    let _d = support::Daemon::start(tmp.path(), "node", &[]);
+    let e = err(&node, &["add", small.to_str().unwrap(), "--quota", "1MiB"]);
+    assert!(
+        e.contains("--quota") && e.contains("skywave daemon --quota"),
+        "{e}"
+    );
+}
