@@ -608,8 +608,8 @@ pub fn events(dir: &Path, a: EventsArgs, json: bool) -> anyhow::Result<ExitCode>
         Err(e) => format!("{e:#}"),
     };
     let gone = Client::find(dir).is_none();
-    eprintln!(
-        "error: the daemon at {} {} ({why}){}",
+    bail!(
+        "the daemon at {} {} ({why}){}",
         c.base,
         if gone {
             "stopped"
@@ -624,8 +624,7 @@ pub fn events(dir: &Path, a: EventsArgs, json: bool) -> anyhow::Result<ExitCode>
         } else {
             "; follow on from the last id with `skywave events --since ID`".into()
         }
-    );
-    Ok(ExitCode::FAILURE)
+    )
 }
 
 /// One event as a line for people: local time, kind, what it is about (short ids,

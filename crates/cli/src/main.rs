@@ -117,8 +117,19 @@ fn main() -> ExitCode {
         eprintln!("error: {e:#}");
         return ExitCode::FAILURE;
     }
+    let json = cli.json;
     match run(cli) {
         Ok(code) => code,
+        Err(e) if json => {
+            // A script asked for JSON: it gets its errors as JSON too (on standard
+            // error, one object, standard output keeping only results).
+            let causes: Vec<String> = e.chain().skip(1).map(ToString::to_string).collect();
+            eprintln!(
+                "{}",
+                serde_json::json!({"error": e.to_string(), "causes": causes})
+            );
+            ExitCode::FAILURE
+        }
         Err(e) => {
             eprintln!("error: {e}");
             for cause in e.chain().skip(1) {

@@ -287,3 +287,27 @@ fn offline_add_and_append_keep_to_a_quota() {
         "{e}"
     );
 }
+
+#[test]
+fn errors_in_json_mode_are_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let node = tmp.path().join("node");
+    let parse = |e: &str| -> serde_json::Value {
+        serde_json::from_str(e.trim()).unwrap_or_else(|x| panic!("not JSON ({x}): {e}"))
+    };
+    let v = parse(&err(&node, &["--json", "ls"]));
+    assert!(v["error"].as_str().unwrap().contains("skywave init"), "{v}");
+    ok(&node, &["init"]);
+    let v = parse(&err(&node, &["--json", "show", "abcd"]));
+    assert!(
+        v["error"].as_str().unwrap().contains("no bundle matches"),
+        "{v}"
+    );
+    assert!(v["causes"].is_array(), "{v}");
+    let missing = tmp.path().join("missing.txt");
+    let v = parse(&err(&node, &["--json", "add", missing.to_str().unwrap()]));
+    assert!(v["error"].as_str().unwrap().contains("missing.txt"), "{v}");
+    // Without --json, for people.
+    let e = err(&node, &["show", "abcd"]);
+    assert!(e.starts_with("error: no bundle matches"), "{e}");
+}
