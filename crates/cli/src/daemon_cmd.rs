@@ -607,7 +607,18 @@ pub fn events(dir: &Path, a: EventsArgs, json: bool) -> anyhow::Result<ExitCode>
         Ok(()) => "it closed the event stream".to_string(),
         Err(e) => format!("{e:#}"),
     };
-    let gone = Client::find(dir).is_none();
+    // A stopping daemon closes its streams first and exits within a few seconds (in-flight
+    // requests get 3 s): wait for that before telling a stop from a closed stream.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let gone = loop {
+        if Client::find(dir).is_none() {
+            break true;
+        }
+        if std::time::Instant::now() >= deadline {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
     bail!(
         "the daemon at {} {} ({why}){}",
         c.base,

@@ -235,4 +235,44 @@ fn events_are_lines_for_people_and_a_stopped_daemon_is_an_error() {
         "{err}"
     );
     assert!(err.contains("--since"), "{err}");
+
+    // A clean stop (SIGTERM closes the stream: no read error at all) is no different.
+    let b = Daemon::start(tmp.path(), "b", &["--listen", "udp://127.0.0.1:0"]);
+    let mut follower = KillOnDrop(
+        Command::new(BIN)
+            .arg("--dir")
+            .arg(&b.dir)
+            .args(["--json", "events"])
+            .env_remove("SKYWAVE_HOME")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // Connected once an event it follows is delivered.
+    let probe = Follower::start(&b.dir, &["--json", "events"]);
+    b.add(b"x", "probe");
+    probe.expect("the probe's event", SHORT, |l| l.contains("probe"));
+    let term = Command::new("kill")
+        .args(["-TERM", &b.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let status = wait_for("`skywave events` to exit after SIGTERM", SHORT, || {
+        follower.0.try_wait().unwrap()
+    });
+    let mut err = String::new();
+    follower
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(!status.success(), "{status}: {err}");
+    // --json: the message is a JSON object.
+    let v: serde_json::Value =
+        serde_json::from_str(err.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {err}"));
+    assert!(v["error"].as_str().unwrap().contains("stopped"), "{v}");
 }
