@@ -154,32 +154,76 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// `skywave --dir DIR ARGS...` (an `events` follower): its output lines on a channel,
+/// its standard error kept for when it exits.
+struct Followed {
+    child: KillOnDrop,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Followed {
+    fn start(dir: &std::path::Path, args: &[&str]) -> Followed {
+        let mut child = KillOnDrop(
+            Command::new(BIN)
+                .arg("--dir")
+                .arg(dir)
+                .args(args)
+                .env_remove("SKYWAVE_HOME")
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        let out = child.0.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(out).lines() {
+                let Ok(l) = l else { return };
+                if tx.send(l).is_err() {
+                    return;
+                }
+            }
+        });
+        Followed { child, lines }
+    }
+
+    /// The first line that contains `text`.
+    fn line_with(&self, text: &str) -> String {
+        let end = Instant::now() + SHORT;
+        loop {
+            let l = self
+                .lines
+                .recv_timeout(end.saturating_duration_since(Instant::now()))
+                .unwrap_or_else(|e| panic!("no line with {text} from `skywave events`: {e}"));
+            if l.contains(text) {
+                return l;
+            }
+        }
+    }
+
+    /// Waits for the process to exit: its status and standard error.
+    fn exit(mut self) -> (std::process::ExitStatus, String) {
+        let status = wait_for("`skywave events` to exit", SHORT, || {
+            self.child.0.try_wait().unwrap()
+        });
+        let mut err = String::new();
+        self.child
+            .0
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        (status, err)
+    }
+}
+
 #[test]
 fn events_are_lines_for_people_and_a_stopped_daemon_is_an_error() {
     let tmp = tempfile::tempdir().unwrap();
     let mut a = Daemon::start(tmp.path(), "a", &["--listen", "udp://127.0.0.1:0"]);
-    let mut child = KillOnDrop(
-        Command::new(BIN)
-            .arg("--dir")
-            .arg(&a.dir)
-            .args(["events", "--since", "0"])
-            .env_remove("SKYWAVE_HOME")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let out = child.0.stdout.take().unwrap();
-    let (tx, lines) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for l in BufReader::new(out).lines() {
-            let Ok(l) = l else { return };
-            if tx.send(l).is_err() {
-                return;
-            }
-        }
-    });
+    let events = Followed::start(&a.dir, &["events", "--since", "0"]);
     // A name with an escape character in it: printed escaped, never raw.
     let v = a
         .client
@@ -189,15 +233,7 @@ fn events_are_lines_for_people_and_a_stopped_daemon_is_an_error() {
         )
         .unwrap();
     let id = v["id"].as_str().unwrap().to_string();
-    let end = Instant::now() + SHORT;
-    let line = loop {
-        let l = lines
-            .recv_timeout(end.saturating_duration_since(Instant::now()))
-            .expect("a bundle line from `skywave events`");
-        if l.contains(&id[..8]) {
-            break l;
-        }
-    };
+    let line = events.line_with(&id[..8]);
     assert!(!line.contains('{'), "not raw JSON: {line}");
     assert!(!line.contains(&id), "ids are shortened: {line}");
     assert!(line.contains("bundle"), "{line}");
@@ -218,17 +254,7 @@ fn events_are_lines_for_people_and_a_stopped_daemon_is_an_error() {
 
     // The daemon goes away: the follower says so and fails.
     a.kill9();
-    let status = wait_for("`skywave events` to exit", SHORT, || {
-        child.0.try_wait().unwrap()
-    });
-    let mut err = String::new();
-    child
-        .0
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let (status, err) = events.exit();
     assert!(!status.success(), "{status}: {err}");
     assert!(
         err.contains("stopped") && err.contains("skywave daemon --dir"),
@@ -236,42 +262,20 @@ fn events_are_lines_for_people_and_a_stopped_daemon_is_an_error() {
     );
     assert!(err.contains("--since"), "{err}");
 
-    // A clean stop (SIGTERM closes the stream: no read error at all) is no different.
+    // A clean stop (SIGTERM closes the stream: no read error at all) is no different;
+    // with --json the message is a JSON object.
     let b = Daemon::start(tmp.path(), "b", &["--listen", "udp://127.0.0.1:0"]);
-    let mut follower = KillOnDrop(
-        Command::new(BIN)
-            .arg("--dir")
-            .arg(&b.dir)
-            .args(["--json", "events"])
-            .env_remove("SKYWAVE_HOME")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    // Connected once an event it follows is delivered.
-    let probe = Follower::start(&b.dir, &["--json", "events"]);
+    let events = Followed::start(&b.dir, &["--json", "events"]);
+    // Connected once it has a live event.
     b.add(b"x", "probe");
-    probe.expect("the probe's event", SHORT, |l| l.contains("probe"));
+    events.line_with("probe");
     let term = Command::new("kill")
         .args(["-TERM", &b.pid().to_string()])
         .status()
         .unwrap();
     assert!(term.success());
-    let status = wait_for("`skywave events` to exit after SIGTERM", SHORT, || {
-        follower.0.try_wait().unwrap()
-    });
-    let mut err = String::new();
-    follower
-        .0
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let (status, err) = events.exit();
     assert!(!status.success(), "{status}: {err}");
-    // --json: the message is a JSON object.
     let v: serde_json::Value =
         serde_json::from_str(err.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {err}"));
     assert!(v["error"].as_str().unwrap().contains("stopped"), "{v}");
