@@ -455,7 +455,7 @@ impl Core {
         tracing::info!(
             listen = %local,
             peers = %list(&peers),
-            encryption = if trust.is_some() { "noise" } else { "plaintext" },
+            encryption = encryption(trust),
             "udp link: listening"
         );
         Ok(local)
@@ -534,14 +534,14 @@ impl Core {
             });
             tracing::info!(
                 listen = %l_display(local),
-                encryption = if trust.is_some() { "noise" } else { "plaintext" },
+                encryption = encryption(trust),
                 "tcp link: listening"
             );
         }
         for addr in cfg.peers {
             tracing::info!(
                 dial = %addr,
-                encryption = if trust.is_some() { "noise" } else { "plaintext" },
+                encryption = encryption(trust),
                 "tcp link: connecting"
             );
             let id = self.alloc(
@@ -1378,6 +1378,15 @@ pub(crate) fn jitter_seed() -> u64 {
 
 fn l_display(a: Option<SocketAddr>) -> String {
     a.map_or_else(|| "-".into(), |a| a.to_string())
+}
+
+/// How an IP link with trust index `trust` (`None`: plaintext) carries its frames.
+fn encryption(trust: Option<usize>) -> &'static str {
+    if trust.is_some() {
+        "noise"
+    } else {
+        "plaintext"
+    }
 }
 
 /// `a, b`, or `-` for none: peers as a log line lists them.
