@@ -19,7 +19,7 @@ use skywave_store::read_node_key;
 
 use crate::store_cmd::{
     AddArgs, AppendArgs, GetArgs, IdArg, LsArgs, copy_error, deliver, destination, must_open,
-    sealed_mark,
+    render_show, sealed_mark,
 };
 use crate::util::bytes;
 
@@ -852,22 +852,14 @@ pub fn ls(c: &Client, dir: &Path, a: LsArgs, json: bool) -> anyhow::Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn show(c: &Client, a: IdArg, json: bool) -> anyhow::Result<ExitCode> {
+pub fn show(c: &Client, dir: &Path, a: IdArg, json: bool) -> anyhow::Result<ExitCode> {
     let v: serde_json::Value = c.get_json(&format!("/v1/bundles/{}", enc(&a.id)))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(o) = v.as_object() {
-        for (k, val) in o {
-            // Strings as JSON (quoted, C0 escaped), and then the rest of the controls.
-            println!(
-                "{:<15} {}",
-                format!("{}:", printable(k)),
-                printable(&val.to_string())
-            );
-        }
-    }
+    let me = read_node_key(dir).ok().map(|k| k.identity());
+    print!("{}", render_show(&v, me.as_ref()));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -184,7 +184,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         (Command::Add(a), Some(c)) => daemon_cmd::add(&c, a, cli.json),
         (Command::Append(a), Some(c)) => daemon_cmd::append(&c, a, cli.json),
         (Command::Ls(a), Some(c)) => daemon_cmd::ls(&c, &dir, a, cli.json),
-        (Command::Show(a), Some(c)) => daemon_cmd::show(&c, a, cli.json),
+        (Command::Show(a), Some(c)) => daemon_cmd::show(&c, &dir, a, cli.json),
         (Command::Get(a), Some(c)) => daemon_cmd::get(&c, &dir, a),
         (command, _) => run_local(command, &dir, cli.json),
     }

@@ -118,10 +118,7 @@ fn resolve(store: &Store, id: &str) -> anyhow::Result<BundleId> {
 
 fn print_bundle(b: &StoredBundle, json: bool) -> anyhow::Result<()> {
     if json {
-        let mut v = serde_json::to_value(b.manifest.to_json())?;
-        v["token"] = b.token.into();
-        v["own"] = b.own.into();
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        println!("{}", serde_json::to_string_pretty(&bundle_json(b)?)?);
     } else {
         println!("{}", b.manifest.id());
     }
@@ -241,45 +238,89 @@ pub fn show(dir: &Path, a: IdArg, json: bool) -> anyhow::Result<ExitCode> {
         print_bundle(&b, true)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let j = b.manifest.to_json();
-    println!("id:        {}", j.id);
-    println!("version:   {}", j.version);
-    println!("length:    {} ({})", j.length, bytes(j.length));
-    println!("hash:      {}", j.hash);
-    println!("date:      {}", j.date_utc);
-    println!("journal:   {}", j.journal);
-    for (k, v) in [("service", &j.service), ("name", &j.name)] {
-        if let Some(v) = v {
-            println!("{k:<10} {v}", k = format!("{k}:"), v = printable(v));
+    let v = bundle_json(&b)?;
+    print!("{}", render_show(&v, Some(&store.node_key().identity())));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A bundle as `show --json` prints it and the daemon serves it: the manifest's JSON
+/// view with the store's `token` and `own`.
+fn bundle_json(b: &StoredBundle) -> anyhow::Result<serde_json::Value> {
+    let mut v = serde_json::to_value(b.manifest.to_json())?;
+    v["token"] = b.token.into();
+    v["own"] = b.own.into();
+    Ok(v)
+}
+
+/// `show`'s text: the same from the store and through the daemon (both render the
+/// bundle's JSON), dates in UTC, sizes with units, text a peer wrote escaped. `me`:
+/// this node's identity, to say whether a sealed payload is ours to read.
+pub(crate) fn render_show(v: &serde_json::Value, me: Option<&Identity>) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    let text = |k: &str| v[k].as_str().map(printable);
+    let mut line = |k: &str, val: &str| {
+        let _ = writeln!(o, "{:<10} {val}", format!("{k}:"));
+    };
+    line("id", &text("id").unwrap_or_default());
+    line("version", &v["version"].to_string());
+    let len = v["length"].as_u64().unwrap_or(0);
+    line("length", &format!("{len} ({})", bytes(len)));
+    line("hash", &text("hash").unwrap_or_default());
+    line("date", &text("date_utc").unwrap_or_default());
+    line("journal", &v["journal"].to_string());
+    for k in ["service", "name", "sender", "recipient"] {
+        if let Some(t) = text(k) {
+            line(k, &t);
         }
     }
-    if let Some(s) = j.sender {
-        println!("sender:    {s}");
-    }
-    if let Some(r) = j.recipient {
-        println!("recipient: {r}");
-    }
-    if let Some(scheme) = j.sealed {
-        let whose = if j.recipient == Some(store.node_key().identity()) {
+    if let Some(scheme) = v["sealed"].as_u64() {
+        let recipient = v["recipient"]
+            .as_str()
+            .and_then(|r| r.parse::<Identity>().ok());
+        let whose = if recipient.is_some() && recipient.as_ref() == me {
             "this node can read it"
         } else {
             "carried sealed: only the recipient can read it"
         };
-        match j.plain_length {
-            Some(n) => println!("sealed:    to the recipient, {n} bytes inside ({whose})"),
-            None => println!("sealed:    with scheme {scheme}, unknown to this version"),
+        match v["plain_length"].as_u64() {
+            Some(n) => line(
+                "sealed",
+                &format!("to the recipient, {n} bytes inside ({whose})"),
+            ),
+            None => line(
+                "sealed",
+                &format!("with scheme {scheme}, unknown to this version"),
+            ),
         }
     }
-    for (k, v) in &j.fields {
-        println!("field:     {}={}", printable(k), printable(v));
+    if let Some(fields) = v["fields"].as_object() {
+        for (k, val) in fields {
+            let val = val.as_str().unwrap_or_default();
+            line("field", &format!("{}={}", printable(k), printable(val)));
+        }
     }
-    println!("manifest:  {} bytes signed", j.manifest_bytes);
-    println!(
-        "token:     {}{}",
-        b.token,
-        if b.own { " (authored here)" } else { "" }
+    if let Some(ext) = v["unknown_extensions"].as_array() {
+        let ext: Vec<String> = ext.iter().map(ToString::to_string).collect();
+        line(
+            "unknown",
+            &format!("extensions {} (kept and relayed)", ext.join(", ")),
+        );
+    }
+    line("manifest", &format!("{} bytes signed", v["manifest_bytes"]));
+    line(
+        "token",
+        &format!(
+            "{}{}",
+            v["token"],
+            if v["own"].as_bool() == Some(true) {
+                " (authored here)"
+            } else {
+                ""
+            }
+        ),
     );
-    Ok(ExitCode::SUCCESS)
+    o
 }
 
 /// The marker `ls` puts after a bundle's name when its payload is sealed.

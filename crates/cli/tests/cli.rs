@@ -311,3 +311,44 @@ fn errors_in_json_mode_are_json() {
     let e = err(&node, &["show", "abcd"]);
     assert!(e.starts_with("error: no bundle matches"), "{e}");
 }
+
+#[test]
+fn ls_and_show_print_the_same_offline_and_through_the_daemon() {
+    let tmp = tempfile::tempdir().unwrap();
+    let node = tmp.path().join("node");
+    let init: serde_json::Value = serde_json::from_str(&ok(&node, &["--json", "init"])).unwrap();
+    let me = init["node"].as_str().unwrap().to_string();
+    let f = tmp.path().join("notes.txt");
+    std::fs::write(&f, "some notes\n").unwrap();
+    let f = f.to_str().unwrap();
+    let ids: Vec<String> = [
+        &["add", f, "--field", "site=north", "--field", "k=\u{202e}v"][..],
+        &["add", f, "--journal", "--service", "log"],
+        &["add", f, "--to", &me],
+    ]
+    .iter()
+    .map(|args| ok(&node, args).trim().to_string())
+    .collect();
+    let views = |node: &Path| {
+        let mut out = vec![ok(node, &["ls"])];
+        out.extend(ids.iter().map(|id| ok(node, &["show", id])));
+        out
+    };
+    let offline = views(&node);
+    assert!(
+        offline[1].contains("field:     site=north"),
+        "{}",
+        offline[1]
+    );
+    assert!(
+        offline[3].contains("this node can read it"),
+        "{}",
+        offline[3]
+    );
+    let _d = support::Daemon::start(tmp.path(), "node", &[]);
+    let through = views(&node);
+    for (a, b) in offline.iter().zip(&through) {
+        assert_eq!(a, b, "offline:\n{a}\nthrough the daemon:\n{b}");
+        assert_clean(a);
+    }
+}
