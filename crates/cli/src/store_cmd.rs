@@ -110,9 +110,7 @@ fn input(path: &Path) -> anyhow::Result<(Box<dyn Read>, Option<u64>)> {
 fn resolve(store: &Store, id: &str) -> anyhow::Result<BundleId> {
     match store.resolve_prefix(id)? {
         Some(id) => Ok(id),
-        None => bail!(
-            "no bundle matches {id:?}; give the full id or a unique prefix (see `skywave ls`)"
-        ),
+        None => bail!("{}", Store::unresolved(id)),
     }
 }
 

@@ -148,7 +148,8 @@ fn errors_name_the_problem() {
     let node = tmp.path().join("node");
     assert!(err(&node, &["ls"]).contains("skywave init"));
     ok(&node, &["init"]);
-    assert!(err(&node, &["show", "zzzz"]).contains("no bundle matches"));
+    assert!(err(&node, &["show", "zzzz"]).contains("invalid bundle id 'zzzz'"));
+    assert!(err(&node, &["show", "abcd"]).contains("no bundle matches 'abcd'"));
     assert!(err(&node, &["get", &"ab".repeat(32)]).contains("no bundle"));
     assert!(err(&node, &["add", "/nonexistent/file"]).contains("/nonexistent/file"));
     assert!(err(&node, &["add", "--recipient", "xyz", "/etc/hostname"]).contains("64 hex digits"));
@@ -334,6 +335,9 @@ fn ls_and_show_print_the_same_offline_and_through_the_daemon() {
         out.extend(ids.iter().map(|id| ok(node, &["show", id])));
         out
     };
+    // Ids that name nothing: too short, and well formed but held by no bundle.
+    let bad = |node: &Path| [err(node, &["show", "ab"]), err(node, &["get", "abcd0123"])];
+    let offline_bad = bad(&node);
     let offline = views(&node);
     assert!(
         offline[1].contains("field:     site=north"),
@@ -350,5 +354,20 @@ fn ls_and_show_print_the_same_offline_and_through_the_daemon() {
     for (a, b) in offline.iter().zip(&through) {
         assert_eq!(a, b, "offline:\n{a}\nthrough the daemon:\n{b}");
         assert_clean(a);
+    }
+    // The same words (through the daemon, after the HTTP call that failed).
+    let through_bad = bad(&node);
+    for (i, words) in [
+        "invalid bundle id 'ab': give the full 64-digit hex id or a unique prefix of at least 4 hex digits",
+        "no bundle matches 'abcd0123' (or the prefix matches more than one): give the full 64-digit id or a unique prefix (`skywave ls` lists them)",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let (a, b) = (&offline_bad[i], &through_bad[i]);
+        assert!(
+            a.contains(words) && b.contains(words),
+            "offline: {a}\nthrough the daemon: {b}"
+        );
     }
 }

@@ -233,21 +233,16 @@ fn bundle_json(b: &StoredBundle) -> serde_json::Value {
 }
 
 fn resolve(s: &Shared, id: &str) -> ApiResult<BundleId> {
-    if id.len() < 4 || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(bad(format!(
-            "invalid bundle id '{id}': give the full 64-digit hex id or a unique prefix of at least 4 hex digits"
-        )));
+    use skywave_store::{Store, UnresolvedId};
+    // The same words as the CLI offline (`Store::unresolved`).
+    if let UnresolvedId::Invalid(m) = Store::unresolved(id) {
+        return Err(bad(m));
     }
     let store = s.store();
-    match store.store.resolve_prefix(id)? {
-        Some(id) => Ok(id),
-        None => Err(ApiError(
-            StatusCode::NOT_FOUND,
-            format!(
-                "no bundle matches '{id}' (or the prefix matches more than one): give the full 64-digit id or a unique prefix"
-            ),
-        )),
-    }
+    store
+        .store
+        .resolve_prefix(id)?
+        .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, Store::unresolved(id).to_string()))
 }
 
 fn now_secs() -> u64 {

@@ -73,6 +73,23 @@ pub struct StoredBundle {
     pub own: bool,
 }
 
+/// Why an id or prefix given by a person names no bundle ([`Store::unresolved`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UnresolvedId {
+    /// Not an id or a prefix of one (too short, too long, not hex).
+    Invalid(String),
+    /// Well formed, but no single held bundle matches it.
+    NoMatch(String),
+}
+
+impl std::fmt::Display for UnresolvedId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UnresolvedId::Invalid(m) | UnresolvedId::NoMatch(m) => f.write_str(m),
+        }
+    }
+}
+
 /// What [`Store::list`] selects.
 #[derive(Debug, Clone, Default)]
 pub struct Query {
@@ -304,6 +321,22 @@ impl Store {
             .optional()
             .map_err(|e| self.db(e))?
             .transpose()
+    }
+
+    /// Why `prefix` names no bundle, in words for people: not an id or prefix at all,
+    /// or no single held bundle matching it. The CLI and the HTTP API say the same.
+    pub fn unresolved(prefix: &str) -> UnresolvedId {
+        let well_formed =
+            (4..=64).contains(&prefix.len()) && prefix.bytes().all(|b| b.is_ascii_hexdigit());
+        if well_formed {
+            UnresolvedId::NoMatch(format!(
+                "no bundle matches '{prefix}' (or the prefix matches more than one): give the full 64-digit id or a unique prefix (`skywave ls` lists them)"
+            ))
+        } else {
+            UnresolvedId::Invalid(format!(
+                "invalid bundle id '{prefix}': give the full 64-digit hex id or a unique prefix of at least 4 hex digits"
+            ))
+        }
     }
 
     /// Resolves a unique hex prefix (at least 4 digits) of a held bundle's id.
