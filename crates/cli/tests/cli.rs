@@ -371,3 +371,24 @@ fn ls_and_show_print_the_same_offline_and_through_the_daemon() {
         );
     }
 }
+
+#[test]
+fn appending_nothing_leaves_the_journal_as_it_was() {
+    let tmp = tempfile::tempdir().unwrap();
+    let node = tmp.path().join("node");
+    ok(&node, &["init"]);
+    let f = tmp.path().join("log.txt");
+    std::fs::write(&f, "first line\n").unwrap();
+    let id = ok(&node, &["add", "--journal", f.to_str().unwrap()]);
+    let id = id.trim();
+    let before = ok(&node, &["--json", "show", id]);
+    let empty = tmp.path().join("empty");
+    std::fs::write(&empty, "").unwrap();
+    // A second later a new signature would differ in its date: none is made.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    ok(&node, &["append", id, empty.to_str().unwrap()]);
+    assert_eq!(ok(&node, &["--json", "show", id]), before);
+    let _d = support::Daemon::start(tmp.path(), "node", &[]);
+    ok(&node, &["append", id, empty.to_str().unwrap()]);
+    assert_eq!(ok(&node, &["--json", "show", id]), before);
+}

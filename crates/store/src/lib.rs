@@ -933,7 +933,8 @@ impl Store {
     }
 
     /// Appends `data` to journal `id`, signing the new version with the keyring's key.
-    /// Only the new bytes are hashed, thanks to the stored tree-hash state.
+    /// Only the new bytes are hashed, thanks to the stored tree-hash state. Empty `data`
+    /// changes nothing: the journal is returned as it was, not signed again.
     pub fn append(
         &mut self,
         id: &BundleId,
@@ -984,6 +985,11 @@ impl Store {
                 .map_err(|e| io_err("write journal", &path, e))?;
             state.update(&buf[..n]);
             at += n as u64;
+        }
+        if at == held {
+            // Nothing to append: a new signature at the same version (a later date)
+            // would be a different manifest that peers holding this one refuse.
+            return self.get(id)?.ok_or(StoreError::NotFound(*id));
         }
         self.step(IoStep::Sync, "sync journal", &path)?;
         f.sync_all().map_err(|e| io_err("sync journal", &path, e))?;
