@@ -90,6 +90,42 @@ fn bad(msg: impl Into<String>) -> ApiError {
 
 type ApiResult<T> = Result<T, ApiError>;
 
+/// A call's query parameters, refused as the API's other errors are (JSON, with what
+/// each parameter takes) rather than with the deserializer's bare message.
+#[derive(Debug)]
+struct Params<T>(T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned> axum::extract::FromRequestParts<S>
+    for Params<T>
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, ApiError> {
+        match Query::<T>::from_request_parts(parts, state).await {
+            Ok(Query(v)) => Ok(Params(v)),
+            Err(e) => Err(bad(query_error(&e.body_text()))),
+        }
+    }
+}
+
+/// `since: invalid digit found in string` -> what `since` takes.
+fn query_error(text: &str) -> String {
+    let text = text
+        .strip_prefix("Failed to deserialize query string: ")
+        .unwrap_or(text);
+    let expected = match text.split_once(':').map(|(k, _)| k) {
+        Some("since") => {
+            ": `since` takes a whole number: the `next_since` of a previous page of /v1/bundles, or an event id for /v1/events"
+        }
+        Some("limit") => ": `limit` takes a whole number of bundles (at most 10000)",
+        _ => "",
+    };
+    format!("invalid query parameter: {text}{expected} (docs/api.md lists each call's parameters)")
+}
+
 /// The address a connection came in on (the bound one, or with a wildcard bind the
 /// interface's): what a request's `Host` must name. `None` if the socket could not say;
 /// the bound address stands in.
@@ -275,7 +311,7 @@ struct ListParams {
 
 async fn list(
     State(s): State<Arc<Shared>>,
-    Query(p): Query<ListParams>,
+    Params(p): Params<ListParams>,
 ) -> ApiResult<Json<serde_json::Value>> {
     let recipient = p
         .recipient
@@ -755,7 +791,7 @@ struct EventParams {
 
 async fn events(
     State(s): State<Arc<Shared>>,
-    Query(p): Query<EventParams>,
+    Params(p): Params<EventParams>,
     headers: HeaderMap,
 ) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
     // `Last-Event-ID` (a reconnecting EventSource) wins over `since`; without either,
