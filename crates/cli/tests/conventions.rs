@@ -19,6 +19,9 @@ fn run_into_closed_pipe(dir: &std::path::Path, args: &[&str]) -> (ExitStatus, St
         .arg(dir)
         .args(args)
         .env_remove("SKYWAVE_HOME")
+        // A verb ended mid-way leaves its scratch directories (`example`) here, in
+        // the test's own directory, which is removed.
+        .env("TMPDIR", dir.parent().unwrap_or(dir))
         .stdout(writer)
         .output()
         .unwrap();
