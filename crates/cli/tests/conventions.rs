@@ -150,6 +150,26 @@ fn completions_cover_every_verb_for_bash_zsh_and_fish() {
             None => eprintln!("{shell} is not installed: its script is not syntax-checked"),
         }
     }
+    // bash completes for real: a verb from its start, a flag of a verb.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("skywave.bash");
+    std::fs::write(&f, stdout_of(&["completions", "bash"])).unwrap();
+    for (words, cword, want) in [
+        ("skywave da", 1, "daemon"),
+        ("skywave daemon --pe", 2, "--peer"),
+        ("skywave completions f", 2, "fish"),
+    ] {
+        let script = format!(
+            "source '{}'; COMP_WORDS=({words}); COMP_CWORD={cword}; COMP_LINE='{words}'; COMP_POINT={}; \
+             _skywave skywave \"${{COMP_WORDS[$COMP_CWORD]}}\" \"${{COMP_WORDS[$COMP_CWORD-1]}}\"; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            f.display(),
+            words.len()
+        );
+        let out = Command::new("bash").args(["-c", &script]).output().unwrap();
+        let got = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(got.trim(), want, "completing '{words}': {got}");
+    }
+
     let out = Command::new(BIN)
         .args(["completions", "tcsh"])
         .output()
