@@ -5,8 +5,6 @@
 
 mod support;
 
-use std::time::Duration;
-
 use support::*;
 
 #[test]
@@ -110,7 +108,7 @@ fn a_name_that_does_not_resolve_is_a_reason_and_a_retry_not_an_exit() {
         "{tcp}"
     );
     // It keeps trying (1 s, then about 2 s) and keeps running.
-    wait_for("a second look-up", Duration::from_secs(10), || {
+    wait_for("a second look-up", SHORT, || {
         a.check_alive();
         (a.log_tail()
             .matches("cannot resolve nosuch.invalid:7474")
