@@ -35,10 +35,12 @@ pub struct DaemonArgs {
     /// HTTP API address (default 127.0.0.1:7473).
     #[arg(long, value_name = "ADDR")]
     pub http: Option<std::net::SocketAddr>,
-    /// Listen for peers: udp://ADDR or tcp://ADDR (repeatable).
+    /// Listen for peers: udp://IP:PORT or tcp://IP:PORT (repeatable).
     #[arg(long, value_name = "URL")]
     pub listen: Vec<String>,
-    /// A peer to reach: udp://ADDR or tcp://ADDR (repeatable).
+    /// A peer to reach: udp://HOST:PORT or tcp://HOST:PORT, HOST an IP address or a
+    /// name (looked up by the daemon, again after a failure and when the peer falls
+    /// silent) (repeatable).
     #[arg(long, value_name = "URL")]
     pub peer: Vec<String>,
     /// A driver link: TYPE:KEY=VALUE,... with TYPE serial, rfd900, hf-modem or emulated
@@ -59,9 +61,10 @@ pub struct DaemonArgs {
     /// Store quota (e.g. 10GiB).
     #[arg(long, value_name = "SIZE")]
     pub quota: Option<String>,
-    /// Largest UDP datagram payload, for every UDP link (overrides the file's `mtu`);
-    /// path MTU discovery probes up to it. At least 145 on encrypted links (a handshake
-    /// message and the smallest frame), 48 on plaintext ones.
+    /// Largest UDP datagram payload and TCP frame, for every UDP and TCP link
+    /// (overrides the file's `mtu`); path MTU discovery probes up to it. At least 145 on
+    /// encrypted links (a handshake message and the smallest frame), 48 on plaintext
+    /// ones.
     #[arg(long, value_name = "BYTES")]
     pub mtu: Option<usize>,
 }
@@ -110,20 +113,170 @@ pub fn config(a: ConfigArgs, json: bool) -> anyhow::Result<ExitCode> {
             for w in &c.warnings {
                 eprintln!("warning: {w}");
             }
+            let http = c.http.map_or_else(
+                || skywave_daemon::config::DEFAULT_HTTP.to_string(),
+                |h| h.to_string(),
+            );
+            let links: Vec<(String, Vec<(&str, String)>)> = c
+                .links
+                .iter()
+                .enumerate()
+                .map(|(i, l)| describe_link(l, c.radio_access.contains(&i)))
+                .collect();
             if json {
+                let list: Vec<serde_json::Value> = links
+                    .iter()
+                    .map(|(ty, kv)| {
+                        let mut o = serde_json::Map::new();
+                        o.insert("type".into(), ty.clone().into());
+                        for (k, v) in kv {
+                            o.insert((*k).into(), v.clone().into());
+                        }
+                        o.into()
+                    })
+                    .collect();
                 println!(
                     "{}",
-                    serde_json::json!({"links": c.links.len(), "http": c.http})
+                    serde_json::json!({
+                        "file": file.display().to_string(),
+                        "links": c.links.len(),
+                        "link_settings": list,
+                        "http": http,
+                        "quota_bytes": c.quota,
+                        "dir": c.dir.as_ref().map(|d| d.display().to_string()),
+                        "warnings": c.warnings,
+                    })
                 );
             } else {
-                println!("{}: {} link(s)", file.display(), c.links.len());
-                for l in &c.links {
-                    println!("  {l:?}");
+                println!("{}: valid", file.display());
+                println!(
+                    "  HTTP API   http://{http}{}",
+                    if c.open_reads {
+                        " (reads without the token)"
+                    } else {
+                        ""
+                    }
+                );
+                if let Some(d) = &c.dir {
+                    println!("  directory  {}", d.display());
+                }
+                if let Some(q) = c.quota {
+                    println!("  quota      {}", bytes(q));
+                }
+                if links.is_empty() {
+                    println!(
+                        "  no links: add [[link]] tables, or --listen, --peer or --link when starting"
+                    );
+                }
+                for (i, (ty, kv)) in links.iter().enumerate() {
+                    let rest: Vec<String> = kv.iter().map(|(k, v)| format!("{k} {v}")).collect();
+                    println!("  link {:<3} {ty:<9} {}", i + 1, rest.join(", "));
                 }
             }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A link's type and its settings worth reading, in the words of the file's keys.
+fn describe_link(
+    l: &skywave_daemon::LinkConfig,
+    radio_access: bool,
+) -> (String, Vec<(&'static str, String)>) {
+    use skywave_daemon::LinkConfig;
+    use skywave_links::DriverConfig;
+    let list = |p: &[skywave_daemon::config::PeerAddr]| {
+        p.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let security = |plaintext: bool, trust: skywave_daemon::trust::TrustMode| {
+        if plaintext {
+            "plaintext (no encryption, any peer)".to_string()
+        } else {
+            format!("encrypted (trust {})", trust.as_str())
+        }
+    };
+    match l {
+        LinkConfig::Udp(u) => {
+            let mut kv = vec![("bind", u.bind.to_string())];
+            if !u.peers.is_empty() {
+                kv.push(("peers", list(&u.peers)));
+            }
+            if let Some(d) = u.discovery {
+                kv.push(("discovery", format!("{d} every {:?}", u.beacon_interval)));
+            }
+            kv.push(("mtu", format!("{} B", u.mtu)));
+            if let Some(r) = u.rate {
+                kv.push(("rate", format!("{r} bit/s")));
+            }
+            kv.push(("security", security(u.plaintext, u.trust)));
+            ("udp".into(), kv)
+        }
+        LinkConfig::Tcp(t) => {
+            let mut kv = Vec::new();
+            if let Some(a) = t.listen {
+                kv.push(("listen", a.to_string()));
+            }
+            if !t.peers.is_empty() {
+                kv.push(("peers", list(&t.peers)));
+            }
+            kv.push(("mtu", format!("{} B", t.mtu)));
+            kv.push(("security", security(t.plaintext, t.trust)));
+            ("tcp".into(), kv)
+        }
+        LinkConfig::Driver(d) => {
+            let access = (
+                "channel_access",
+                if radio_access { "radio" } else { "driver" }.to_string(),
+            );
+            match d {
+                DriverConfig::Serial(c) => {
+                    let mut kv = vec![
+                        ("device", c.device.display().to_string()),
+                        ("baud", c.baud.to_string()),
+                    ];
+                    if let Some(p) = &c.profile {
+                        kv.push(("profile", p.clone()));
+                    }
+                    ("serial".into(), kv)
+                }
+                DriverConfig::Rfd900(c) => (
+                    "rfd900".into(),
+                    vec![
+                        ("device", c.device.display().to_string()),
+                        ("baud", c.baud.to_string()),
+                        ("air_rate", format!("{} bit/s", c.air_rate)),
+                        access,
+                    ],
+                ),
+                DriverConfig::HfModem(c) => {
+                    let mut kv = vec![
+                        ("device", c.device.display().to_string()),
+                        ("baud", c.baud.to_string()),
+                    ];
+                    match &c.station {
+                        Some(s) => kv.push(("station", format!("dial {s}"))),
+                        None => kv.push(("station", "answer calls".into())),
+                    }
+                    if !c.channels.is_empty() {
+                        kv.push(("channels", c.channels.join(" ")));
+                    }
+                    kv.push(("redial", format!("{:?}", c.redial)));
+                    ("hf-modem".into(), kv)
+                }
+                DriverConfig::Emulated(c) => (
+                    "emulated".into(),
+                    vec![
+                        ("profile", c.profile.clone()),
+                        ("peer_device", c.peer_device.display().to_string()),
+                        access,
+                    ],
+                ),
+            }
+        }
+    }
 }
 
 /// `skywave daemon`: runs until interrupted (SIGINT or SIGTERM).
@@ -174,7 +327,7 @@ fn daemon_in(dir: PathBuf, mut cfg: DaemonConfig, a: DaemonArgs) -> anyhow::Resu
         cfg.add_link_flag(l)?;
     }
     if let Some(m) = a.mtu {
-        cfg.set_udp_mtu(m);
+        cfg.set_ip_mtu(m)?;
     }
     cfg.validate()?;
     if let Some(c) = Client::find(&dir) {
@@ -543,27 +696,142 @@ pub fn peers(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
 
 pub fn events(dir: &Path, a: EventsArgs, json: bool) -> anyhow::Result<ExitCode> {
     let c = need(dir)?;
+    // Read while the process has one thread (the local offset is unknowable after).
+    let offset = time::UtcOffset::current_local_offset().unwrap_or(time::UtcOffset::UTC);
     let mut n = 0u64;
     let out = io::stdout();
-    c.follow_events(a.since, |v| {
+    let followed = c.follow_events(a.since, |v| {
         let mut o = out.lock();
         let _ = if json {
             writeln!(o, "{v}")
         } else {
-            writeln!(
-                o,
-                "{:>6}  {:<10}  {}",
-                printable(&v["id"].to_string()),
-                printable(v["kind"].as_str().unwrap_or("")),
-                // JSON escapes C0 controls but not DEL, C1 or bidi controls.
-                printable(&v["data"].to_string())
-            )
+            writeln!(o, "{}", render_event(&v, offset))
         };
         let _ = o.flush();
         n += 1;
         a.count.is_none_or(|c| n < c)
-    })?;
-    Ok(ExitCode::SUCCESS)
+    });
+    if a.count.is_some_and(|c| n >= c) {
+        return Ok(ExitCode::SUCCESS);
+    }
+    // The stream ends only when the daemon does: a script following it must know.
+    let why = match followed {
+        Ok(()) => "it closed the event stream".to_string(),
+        Err(e) => format!("{e:#}"),
+    };
+    // A stopping daemon closes its streams first and exits within a few seconds (in-flight
+    // requests get 3 s): wait for that before telling a stop from a closed stream.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let gone = loop {
+        if Client::find(dir).is_none() {
+            break true;
+        }
+        if std::time::Instant::now() >= deadline {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    bail!(
+        "the daemon at {} {} ({why}){}",
+        c.base,
+        if gone {
+            "stopped"
+        } else {
+            "ended the event stream"
+        },
+        if gone {
+            format!(
+                "; start it again with `skywave daemon --dir {}`, then follow from the last id with `skywave events --since ID`",
+                dir.display()
+            )
+        } else {
+            "; follow on from the last id with `skywave events --since ID`".into()
+        }
+    )
+}
+
+/// One event as a line for people: local time, kind, what it is about (short ids,
+/// names with their control characters escaped), and the peer.
+fn render_event(v: &serde_json::Value, offset: time::UtcOffset) -> String {
+    let d = &v["data"];
+    let clock = v["at_ms"]
+        .as_u64()
+        .and_then(|ms| {
+            time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000).ok()
+        })
+        .map_or_else(
+            || "--:--:--".into(),
+            |t| {
+                let t = t.to_offset(offset);
+                format!("{:02}:{:02}:{:02}", t.hour(), t.minute(), t.second())
+            },
+        );
+    let s = |k: &str| d[k].as_str().unwrap_or("");
+    let kind = v["kind"].as_str().unwrap_or("?");
+    let what = match kind {
+        "bundle" => {
+            let name = match d["name"].as_str() {
+                Some(n) => format!(" \"{}\"", printable(n)),
+                None => String::new(),
+            };
+            let from = match (s("source"), s("from")) {
+                ("peer", f) => format!("from {}", short(f, 8)),
+                (src, _) if !src.is_empty() => format!("added ({})", printable(src)),
+                _ => String::new(),
+            };
+            format!(
+                "{} v{}{} {}{}  {}",
+                short(s("id"), 8),
+                d["version"],
+                name,
+                bytes(d["length"].as_u64().unwrap_or(0)),
+                if d["journal"].as_bool() == Some(true) {
+                    " journal"
+                } else {
+                    ""
+                },
+                from
+            )
+        }
+        "delivered" => format!(
+            "{} v{}  to {}",
+            short(s("id"), 8),
+            d["version"],
+            short(s("to"), 8)
+        ),
+        "peer" => {
+            let silent = d["silent_seconds"]
+                .as_f64()
+                .map_or_else(String::new, |t| format!(" (silent {t:.0} s)"));
+            format!(
+                "{} {} on link {}{silent}",
+                short(s("node"), 8),
+                printable(s("state")),
+                d["link"]
+            )
+        }
+        "reconciled" => format!(
+            "{}  they lack {}, we lack {} ({} symbols)",
+            short(s("node"), 8),
+            d["they_lack"],
+            d["we_lack"],
+            d["symbols"]
+        ),
+        "link" => {
+            let state = if d["up"].as_bool() == Some(true) {
+                "up".to_string()
+            } else {
+                match d["reason"].as_str() {
+                    Some(r) => format!("down: {}", printable(r)),
+                    None => "down".into(),
+                }
+            };
+            format!("{} {} {state}", d["link"], printable(s("name")))
+        }
+        // A kind this CLI does not know yet: its data, escaped.
+        _ => printable(&d.to_string()).into_owned(),
+    };
+    format!("{clock}  {:<10}  {what}", printable(kind),)
 }
 
 /// `application/x-www-form-urlencoded`-style escaping for query values.
@@ -597,7 +865,19 @@ fn print_remote(v: &serde_json::Value, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `--quota` on a verb that goes through the daemon: the daemon's own quota applies.
+fn no_quota_through_daemon(quota: Option<u64>, c: &Client) -> anyhow::Result<()> {
+    if quota.is_some() {
+        bail!(
+            "--quota applies to a store opened offline, and a daemon is running on it ({}): it keeps to its own quota (`skywave daemon --quota SIZE`); drop --quota, or stop the daemon",
+            c.base
+        );
+    }
+    Ok(())
+}
+
 pub fn add(c: &Client, a: AddArgs, json: bool) -> anyhow::Result<ExitCode> {
+    no_quota_through_daemon(a.quota, c)?;
     let name = a.name.clone().or_else(|| {
         (a.file != Path::new("-"))
             .then(|| a.file.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -654,6 +934,7 @@ pub fn rm(c: &Client, a: IdArg, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 pub fn append(c: &Client, a: AppendArgs, json: bool) -> anyhow::Result<ExitCode> {
+    no_quota_through_daemon(a.quota, c)?;
     let mut src = open_input(&a.file)?;
     let v = c
         .post_reader(&format!("/v1/bundles/{}/append", enc(&a.id)), &mut src)

@@ -2,6 +2,7 @@
 
 mod daemon_cmd;
 mod demo;
+mod docs_cmd;
 mod emulate_cmd;
 mod example;
 mod lab_cmd;
@@ -14,6 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use nix::sys::signal::{SigHandler, Signal, signal};
 
 /// Keep sets of signed bundles in sync between peers, over HF and UHF radio, satellite,
 /// cellular and the Internet.
@@ -29,9 +31,24 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
 
-    /// Log verbosity (error, warn, info, debug, trace); also RUST_LOG.
-    #[arg(long, global = true, default_value = "warn", value_name = "LEVEL")]
-    pub log: String,
+    /// Log verbosity (error, warn, info, debug, trace, or a RUST_LOG filter; RUST_LOG
+    /// wins). Default: info for the daemon, warn otherwise.
+    #[arg(long, global = true, value_name = "LEVEL")]
+    pub log: Option<String>,
+
+    /// Log line format: text for people, json (one object per line) for collectors.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "text",
+        value_name = "FORMAT"
+    )]
+    pub log_format: util::LogFormat,
+
+    /// Append log lines to this file instead of standard error (never coloured).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
 
     #[command(subcommand)]
     pub command: Command,
@@ -76,13 +93,46 @@ pub enum Command {
     Events(daemon_cmd::EventsArgs),
     /// The node keys allowed on links with `trust = "keys"`: add, ls, rm.
     Trust(trust_cmd::TrustArgs),
+    /// Print a shell's completion script, e.g. `skywave completions bash >
+    /// /usr/share/bash-completion/completions/skywave`.
+    Completions(docs_cmd::CompletionsArgs),
+    /// Print the manual page (roff): `skywave man | man -l -`.
+    Man,
 }
 
 fn main() -> ExitCode {
+    // Before parsing: `--help` and `--version` print from inside it.
+    sigpipe(SigHandler::SigDfl);
     let cli = Cli::parse();
-    util::init_tracing(&cli.log);
+    if matches!(cli.command, Command::Daemon(_)) {
+        sigpipe(SigHandler::SigIgn);
+    }
+    // The daemon says what it set up (node, API, links) at info; other verbs print
+    // their results and log only what went wrong.
+    let level = cli.log.clone().unwrap_or_else(|| {
+        if matches!(cli.command, Command::Daemon(_)) {
+            "info".into()
+        } else {
+            "warn".into()
+        }
+    });
+    if let Err(e) = util::init_tracing(&level, cli.log_format, cli.log_file.as_deref()) {
+        eprintln!("error: {e:#}");
+        return ExitCode::FAILURE;
+    }
+    let json = cli.json;
     match run(cli) {
         Ok(code) => code,
+        Err(e) if json => {
+            // A script asked for JSON: it gets its errors as JSON too (on standard
+            // error, one object, standard output keeping only results).
+            let causes: Vec<String> = e.chain().skip(1).map(ToString::to_string).collect();
+            eprintln!(
+                "{}",
+                serde_json::json!({"error": e.to_string(), "causes": causes})
+            );
+            ExitCode::FAILURE
+        }
         Err(e) => {
             eprintln!("error: {e}");
             for cause in e.chain().skip(1) {
@@ -90,6 +140,21 @@ fn main() -> ExitCode {
             }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// SIGPIPE's disposition. `SigDfl` for every verb but the daemon: a closed pipe on
+/// standard output (`skywave ls | head -1`) ends the process quietly, as it ends `cat`
+/// or `grep`, where with Rust's default (ignored) the write fails and `println!`
+/// panics; ripgrep and fd do the same. `SigIgn` (Rust's default) for the daemon: it
+/// writes only to sockets and its log, and a log reader that goes away must not stop
+/// a node.
+#[allow(unsafe_code)]
+fn sigpipe(h: SigHandler) {
+    // SAFETY: called from main before any other thread exists; neither disposition is
+    // a handler, so nothing runs in signal context.
+    if let Err(e) = unsafe { signal(Signal::SIGPIPE, h) } {
+        eprintln!("warning: setting SIGPIPE's disposition: {e}");
     }
 }
 
@@ -108,6 +173,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     if let Command::Config(a) = cli.command {
         return daemon_cmd::config(a, cli.json);
+    }
+    if let Command::Completions(a) = cli.command {
+        return docs_cmd::completions(a);
+    }
+    if let Command::Man = cli.command {
+        return docs_cmd::man();
     }
     let dir = util::node_dir(cli.dir.as_deref())?;
     // With a daemon running on the directory, the store verbs go through it.
@@ -135,6 +206,7 @@ fn run_local(command: Command, dir: &std::path::Path, json: bool) -> anyhow::Res
         Command::Example(_) => unreachable!("handled above"),
         Command::Emulate(_) => unreachable!("handled above"),
         Command::Lab(_) => unreachable!("handled above"),
+        Command::Completions(_) | Command::Man => unreachable!("handled above"),
         Command::Init => store_cmd::init(&dir, json),
         Command::Add(a) => store_cmd::add(&dir, a, json),
         Command::Append(a) => store_cmd::append(&dir, a, json),

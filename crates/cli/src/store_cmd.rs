@@ -13,7 +13,7 @@ use skywave_bundle::text::printable;
 use skywave_bundle::{BundleId, Identity, SealError};
 use skywave_store::{NewBundle, Query, Store, StoreConfig, StoredBundle};
 
-use crate::util::{Progress, bytes, now_secs, open_store};
+use crate::util::{Progress, bytes, now_secs, open_store, open_store_with};
 
 #[derive(Debug, Args)]
 pub struct AddArgs {
@@ -56,6 +56,15 @@ pub struct AddArgs {
     /// the message service, bulk for log, else normal).
     #[arg(long, value_name = "PRIORITY")]
     pub priority: Option<skywave_bundle::Priority>,
+    /// Store quota (e.g. 10GiB) to keep to, as `skywave daemon --quota` does: others'
+    /// bundles are evicted to make room, and the bundle is refused if that is not
+    /// enough. Offline only: a running daemon keeps to its own.
+    #[arg(long, value_name = "SIZE", value_parser = parse_quota)]
+    pub quota: Option<u64>,
+}
+
+fn parse_quota(s: &str) -> Result<u64, String> {
+    skywave_daemon::config::parse_size(s)
 }
 
 fn parse_field(s: &str) -> Result<(String, String), String> {
@@ -70,6 +79,9 @@ pub struct AppendArgs {
     pub id: String,
     /// The file whose bytes to append ('-' for standard input).
     pub file: PathBuf,
+    /// Store quota to keep to, as for `add`.
+    #[arg(long, value_name = "SIZE", value_parser = parse_quota)]
+    pub quota: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -113,21 +125,22 @@ fn input(path: &Path) -> anyhow::Result<(Box<dyn Read>, Option<u64>)> {
 }
 
 fn resolve(store: &Store, id: &str) -> anyhow::Result<BundleId> {
-    if let Some(e) = Store::id_syntax_error(id) {
-        bail!(e);
-    }
     match store.resolve_prefix(id)? {
         Some(id) => Ok(id),
-        None => bail!(Store::no_match_message(id)),
+        None => bail!("{}", Store::unresolved(id)),
     }
+}
+
+fn bundle_json(b: &StoredBundle) -> anyhow::Result<serde_json::Value> {
+    let mut v = serde_json::to_value(b.manifest.to_json())?;
+    v["token"] = b.token.into();
+    v["own"] = b.own.into();
+    Ok(v)
 }
 
 fn print_bundle(b: &StoredBundle, json: bool) -> anyhow::Result<()> {
     if json {
-        let mut v = serde_json::to_value(b.manifest.to_json())?;
-        v["token"] = b.token.into();
-        v["own"] = b.own.into();
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        println!("{}", serde_json::to_string_pretty(&bundle_json(b)?)?);
     } else {
         println!("{}", b.manifest.id());
     }
@@ -153,7 +166,7 @@ pub fn init(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 pub fn add(dir: &Path, a: AddArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let mut store = open_store(dir)?;
+    let mut store = open_store_with(dir, a.quota)?;
     let (src, len) = input(&a.file)?;
     let name = a.name.or_else(|| {
         (a.file != Path::new("-"))
@@ -239,7 +252,7 @@ pub fn rm(dir: &Path, a: IdArg, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 pub fn append(dir: &Path, a: AppendArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let mut store = open_store(dir)?;
+    let mut store = open_store_with(dir, a.quota)?;
     let id = resolve(&store, &a.id)?;
     let (src, len) = input(&a.file)?;
     let b = store

@@ -6,13 +6,50 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 
-pub fn init_tracing(level: &str) {
+/// How log lines are written (`--log-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// One line per event for people: time, level, message, fields.
+    Text,
+    /// One JSON object per line (timestamp, level, fields, target) for log collectors.
+    Json,
+}
+
+/// Sets up logging: to standard error, or appended to `file`; colour only on a
+/// terminal (never in a file or a pipe, where escape codes are noise).
+pub fn init_tracing(level: &str, format: LogFormat, file: Option<&Path>) -> anyhow::Result<()> {
+    use tracing_subscriber::fmt::writer::BoxMakeWriter;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt()
+    let (writer, ansi) = match file {
+        Some(p) => {
+            let f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .with_context(|| {
+                    format!(
+                        "opening the log file {} (--log-file): check the directory exists and is writable",
+                        p.display()
+                    )
+                })?;
+            (BoxMakeWriter::new(std::sync::Mutex::new(f)), false)
+        }
+        None => (
+            BoxMakeWriter::new(std::io::stderr),
+            std::io::stderr().is_terminal(),
+        ),
+    };
+    let b = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+        .with_writer(writer)
+        .with_ansi(ansi);
+    // A second initialisation (tests) keeps the first.
+    let _ = match format {
+        LogFormat::Text => b.try_init(),
+        LogFormat::Json => b.json().flatten_event(true).try_init(),
+    };
+    Ok(())
 }
 
 /// `--dir`, else `$SKYWAVE_HOME`, else the XDG data directory.
@@ -41,6 +78,11 @@ pub fn now_secs() -> u64 {
 
 /// Opens an existing node's store.
 pub fn open_store(dir: &Path) -> anyhow::Result<skywave_store::Store> {
+    open_store_with(dir, None)
+}
+
+/// Opens an existing node's store keeping to `quota` bytes (`--quota`), if given.
+pub fn open_store_with(dir: &Path, quota: Option<u64>) -> anyhow::Result<skywave_store::Store> {
     if !dir.join("store.db").exists() {
         bail!(
             "no skywave node in {}; create one with `skywave init --dir {}`",
@@ -48,7 +90,11 @@ pub fn open_store(dir: &Path) -> anyhow::Result<skywave_store::Store> {
             dir.display()
         );
     }
-    skywave_store::Store::open(dir, Default::default())
+    let cfg = skywave_store::StoreConfig {
+        quota,
+        ..Default::default()
+    };
+    skywave_store::Store::open(dir, cfg)
         .with_context(|| format!("opening the store in {}", dir.display()))
 }
 

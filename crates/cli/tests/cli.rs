@@ -159,29 +159,6 @@ fn errors_name_the_problem() {
 }
 
 #[test]
-fn appending_nothing_leaves_the_journal_as_it_was() {
-    let tmp = tempfile::tempdir().unwrap();
-    let node = tmp.path().join("node");
-    ok(&node, &["init"]);
-    let f = tmp.path().join("log.txt");
-    std::fs::write(&f, "line 1\n").unwrap();
-    let empty = tmp.path().join("empty");
-    std::fs::write(&empty, "").unwrap();
-    let id = ok(&node, &["add", "--journal", f.to_str().unwrap()]);
-    let id = id.trim();
-    let before = ok(&node, &["show", "--json", id]);
-    ok(&node, &["append", id, empty.to_str().unwrap()]);
-    let after = ok(&node, &["show", "--json", id]);
-    let (b, a): (serde_json::Value, serde_json::Value) = (
-        serde_json::from_str(&before).unwrap(),
-        serde_json::from_str(&after).unwrap(),
-    );
-    // Not signed again: same version, same token (nothing was stored).
-    assert_eq!(a["version"], b["version"]);
-    assert_eq!(a["token"], b["token"]);
-}
-
-#[test]
 fn a_store_in_use_by_another_process_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let node = tmp.path().join("node");
@@ -220,4 +197,200 @@ fn example_runs() {
             .len(),
         3
     );
+}
+
+#[test]
+fn config_check_prints_a_summary_and_refuses_a_tcp_link_that_cannot_connect() {
+    let tmp = tempfile::tempdir().unwrap();
+    let example = ok(tmp.path(), &["config", "example"]);
+    let file = tmp.path().join("c.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "{example}\n[[link]]\ntype = \"tcp\"\nlisten = \"127.0.0.1:7475\"\npeers = [\"relay.example:7475\"]\n"
+        ),
+    )
+    .unwrap();
+    let text = ok(tmp.path(), &["config", "check", file.to_str().unwrap()]);
+    // Words, not Rust's Debug output.
+    assert!(!text.contains("Udp(") && !text.contains("{ bind"), "{text}");
+    assert!(
+        text.contains("valid") && text.contains("http://127.0.0.1:7473"),
+        "{text}"
+    );
+    assert!(
+        text.contains("link 1")
+            && text.contains("bind 0.0.0.0:7474")
+            && text.contains("peers 192.0.2.10:7474")
+            && text.contains("encrypted (trust any)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("link 2")
+            && text.contains("listen 127.0.0.1:7475")
+            && text.contains("relay.example:7475"),
+        "{text}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&ok(
+        tmp.path(),
+        &["--json", "config", "check", file.to_str().unwrap()],
+    ))
+    .unwrap();
+    assert_eq!(v["links"], 2);
+    assert_eq!(v["link_settings"][0]["type"], "udp");
+    assert_eq!(v["link_settings"][1]["peers"], "relay.example:7475");
+
+    std::fs::write(&file, "[[link]]\ntype = \"tcp\"\nmtu = 1400\n").unwrap();
+    let e = err(tmp.path(), &["config", "check", file.to_str().unwrap()]);
+    assert!(
+        e.contains("link #1") && e.contains("listen") && e.contains("peers"),
+        "{e}"
+    );
+}
+
+#[test]
+fn offline_add_and_append_keep_to_a_quota() {
+    let tmp = tempfile::tempdir().unwrap();
+    let node = tmp.path().join("node");
+    ok(&node, &["init"]);
+    let big = tmp.path().join("big.bin");
+    std::fs::write(&big, vec![7u8; 5000]).unwrap();
+    let e = err(&node, &["add", big.to_str().unwrap(), "--quota", "1KiB"]);
+    assert!(e.contains("quota of 1024 bytes"), "{e}");
+    assert_eq!(ok(&node, &["ls"]).lines().count(), 1, "only the header");
+
+    let small = tmp.path().join("small.txt");
+    std::fs::write(&small, vec![b'a'; 600]).unwrap();
+    let id = ok(
+        &node,
+        &[
+            "add",
+            "--journal",
+            small.to_str().unwrap(),
+            "--quota",
+            "2KiB",
+        ],
+    );
+    let id = id.trim();
+    let e = err(
+        &node,
+        &["append", id, big.to_str().unwrap(), "--quota", "2KiB"],
+    );
+    assert!(e.contains("quota of 2048 bytes"), "{e}");
+    let e = err(&node, &["add", big.to_str().unwrap(), "--quota", "lots"]);
+    assert!(e.contains("--quota") && e.contains("100MiB"), "{e}");
+    // Without a quota the store takes it.
+    ok(&node, &["append", id, big.to_str().unwrap()]);
+
+    // Through a running daemon its own quota applies: --quota is refused, not ignored.
+    let _d = support::Daemon::start(tmp.path(), "node", &[]);
+    let e = err(&node, &["add", small.to_str().unwrap(), "--quota", "1MiB"]);
+    assert!(
+        e.contains("--quota") && e.contains("skywave daemon --quota"),
+        "{e}"
+    );
+}
+
+#[test]
+fn errors_in_json_mode_are_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let node = tmp.path().join("node");
+    let parse = |e: &str| -> serde_json::Value {
+        serde_json::from_str(e.trim()).unwrap_or_else(|x| panic!("not JSON ({x}): {e}"))
+    };
+    let v = parse(&err(&node, &["--json", "ls"]));
+    assert!(v["error"].as_str().unwrap().contains("skywave init"), "{v}");
+    ok(&node, &["init"]);
+    let v = parse(&err(&node, &["--json", "show", "abcd"]));
+    assert!(
+        v["error"].as_str().unwrap().contains("no bundle matches"),
+        "{v}"
+    );
+    assert!(v["causes"].is_array(), "{v}");
+    let missing = tmp.path().join("missing.txt");
+    let v = parse(&err(&node, &["--json", "add", missing.to_str().unwrap()]));
+    assert!(v["error"].as_str().unwrap().contains("missing.txt"), "{v}");
+    // Without --json, for people.
+    let e = err(&node, &["show", "abcd"]);
+    assert!(e.starts_with("error: no bundle matches"), "{e}");
+}
+
+#[test]
+fn ls_and_show_print_the_same_offline_and_through_the_daemon() {
+    let tmp = tempfile::tempdir().unwrap();
+    let node = tmp.path().join("node");
+    let init: serde_json::Value = serde_json::from_str(&ok(&node, &["--json", "init"])).unwrap();
+    let me = init["node"].as_str().unwrap().to_string();
+    let f = tmp.path().join("notes.txt");
+    std::fs::write(&f, "some notes\n").unwrap();
+    let f = f.to_str().unwrap();
+    let ids: Vec<String> = [
+        &["add", f, "--field", "site=north", "--field", "k=\u{202e}v"][..],
+        &["add", f, "--journal", "--service", "log"],
+        &["add", f, "--to", &me],
+    ]
+    .iter()
+    .map(|args| ok(&node, args).trim().to_string())
+    .collect();
+    let views = |node: &Path| {
+        let mut out = vec![ok(node, &["ls"])];
+        out.extend(ids.iter().map(|id| ok(node, &["show", id])));
+        out
+    };
+    // Ids that name nothing: too short, and well formed but held by no bundle.
+    let bad = |node: &Path| [err(node, &["show", "ab"]), err(node, &["get", "abcd0123"])];
+    let offline_bad = bad(&node);
+    let offline = views(&node);
+    assert!(
+        offline[1].contains("field:     site=north"),
+        "{}",
+        offline[1]
+    );
+    assert!(
+        offline[3].contains("this node can read it"),
+        "{}",
+        offline[3]
+    );
+    let _d = support::Daemon::start(tmp.path(), "node", &[]);
+    let through = views(&node);
+    for (a, b) in offline.iter().zip(&through) {
+        assert_eq!(a, b, "offline:\n{a}\nthrough the daemon:\n{b}");
+        assert_clean(a);
+    }
+    // The same words (through the daemon, after the HTTP call that failed).
+    let through_bad = bad(&node);
+    for (i, words) in [
+        "invalid bundle id 'ab': give the full 64-digit hex id or a unique prefix of at least 4 hex digits",
+        "no bundle matches 'abcd0123' (or the prefix matches more than one): give the full 64-digit id or a unique prefix (`skywave ls` lists them)",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let (a, b) = (&offline_bad[i], &through_bad[i]);
+        assert!(
+            a.contains(words) && b.contains(words),
+            "offline: {a}\nthrough the daemon: {b}"
+        );
+    }
+}
+
+#[test]
+fn appending_nothing_leaves_the_journal_as_it_was() {
+    let tmp = tempfile::tempdir().unwrap();
+    let node = tmp.path().join("node");
+    ok(&node, &["init"]);
+    let f = tmp.path().join("log.txt");
+    std::fs::write(&f, "first line\n").unwrap();
+    let id = ok(&node, &["add", "--journal", f.to_str().unwrap()]);
+    let id = id.trim();
+    let before = ok(&node, &["--json", "show", id]);
+    let empty = tmp.path().join("empty");
+    std::fs::write(&empty, "").unwrap();
+    // A second later a new signature would differ in its date: none is made.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    ok(&node, &["append", id, empty.to_str().unwrap()]);
+    assert_eq!(ok(&node, &["--json", "show", id]), before);
+    let _d = support::Daemon::start(tmp.path(), "node", &[]);
+    ok(&node, &["append", id, empty.to_str().unwrap()]);
+    assert_eq!(ok(&node, &["--json", "show", id]), before);
 }

@@ -1052,19 +1052,28 @@ fn malformed_requests_and_bad_ids_get_a_json_error_naming_the_problem() {
             "not a journal",
         ),
         // Bad query strings on reads.
+        // (What each parameter takes, not only the deserializer's complaint.)
         (
             d.get("/v1/bundles?since=yesterday"),
             400,
-            "since: expected a whole number; accepted: service, recipient (64 hex digits), since (a token: the next_since",
+            "`since` takes a whole number: the `next_since` of a previous page",
         ),
-        (d.get("/v1/bundles?limit=-1"), 400, "limit"),
+        (
+            d.get("/v1/bundles?limit=-1"),
+            400,
+            "`limit` takes a whole number of bundles",
+        ),
         (
             d.get("/v1/bundles?colour=red"),
             400,
             "unknown field `colour`",
         ),
         (d.get("/v1/bundles?recipient=xyz"), 400, "recipient"),
-        (d.get("/v1/events?since=x"), 400, "since (an event id"),
+        (
+            d.get("/v1/events?since=x"),
+            400,
+            "or an event id for /v1/events",
+        ),
         // Unknown endpoints and methods.
         (d.get("/v1/nothing"), 404, "no endpoint GET /v1/nothing"),
         (d.delete("/v1/status"), 405, "DELETE is not allowed"),

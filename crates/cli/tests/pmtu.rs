@@ -83,6 +83,33 @@ fn an_mtu_below_the_protocol_floor_is_refused_at_start() {
     // Encrypted links need room for a handshake's keys besides.
     assert!(err.contains("at least 145 bytes"), "{err}");
 
+    // On TCP links too (the largest frame); and with no IP link, --mtu has nothing to
+    // set: refused rather than ignored.
+    let run = |extra: &[&str]| {
+        Command::new(BIN)
+            .arg("--dir")
+            .arg(tmp.path().join("n"))
+            .args(["daemon", "--http", "127.0.0.1:0"])
+            .args(extra)
+            .env_remove("SKYWAVE_HOME")
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--peer", "tcp://localhost:9", "--mtu", "100"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("tcp") && err.contains("at least 145 bytes") && err.contains("48"),
+        "{err}"
+    );
+    let out = run(&["--link", "serial:device=/dev/null", "--mtu", "500"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--mtu") && err.contains("UDP or TCP link"),
+        "{err}"
+    );
+
     let file = tmp.path().join("c.toml");
     std::fs::write(
         &file,

@@ -151,9 +151,10 @@ pub enum LinkConfig {
 pub struct UdpConfig {
     /// Local address to bind (`0.0.0.0:7474`, `127.0.0.1:0`).
     pub bind: SocketAddr,
-    /// Peers to talk to from the start; others are learnt from what arrives.
+    /// Peers to talk to from the start (`192.0.2.10:7474` or `node.example:7474`);
+    /// others are learnt from what arrives.
     #[serde(default)]
-    pub peers: Vec<SocketAddr>,
+    pub peers: Vec<PeerAddr>,
     /// Broadcast or multicast a beacon here for LAN discovery (e.g.
     /// `255.255.255.255:7474` or `239.255.74.74:7474`).
     #[serde(default)]
@@ -196,8 +197,9 @@ pub struct UdpConfig {
 pub struct TcpConfig {
     #[serde(default)]
     pub listen: Option<SocketAddr>,
+    /// Peers to connect to (`192.0.2.11:7475` or `node.example:7475`).
     #[serde(default)]
-    pub peers: Vec<SocketAddr>,
+    pub peers: Vec<PeerAddr>,
     /// Largest frame (frames are length-prefixed on the stream).
     #[serde(default = "default_tcp_mtu")]
     pub mtu: usize,
@@ -219,6 +221,83 @@ pub struct TcpConfig {
     pub trust_file: Option<PathBuf>,
     #[serde(default)]
     pub network_key_file: Option<PathBuf>,
+}
+
+/// A configured peer: an IP address and port, or a host name and port that the daemon
+/// resolves (again after a failure, with backoff, and from time to time, so a peer
+/// whose address changes is followed).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum PeerAddr {
+    Ip(SocketAddr),
+    Name { host: String, port: u16 },
+}
+
+/// What a peer address may be, for error messages.
+pub const PEER_ADDR_FORMS: &str =
+    "IP:PORT or HOST:PORT, e.g. 192.0.2.10:7474, [2001:db8::1]:7474 or node.example:7474";
+
+impl PeerAddr {
+    /// Parses `IP:PORT` or `HOST:PORT`; the error says what is wrong with `s`.
+    pub fn parse(s: &str) -> Result<PeerAddr, &'static str> {
+        if let Ok(a) = s.parse::<SocketAddr>() {
+            return Ok(PeerAddr::Ip(a));
+        }
+        let (host, port) = s.rsplit_once(':').ok_or("no port")?;
+        let port: u16 = port
+            .parse()
+            .map_err(|_| "the port is not a number from 0 to 65535")?;
+        if host.is_empty() {
+            return Err("no host");
+        }
+        // A name as DNS and /etc/hosts have them (underscores allowed, as some do).
+        let label_ok = |l: &str| {
+            (1..=63).contains(&l.len())
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+                && l.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        };
+        let name = host.strip_suffix('.').unwrap_or(host);
+        if host.len() > 253 || !name.split('.').all(label_ok) {
+            return Err("not an IP address or a host name; an IPv6 address goes in brackets");
+        }
+        Ok(PeerAddr::Name {
+            host: host.to_string(),
+            port,
+        })
+    }
+}
+
+impl std::str::FromStr for PeerAddr {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<PeerAddr, String> {
+        PeerAddr::parse(s).map_err(|why| {
+            format!("'{s}' is not a peer address ({why}): expected {PEER_ADDR_FORMS}")
+        })
+    }
+}
+
+impl std::fmt::Display for PeerAddr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PeerAddr::Ip(a) => write!(f, "{a}"),
+            PeerAddr::Name { host, port } => write!(f, "{host}:{port}"),
+        }
+    }
+}
+
+impl From<SocketAddr> for PeerAddr {
+    fn from(a: SocketAddr) -> PeerAddr {
+        PeerAddr::Ip(a)
+    }
+}
+
+impl<'de> Deserialize<'de> for PeerAddr {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<PeerAddr, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 fn default_beacon() -> Duration {
@@ -473,6 +552,16 @@ impl DaemonConfig {
             })?;
         }
         for (i, l) in self.links.iter().enumerate() {
+            if let LinkConfig::Tcp(t) = l
+                && t.listen.is_none()
+                && t.peers.is_empty()
+            {
+                return Err(ConfigError::Invalid {
+                    field: format!("link #{} (type = \"tcp\")", i + 1),
+                    value: "neither listen nor peers".into(),
+                    expected: "`listen` (an address to accept connections on), `peers` (addresses to connect to), or both: as it is, the link can never carry anything".into(),
+                });
+            }
             let (ty, mtu, trust) = match l {
                 LinkConfig::Udp(u) => ("udp", u.mtu, u.link_trust()),
                 LinkConfig::Tcp(t) => ("tcp", t.mtu, t.link_trust()),
@@ -514,13 +603,27 @@ impl DaemonConfig {
     }
 
     /// `--mtu N`: sets the `mtu` of every UDP link (the largest datagram payload sent;
-    /// path MTU discovery probes up to it).
-    pub fn set_udp_mtu(&mut self, mtu: usize) {
+    /// path MTU discovery probes up to it) and every TCP link (the largest frame).
+    /// Refused when there is no IP link to set it on: driver links take their frame
+    /// size from the device. [`DaemonConfig::validate`] checks it against the floor.
+    pub fn set_ip_mtu(&mut self, mtu: usize) -> Result<(), ConfigError> {
+        let mut set = false;
         for l in &mut self.links {
-            if let LinkConfig::Udp(u) = l {
-                u.mtu = mtu;
+            match l {
+                LinkConfig::Udp(u) => u.mtu = mtu,
+                LinkConfig::Tcp(t) => t.mtu = mtu,
+                LinkConfig::Driver(_) => continue,
             }
+            set = true;
         }
+        if !set {
+            return Err(ConfigError::Invalid {
+                field: "--mtu".into(),
+                value: mtu.to_string(),
+                expected: "a UDP or TCP link to apply to (--listen, --peer or the configuration file); serial, radio and modem links take their frame size from the device".into(),
+            });
+        }
+        Ok(())
     }
 
     /// Reads a configuration file.
@@ -544,9 +647,26 @@ impl DaemonConfig {
         let (scheme, rest) = url
             .split_once("://")
             .ok_or_else(|| invalid("udp://HOST:PORT or tcp://HOST:PORT"))?;
-        let addr: SocketAddr = rest
-            .parse()
-            .map_err(|_| invalid("an IP address and port, e.g. udp://127.0.0.1:7474"))?;
+        // A listening address is bound at start: an IP address. A peer may be a name.
+        let (addr, peer) = if listen {
+            let a: SocketAddr = rest.parse().map_err(|_| {
+                invalid("an IP address and port to listen on, e.g. udp://0.0.0.0:7474 or tcp://[::]:7475")
+            })?;
+            (a, PeerAddr::Ip(a))
+        } else {
+            let p = PeerAddr::parse(rest).map_err(|why| {
+                invalid(&format!(
+                    "{scheme}://IP:PORT or {scheme}://HOST:PORT, e.g. {scheme}://192.0.2.10:7474 or {scheme}://node.example:7474 ({why})"
+                ))
+            })?;
+            let a = match &p {
+                PeerAddr::Ip(a) => *a,
+                // Only its family matters below: names are looked up over IPv4 unless
+                // an IPv6 socket is configured.
+                PeerAddr::Name { .. } => SocketAddr::from(([0, 0, 0, 0], 0)),
+            };
+            (a, p)
+        };
         match (scheme, listen) {
             ("udp", true) => self.links.push(LinkConfig::Udp(UdpConfig::bind(addr))),
             ("udp", false) => {
@@ -555,7 +675,7 @@ impl DaemonConfig {
                     _ => None,
                 });
                 match udp {
-                    Some(u) => u.peers.push(addr),
+                    Some(u) => u.peers.push(peer),
                     None => {
                         let bind = if addr.is_ipv4() {
                             "0.0.0.0:0"
@@ -563,7 +683,7 @@ impl DaemonConfig {
                             "[::]:0"
                         };
                         let mut u = UdpConfig::bind(bind.parse().expect("valid"));
-                        u.peers.push(addr);
+                        u.peers.push(peer);
                         self.links.push(LinkConfig::Udp(u));
                     }
                 }
@@ -579,10 +699,10 @@ impl DaemonConfig {
                     _ => None,
                 });
                 match tcp {
-                    Some(t) => t.peers.push(addr),
+                    Some(t) => t.peers.push(peer),
                     None => {
                         let mut t = TcpConfig::new();
-                        t.peers.push(addr);
+                        t.peers.push(peer);
                         self.links.push(LinkConfig::Tcp(t));
                     }
                 }
@@ -775,7 +895,7 @@ http = "127.0.0.1:7473"
 [[link]]
 type = "udp"
 bind = "0.0.0.0:7474"
-peers = ["192.0.2.10:7474"]
+peers = ["192.0.2.10:7474"]           # or by name: "node.example:7474"
 discovery = "255.255.255.255:7474"   # or a multicast group, "239.255.74.74:7474"
 beacon_interval = "5s"
 mtu = 1472
@@ -791,7 +911,7 @@ mtu = 1472
 # [[link]]
 # type = "tcp"
 # listen = "0.0.0.0:7475"
-# peers = ["192.0.2.11:7475"]
+# peers = ["192.0.2.11:7475"]        # or by name: "relay.example:7475"
 # reconnect_max = "30s"
 
 # A byte-stream line (pty, USB serial) framed with COBS and a CRC-16.
@@ -985,6 +1105,71 @@ mod tests {
     }
 
     #[test]
+    fn a_tcp_link_that_can_never_connect_is_refused() {
+        let c =
+            DaemonConfig::from_toml("[[link]]\ntype = \"tcp\"\nmtu = 1400\n", "c.toml").unwrap();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("link #1") && e.contains("listen") && e.contains("peers"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn peers_may_be_names() {
+        let c = DaemonConfig::from_toml(
+            "[[link]]\ntype = \"udp\"\nbind = \"0.0.0.0:7474\"\npeers = [\"192.0.2.1:7474\", \"node.example:7474\", \"[2001:db8::1]:7474\"]\n[[link]]\ntype = \"tcp\"\npeers = [\"relay-1.example.org.:7475\"]\n",
+            "c.toml",
+        )
+        .unwrap();
+        match (&c.links[0], &c.links[1]) {
+            (LinkConfig::Udp(u), LinkConfig::Tcp(t)) => {
+                assert_eq!(u.peers[0], PeerAddr::Ip("192.0.2.1:7474".parse().unwrap()));
+                assert_eq!(
+                    u.peers[1],
+                    PeerAddr::Name {
+                        host: "node.example".into(),
+                        port: 7474
+                    }
+                );
+                assert!(matches!(u.peers[2], PeerAddr::Ip(a) if a.is_ipv6()));
+                assert_eq!(t.peers[0].to_string(), "relay-1.example.org.:7475");
+            }
+            other => panic!("{other:?}"),
+        }
+        for (bad, why) in [
+            ("node.example", "no port"),
+            ("node.example:http", "port"),
+            (":7474", "no host"),
+            ("2001:db8::1:7474", "brackets"),
+            ("-node:7474", "host name"),
+            ("no de:7474", "host name"),
+        ] {
+            let text =
+                format!("[[link]]\ntype = \"udp\"\nbind = \"0.0.0.0:0\"\npeers = [\"{bad}\"]\n");
+            let e = DaemonConfig::from_toml(&text, "c.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(bad) && e.contains(why) && e.contains("HOST:PORT"),
+                "{bad}: {e}"
+            );
+        }
+        // --listen binds at start: an address, not a name.
+        let e = DaemonConfig::default()
+            .add_url("udp://localhost:7474", true)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--listen") && e.contains("IP address"), "{e}");
+        let mut c = DaemonConfig::default();
+        c.add_url("udp://node.example:7474", false).unwrap();
+        match &c.links[0] {
+            LinkConfig::Udp(u) => assert_eq!(u.bind, "0.0.0.0:0".parse().unwrap()),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn bad_input_names_the_field() {
         let e = DaemonConfig::default()
             .add_url("udp:/127.0.0.1", true)
@@ -1053,20 +1238,20 @@ mod tests {
         }
         let mut c = DaemonConfig::default();
         c.add_url("udp://127.0.0.1:0", true).unwrap();
-        c.set_udp_mtu(1280);
+        c.set_ip_mtu(1280).unwrap();
         c.validate().unwrap();
         // Encrypted (the default): the frame floor plus a handshake's keys and tags.
-        c.set_udp_mtu(144);
+        c.set_ip_mtu(144).unwrap();
         assert!(c.validate().is_err());
-        c.set_udp_mtu(145);
+        c.set_ip_mtu(145).unwrap();
         c.validate().unwrap();
         // In the clear, the frame floor alone.
         if let LinkConfig::Udp(u) = &mut c.links[0] {
             u.plaintext = true;
         }
-        c.set_udp_mtu(47);
+        c.set_ip_mtu(47).unwrap();
         assert!(c.validate().is_err());
-        c.set_udp_mtu(48);
+        c.set_ip_mtu(48).unwrap();
         c.validate().unwrap();
     }
 }

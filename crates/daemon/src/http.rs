@@ -91,6 +91,42 @@ fn bad(msg: impl Into<String>) -> ApiError {
 
 type ApiResult<T> = Result<T, ApiError>;
 
+/// A call's query parameters, refused as the API's other errors are (JSON, with what
+/// each parameter takes) rather than with the deserializer's bare message.
+#[derive(Debug)]
+struct Params<T>(T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned> axum::extract::FromRequestParts<S>
+    for Params<T>
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, ApiError> {
+        match Query::<T>::from_request_parts(parts, state).await {
+            Ok(Query(v)) => Ok(Params(v)),
+            Err(e) => Err(bad(query_error(&e.body_text()))),
+        }
+    }
+}
+
+/// `since: invalid digit found in string` -> what `since` takes.
+fn query_error(text: &str) -> String {
+    let text = text
+        .strip_prefix("Failed to deserialize query string: ")
+        .unwrap_or(text);
+    let expected = match text.split_once(':').map(|(k, _)| k) {
+        Some("since") => {
+            ": `since` takes a whole number: the `next_since` of a previous page of /v1/bundles, or an event id for /v1/events"
+        }
+        Some("limit") => ": `limit` takes a whole number of bundles (at most 10000)",
+        _ => "",
+    };
+    format!("invalid query parameter: {text}{expected} (docs/api.md lists each call's parameters)")
+}
+
 /// The address a connection came in on (the bound one, or with a wildcard bind the
 /// interface's): what a request's `Host` must name. `None` if the socket could not say;
 /// the bound address stands in.
@@ -234,17 +270,16 @@ fn bundle_json(b: &StoredBundle) -> serde_json::Value {
 }
 
 fn resolve(s: &Shared, id: &str) -> ApiResult<BundleId> {
-    if let Some(e) = skywave_store::Store::id_syntax_error(id) {
-        return Err(bad(e));
+    use skywave_store::{Store, UnresolvedId};
+    // The same words as the CLI offline (`Store::unresolved`).
+    if let UnresolvedId::Invalid(m) = Store::unresolved(id) {
+        return Err(bad(m));
     }
     let store = s.store();
-    match store.store.resolve_prefix(id)? {
-        Some(id) => Ok(id),
-        None => Err(ApiError(
-            StatusCode::NOT_FOUND,
-            skywave_store::Store::no_match_message(id),
-        )),
-    }
+    store
+        .store
+        .resolve_prefix(id)?
+        .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, Store::unresolved(id).to_string()))
 }
 
 fn now_secs() -> u64 {
@@ -278,32 +313,10 @@ struct ListParams {
     deleted: bool,
 }
 
-/// A query string parsed, or a 400 that names the parameter, what was wrong and what is
-/// accepted (rather than the deserializer's words alone).
-fn query<T>(
-    r: Result<Query<T>, axum::extract::rejection::QueryRejection>,
-    accepted: &str,
-) -> ApiResult<T> {
-    r.map(|Query(t)| t).map_err(|e| {
-        let t = e.body_text();
-        let t = t
-            .strip_prefix("Failed to deserialize query string: ")
-            .unwrap_or(&t)
-            .replace("invalid digit found in string", "expected a whole number");
-        bad(format!(
-            "invalid query parameter: {t}; accepted: {accepted}"
-        ))
-    })
-}
-
 async fn list(
     State(s): State<Arc<Shared>>,
-    p: Result<Query<ListParams>, axum::extract::rejection::QueryRejection>,
+    Params(p): Params<ListParams>,
 ) -> ApiResult<Json<serde_json::Value>> {
-    let p = query(
-        p,
-        "service, recipient (64 hex digits), since (a token: the next_since of a previous page), limit, deleted (true/false)",
-    )?;
     let recipient = p
         .recipient
         .as_deref()
@@ -662,7 +675,8 @@ fn committed(s: &Shared, b: &StoredBundle, source: &str) {
     s.events.publish(
         "bundle",
         json!({"id": m.id.to_string(), "version": m.version, "length": m.length,
-               "journal": m.journal, "deleted": m.deleted, "source": source}),
+               "journal": m.journal, "deleted": m.deleted, "source": source,
+               "service": m.service, "name": m.name}),
     );
     let _ = s.cmds.send(Cmd::Stored(m.id));
 }
@@ -855,10 +869,9 @@ struct EventParams {
 
 async fn events(
     State(s): State<Arc<Shared>>,
-    p: Result<Query<EventParams>, axum::extract::rejection::QueryRejection>,
+    Params(p): Params<EventParams>,
     headers: HeaderMap,
-) -> ApiResult<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>> {
-    let p = query(p, "since (an event id: a whole number)")?;
+) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
     // `Last-Event-ID` (a reconnecting EventSource) wins over `since`; without either,
     // only new events are sent.
     let since = headers
@@ -894,7 +907,7 @@ async fn events(
             .event(e.kind)
             .data(data.to_string()))
     });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
 }
 
 // ---- metrics --------------------------------------------------------------------------

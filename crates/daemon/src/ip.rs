@@ -4,7 +4,6 @@
 //! These tasks only move bytes. Which peer a datagram belongs to, and every protocol
 //! decision, is the core's.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -14,6 +13,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
+use crate::config::PeerAddr;
 use crate::core::Input;
 use crate::limits::{Limit, Limits, Permit};
 
@@ -269,18 +269,33 @@ pub async fn tcp_listener(l: TcpListener, limits: Arc<Limits>, core: mpsc::Sende
     }
 }
 
-/// Keeps a connection to `addr` up as link `link`: connect, run, back off, repeat.
+/// Keeps a connection to `addr` up as link `link`: connect, run, back off, repeat. A
+/// host name is looked up again at every attempt, so a peer that moves is followed.
 pub async fn tcp_connector(
     link: usize,
-    addr: SocketAddr,
+    addr: PeerAddr,
     mtu: usize,
     max_backoff: Duration,
     core: mpsc::Sender<Input>,
 ) {
     let min = Duration::from_millis(250);
     let mut backoff = min;
+    let target = addr.to_string();
     loop {
-        match TcpStream::connect(addr).await {
+        // Every address the name has is tried in turn (the resolver's order).
+        let connected = match tokio::time::timeout(
+            CONNECT_TIMEOUT,
+            TcpStream::connect(target.as_str()),
+        )
+        .await
+        {
+            Ok(r) => r,
+            Err(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no answer within {CONNECT_TIMEOUT:?}"),
+            )),
+        };
+        match connected {
             Ok(s) => {
                 backoff = min;
                 tcp_connection(link, s, mtu, IDLE, None, core.clone()).await;
@@ -290,10 +305,14 @@ pub async fn tcp_connector(
             }
             Err(e) => {
                 tracing::debug!(%addr, error = %e, "tcp connect");
+                let what = match &addr {
+                    PeerAddr::Ip(_) => "connecting to",
+                    PeerAddr::Name { .. } => "resolving and connecting to",
+                };
                 let _ = core
                     .send(Input::Down {
                         link,
-                        reason: format!("connecting to {addr}: {e}"),
+                        reason: format!("{what} {addr}: {e}"),
                     })
                     .await;
             }
@@ -302,6 +321,9 @@ pub async fn tcp_connector(
         backoff = (backoff * 2).min(max_backoff.max(min));
     }
 }
+
+/// A connection attempt (the name's look-up included) that takes longer has failed.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A TCP peer that stops this long in the middle of a frame is disconnected.
 pub const IDLE: Duration = Duration::from_secs(30);

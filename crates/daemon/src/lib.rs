@@ -15,6 +15,7 @@ mod ip;
 mod limits;
 mod liveness;
 mod metrics;
+mod resolve;
 mod serve;
 pub mod status;
 pub mod trust;
@@ -149,6 +150,7 @@ pub async fn run(
     let ep = Endpoint::new(Config::default(), node, u64::from_le_bytes(nonce));
     let mut core = Core::new(ep, shared.clone(), in_tx, store_secret, dir.clone());
     let (mut udp, mut tcp) = (Vec::new(), Vec::new());
+    let mut driver_links = 0;
     for (i, l) in cfg.links.into_iter().enumerate() {
         match l {
             LinkConfig::Udp(u) => udp.push(core.add_udp(u).await?),
@@ -181,7 +183,9 @@ pub async fn run(
                 let h = d
                     .spawn()
                     .with_context(|| format!("starting a {kind} link"))?;
+                tracing::info!(device = %h.name, channel_access = if take_turns { "driver" } else { "radio" }, "{kind} link: starting");
                 core.add_driver(kind, h, take_turns);
+                driver_links += 1;
             }
         }
     }
@@ -195,7 +199,15 @@ pub async fn run(
     let runtime = dir.join(RUNTIME_FILE);
     std::fs::write(&runtime, serde_json::to_vec_pretty(&info)?)
         .with_context(|| format!("writing {}", runtime.display()))?;
-    tracing::info!(http = %http_local, node = %info.node, dir = %dir.display(), "daemon started");
+    // The line a person looks for first: who this node is and where to reach it (each
+    // link logged its own line above).
+    tracing::info!(
+        node = %info.node,
+        api = %format!("http://{http_local}"),
+        dir = %dir.display(),
+        links = info.udp.len() + info.tcp.len() + driver_links,
+        "daemon started"
+    );
     // Announce what is already held to sessions as they form.
     let core_task = tokio::spawn(core.run(in_rx, cmd_rx));
     let app = http::router(shared.clone());

@@ -73,6 +73,23 @@ pub struct StoredBundle {
     pub own: bool,
 }
 
+/// Why an id or prefix given by a person names no bundle ([`Store::unresolved`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UnresolvedId {
+    /// Not an id or a prefix of one (too short, too long, not hex).
+    Invalid(String),
+    /// Well formed, but no single held bundle matches it.
+    NoMatch(String),
+}
+
+impl std::fmt::Display for UnresolvedId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UnresolvedId::Invalid(m) | UnresolvedId::NoMatch(m) => f.write_str(m),
+        }
+    }
+}
+
 /// What [`Store::list`] selects.
 #[derive(Debug, Clone, Default)]
 pub struct Query {
@@ -312,25 +329,23 @@ impl Store {
             .transpose()
     }
 
+    /// Why `prefix` names no bundle, in words for people: not an id or prefix at all,
+    /// or no single held bundle matching it. The CLI and the HTTP API say the same.
+    pub fn unresolved(prefix: &str) -> UnresolvedId {
+        let well_formed =
+            (4..=64).contains(&prefix.len()) && prefix.bytes().all(|b| b.is_ascii_hexdigit());
+        if well_formed {
+            UnresolvedId::NoMatch(format!(
+                "no bundle matches '{prefix}' (or the prefix matches more than one): give the full 64-digit id or a unique prefix (`skywave ls` lists them)"
+            ))
+        } else {
+            UnresolvedId::Invalid(format!(
+                "invalid bundle id '{prefix}': give the full 64-digit hex id or a unique prefix of at least 4 hex digits"
+            ))
+        }
+    }
+
     /// Resolves a unique hex prefix (at least 4 digits) of a held bundle's id.
-    /// What is wrong with `id` as a bundle id or prefix, in the words every front end
-    /// uses (the CLI offline and the daemon's API answer alike); `None` if it is well
-    /// formed.
-    pub fn id_syntax_error(id: &str) -> Option<String> {
-        (id.len() < 4 || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_hexdigit())).then(|| {
-            format!(
-                "invalid bundle id '{id}': give the full 64-digit hex id or a unique prefix of at least 4 hex digits"
-            )
-        })
-    }
-
-    /// The message for a well-formed id or prefix that names no single bundle.
-    pub fn no_match_message(id: &str) -> String {
-        format!(
-            "no bundle matches '{id}' (or the prefix matches more than one): give the full 64-digit id or a unique prefix (see `skywave ls`)"
-        )
-    }
-
     pub fn resolve_prefix(&self, prefix: &str) -> Result<Option<BundleId>> {
         if let Ok(id) = prefix.parse::<BundleId>() {
             return Ok(Some(id));
@@ -951,7 +966,8 @@ impl Store {
     }
 
     /// Appends `data` to journal `id`, signing the new version with the keyring's key.
-    /// Only the new bytes are hashed, thanks to the stored tree-hash state.
+    /// Only the new bytes are hashed, thanks to the stored tree-hash state. Empty `data`
+    /// changes nothing: the journal is returned as it was, not signed again.
     pub fn append(
         &mut self,
         id: &BundleId,

@@ -59,6 +59,8 @@ pub struct Daemon {
     pub name: String,
     pub dir: PathBuf,
     args: Vec<String>,
+    /// A command the daemon runs under (`unshare ... sh -c '... exec "$0" "$@"'`).
+    wrap: Vec<String>,
     child: Option<Child>,
     pub info: RuntimeInfo,
     pub client: Client,
@@ -69,16 +71,24 @@ impl Daemon {
     /// Starts `skywave --dir DIR daemon --http 127.0.0.1:0 ARGS...` (DIR is `root/name`)
     /// and waits until it has written its runtime file.
     pub fn start(root: &Path, name: &str, args: &[&str]) -> Daemon {
+        Daemon::start_wrapped(root, name, &[], args)
+    }
+
+    /// [`Daemon::start`] under the command `wrap` (which must end by running the
+    /// program and arguments it is given, in the same process: its pid is waited for).
+    pub fn start_wrapped(root: &Path, name: &str, wrap: &[&str], args: &[&str]) -> Daemon {
         let dir = root.join(name);
         std::fs::create_dir_all(&dir).unwrap();
         let log = root.join(format!("{name}.log"));
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let (child, info) = launch(&dir, &log, &args);
+        let wrap: Vec<String> = wrap.iter().map(|s| s.to_string()).collect();
+        let (child, info) = launch(&wrap, &dir, &log, &args);
         let client = Client::for_node(&dir, &info);
         Daemon {
             name: name.into(),
             dir,
             args,
+            wrap,
             child: Some(child),
             info,
             client,
@@ -115,7 +125,7 @@ impl Daemon {
         if let Some(a) = args {
             self.args = a.iter().map(|s| s.to_string()).collect();
         }
-        let (child, info) = launch(&self.dir, &self.log, &self.args);
+        let (child, info) = launch(&self.wrap, &self.dir, &self.log, &self.args);
         self.client = Client::for_node(&self.dir, &info);
         self.info = info;
         self.child = Some(child);
@@ -225,9 +235,17 @@ fn tail(log: &Path) -> String {
     lines[lines.len().saturating_sub(keep)..].join("\n")
 }
 
-fn launch(dir: &Path, log: &Path, args: &[String]) -> (Child, RuntimeInfo) {
+fn launch(wrap: &[String], dir: &Path, log: &Path, args: &[String]) -> (Child, RuntimeInfo) {
     let logf = File::options().create(true).append(true).open(log).unwrap();
-    let mut child = Command::new(BIN)
+    let mut cmd = match wrap.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(BIN);
+            c
+        }
+        None => Command::new(BIN),
+    };
+    let mut child = cmd
         .arg("--dir")
         .arg(dir)
         .arg("--log")

@@ -23,12 +23,14 @@ use skywave_proto::{Direction, Endpoint, Event, LinkId, TransferState};
 use tokio::net::{TcpStream, UdpSocket};
 use tokio::sync::{mpsc, oneshot, watch};
 
+use crate::config::PeerAddr;
 use crate::events::EventLog;
 use crate::ip::{self, TcpTx};
 use crate::liveness::{self, Liveness};
 use crate::status::Status;
 use crate::trust::Trust;
 
+mod named;
 mod sealed;
 mod status;
 
@@ -100,6 +102,8 @@ pub enum Input {
         tx: TcpTx,
         peer: String,
     },
+    /// A configured peer's host name was looked up.
+    Resolved(crate::resolve::Resolved),
 }
 
 /// What the API asks of the core.
@@ -261,6 +265,8 @@ pub struct Core {
     /// Scratch buffers for sealing and opening.
     plain: Vec<u8>,
     sealed: Vec<u8>,
+    /// UDP peers configured by host name.
+    named: Vec<named::Named>,
 }
 
 /// Receive slots per system call, each big enough for one coalesced (GRO) read.
@@ -330,6 +336,7 @@ impl Core {
             budgets: HashMap::new(),
             plain: Vec::new(),
             sealed: Vec::new(),
+            named: Vec::new(),
         }
     }
 
@@ -461,13 +468,23 @@ impl Core {
             state,
             beacon_at: Instant::now(),
         });
-        for p in peers {
-            let id = self.udp_peer(index, p);
-            if let Some(e) = self.links.get_mut(&id) {
-                e.learnt = false;
+        for p in &peers {
+            match p {
+                PeerAddr::Ip(a) => {
+                    let id = self.udp_peer(index, *a);
+                    if let Some(e) = self.links.get_mut(&id) {
+                        e.learnt = false;
+                    }
+                }
+                PeerAddr::Name { host, port } => self.add_named_udp(index, host.clone(), *port),
             }
         }
-        tracing::info!(%local, encrypted = trust.is_some(), "udp link listening");
+        tracing::info!(
+            listen = %local,
+            peers = %list(&peers),
+            encryption = encryption(trust),
+            "udp link: listening"
+        );
         Ok(local)
     }
 
@@ -542,9 +559,18 @@ impl Core {
                     }
                 }
             });
-            tracing::info!(local = %l_display(local), "tcp link listening");
+            tracing::info!(
+                listen = %l_display(local),
+                encryption = encryption(trust),
+                "tcp link: listening"
+            );
         }
         for addr in cfg.peers {
+            tracing::info!(
+                dial = %addr,
+                encryption = encryption(trust),
+                "tcp link: connecting"
+            );
             let id = self.alloc(
                 "tcp",
                 format!("tcp:{addr}"),
@@ -556,7 +582,11 @@ impl Core {
                 e.sec = trust.map(|trust| Sec {
                     trust,
                     chan: Channel::new(None),
-                    host: Some(addr.ip()),
+                    // A name's address is known once connected.
+                    host: match &addr {
+                        PeerAddr::Ip(a) => Some(a.ip()),
+                        PeerAddr::Name { .. } => None,
+                    },
                 });
             }
             tokio::spawn(ip::tcp_connector(
@@ -755,10 +785,14 @@ impl Core {
                     return;
                 };
                 tracing::debug!(link, %peer, "tcp connected");
+                if let (Some(sec), Ok(a)) = (e.sec.as_mut(), peer.parse::<SocketAddr>()) {
+                    sec.host = Some(a.ip());
+                }
                 e.io = Io::Tcp(tx);
                 let adapter = e.adapter;
                 self.set_up(link, adapter);
             }
+            Input::Resolved(r) => self.on_resolved(r),
         }
     }
 
@@ -1184,7 +1218,7 @@ impl Core {
                     );
                 }
                 Event::Received { id, version, from } => {
-                    let (len, mlen, journal, deleted) = {
+                    let (len, mlen, journal, deleted, service, name) = {
                         let store = self.shared.store();
                         match store.store.get(&id) {
                             Ok(Some(b)) => {
@@ -1194,9 +1228,11 @@ impl Core {
                                     b.manifest.as_bytes().len() as u64,
                                     m.journal,
                                     m.deleted,
+                                    m.service.clone(),
+                                    m.name.clone(),
                                 )
                             }
-                            _ => (0, 0, false, false),
+                            _ => (0, 0, false, false, None, None),
                         }
                     };
                     self.useful_bytes += len + mlen;
@@ -1209,7 +1245,8 @@ impl Core {
                     self.shared.events.publish(
                         "bundle",
                         json!({"id": id.to_string(), "version": version, "length": len, "journal": journal,
-                               "deleted": deleted, "source": "peer", "from": hex::encode(from)}),
+                               "deleted": deleted, "source": "peer", "from": hex::encode(from),
+                               "service": service, "name": name}),
                     );
                 }
                 Event::Delivered { id, version, to } => {
@@ -1433,6 +1470,7 @@ impl Core {
                 }
                 liveness::Action::Down { peer, link, silent } => {
                     tracing::info!(peer = %hex::encode(&peer[..8]), link, silent_s = silent.as_secs_f64(), "peer down: not heard");
+                    self.recheck_name(link);
                     self.shared.events.publish(
                         "peer",
                         json!({"node": hex::encode(peer), "link": link, "state": "down",
@@ -1473,7 +1511,7 @@ fn bind_udp(addr: SocketAddr) -> std::io::Result<UdpSocket> {
 }
 
 /// A seed for keep-alive jitter: nodes started together must not greet in lockstep.
-fn jitter_seed() -> u64 {
+pub(crate) fn jitter_seed() -> u64 {
     let mut b = [0u8; 8];
     if getrandom::fill(&mut b).is_err() {
         let t = std::time::SystemTime::now()
@@ -1486,6 +1524,27 @@ fn jitter_seed() -> u64 {
 
 fn l_display(a: Option<SocketAddr>) -> String {
     a.map_or_else(|| "-".into(), |a| a.to_string())
+}
+
+/// How an IP link with trust index `trust` (`None`: plaintext) carries its frames.
+fn encryption(trust: Option<usize>) -> &'static str {
+    if trust.is_some() {
+        "noise"
+    } else {
+        "plaintext"
+    }
+}
+
+/// `a, b`, or `-` for none: peers as a log line lists them.
+fn list(peers: &[PeerAddr]) -> String {
+    if peers.is_empty() {
+        return "-".into();
+    }
+    peers
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Relays a driver's events and room changes to the core as inputs for link `link`.
