@@ -18,6 +18,7 @@ mod metrics;
 mod serve;
 pub mod status;
 pub mod trust;
+mod webui;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -196,6 +197,10 @@ pub async fn run(
     std::fs::write(&runtime, serde_json::to_vec_pretty(&info)?)
         .with_context(|| format!("writing {}", runtime.display()))?;
     tracing::info!(http = %http_local, node = %info.node, dir = %dir.display(), "daemon started");
+    tracing::info!(
+        "web UI at http://{http_local}/ (it asks for the token in {})",
+        dir.join(TOKEN_FILE).display()
+    );
     // Announce what is already held to sessions as they form.
     let core_task = tokio::spawn(core.run(in_rx, cmd_rx));
     let app = http::router(shared.clone());
