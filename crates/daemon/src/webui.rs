@@ -24,7 +24,10 @@ const ICON: &str = include_str!("../ui/icon.svg");
 /// The UI's routes, merged into the API's router (inside its access checks).
 pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new()
-        .route("/", get(|| async { asset("text/html; charset=utf-8", INDEX) }))
+        .route(
+            "/",
+            get(|| async { asset("text/html; charset=utf-8", INDEX) }),
+        )
         .route(
             "/ui/app.js",
             get(|| async { asset("text/javascript; charset=utf-8", SCRIPT) }),

@@ -175,7 +175,7 @@
     const parts = [
       `version ${s.version}`,
       `up ${duration(s.uptime_seconds)}`,
-      `${st.bundles} bundles, ${bytes(st.payload_bytes)}`,
+      `${st.bundles} bundle${st.bundles === 1 ? '' : 's'}, ${bytes(st.payload_bytes)}`,
     ];
     if (st.quota) parts.push(`quota ${bytes(st.quota)}`);
     if (st.partials) parts.push(`${st.partials} partial`);
