@@ -188,9 +188,12 @@
       if (l.utilisation !== undefined) extra.push(`${Math.round(l.utilisation * 100)}% used`);
       if (l.encryption) extra.push(l.encryption);
       if (l.trust) extra.push(`trust ${l.trust}`);
+      // `state` (up, down, no answer, refusing, waiting) with a reason in words.
+      const st = l.state || (l.up ? 'up' : 'down');
+      const kind = st === 'up' ? 'ok' : st === 'waiting' ? 'busy' : 'bad';
       return el('li', { 'data-link': l.id },
-        el('div', { class: 'line' }, el('strong', {}, l.name), badge(l.up ? 'up' : 'down', l.up ? 'ok' : 'bad')),
-        l.reason ? el('div', { class: 'reason' }, l.reason) : null,
+        el('div', { class: 'line' }, el('strong', {}, l.name), badge(st, kind)),
+        reason(l.reason, kind),
         el('div', { class: 'meta' }, `${rates} · ${extra.join(' · ')}`));
     });
     fill('link-list', links, 'No links.');
@@ -207,7 +210,7 @@
       if (p.silent_seconds >= 5) extra.push(`silent ${duration(p.silent_seconds)}`);
       return el('li', { 'data-peer': p.node },
         el('div', { class: 'line' }, el('code', { class: 'id', title: p.node }, short(p.node)), badge(p.state, kind)),
-        p.reason ? el('div', { class: 'reason' }, p.reason) : null,
+        reason(p.reason, kind),
         el('div', { class: 'meta' }, extra.join(' · ')));
     });
     fill('peer-list', peers, 'No peers heard yet.');
@@ -227,10 +230,15 @@
             el('code', { class: 'id', title: t.peer }, short(t.peer)), ' ', el('strong', { title: t.id }, what)),
           badge(t.state, kind)),
         el('progress', { max: 100, value: pct, 'aria-label': `${pct}%` }),
-        t.reason ? el('div', { class: 'reason' }, t.reason) : null,
+        reason(t.reason, kind),
         el('div', { class: 'meta' }, `${pct}% · ${extra.join(' · ')}`));
     });
     fill('transfer-list', transfers, 'None under way.');
+  }
+
+  /** Why a link, peer or transfer is as it is: red when it is a fault. */
+  function reason(text, kind) {
+    return text ? el('div', { class: kind === 'bad' ? 'reason bad' : 'reason' }, text) : null;
   }
 
   function fill(id, items, empty) {
@@ -465,8 +473,8 @@
       }
       case 'expired': text = `expired ${short(d.id)}`; break;
       case 'delivered': text = `${short(d.to)} now holds ${short(d.id)}`; break;
-      case 'peer': text = `peer ${short(d.node)} ${d.state}`; break;
-      case 'link': text = `link ${d.name} ${d.up ? 'up' : 'down'}${d.reason ? `: ${d.reason}` : ''}`; break;
+      case 'peer': text = `peer ${short(d.node)} ${d.state}${d.reason ? `: ${d.reason}` : ''}`; break;
+      case 'link': text = `link ${d.name} ${d.state || (d.up ? 'up' : 'down')}${d.reason ? `: ${d.reason}` : ''}`; break;
       case 'reconciled': text = `reconciled with ${short(d.node)}: they lack ${d.they_lack}, we lack ${d.we_lack}`; break;
       default: text = ev.kind;
     }
