@@ -2343,6 +2343,10 @@ fn the_web_ui_is_served_without_the_token_with_its_security_headers_and_data_sti
     }
     d.post_as("/", b"x", none).error(401);
     assert!(d.get("/ui/other.js").error(404).contains("no endpoint"));
+    let y = String::from_utf8(d.get("/v1/openapi.yaml").body).unwrap();
+    for p in ["  /:", "  /ui/app.js:", "  /ui/app.css:", "  /ui/icon.svg:"] {
+        assert!(y.contains(p), "openapi.yaml lacks {p}");
+    }
     // Another name for this address (DNS rebinding) gets no page either.
     let (status, _) = raw(&d, "GET / HTTP/1.1\r\nHost: evil.example");
     assert_eq!(status, 421);
