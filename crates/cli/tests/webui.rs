@@ -1,9 +1,10 @@
 //! The web UI in a real browser: headless Chromium, driven over the DevTools Protocol,
-//! against two real daemons syncing over UDP loopback. A's page takes the token,
-//! uploads a file through its form, lists and finds it; B's page, open meanwhile, shows
-//! it arrive from the event stream; a deletion on A's page leaves both. Screenshots at
-//! desktop and phone width are written to `target/webui-screenshots/` (or
-//! `$SKYWAVE_SCREENSHOTS`); docs/webui.md shows them.
+//! against two real daemons syncing over UDP loopback (through a 2 Mbit/s emulated
+//! path). A's page takes the token, uploads a file through its form, lists and finds
+//! it; both pages show its transfer with progress and ETA; B's page, open meanwhile,
+//! shows it arrive from the event stream; a deletion on A's page leaves both.
+//! Screenshots at desktop and phone width, taken during the transfer, are written to
+//! `target/webui-screenshots/` (or `$SKYWAVE_SCREENSHOTS`); docs/webui.md shows them.
 //!
 //! Without Chromium (`chromium`, `chromium-browser`, `google-chrome` on the PATH, or
 //! `$CHROME`) the test says so and passes: `apt-get install -y chromium` runs it.
@@ -191,7 +192,14 @@ fn a_file_uploaded_on_one_nodes_page_appears_live_on_the_others() {
     let started = Instant::now();
     let tmp = tempfile::tempdir().unwrap();
     let a = Daemon::start(tmp.path(), "a", &["--listen", "udp://127.0.0.1:0"]);
-    let peer = format!("udp://{}", a.udp());
+    // B reaches A through a 2 Mbit/s emulated path: the upload takes seconds to arrive,
+    // long enough to see its transfer on both pages.
+    let emu = Emulator::udp(
+        tmp.path(),
+        "rate=2Mbps,delay=10ms,mtu=1500,buffer=128KiB",
+        a.udp(),
+    );
+    let peer = format!("udp://{}", emu.listen);
     let b = Daemon::start(
         tmp.path(),
         "b",
@@ -273,7 +281,7 @@ fn a_file_uploaded_on_one_nodes_page_appears_live_on_the_others() {
     eprintln!("step 3 at {:?}", started.elapsed());
     // 3. Upload through A's form: a name that is markup must stay text.
     let file = tmp.path().join("field-report.txt");
-    let content = payload(150_000, 7);
+    let content = payload(2_000_000, 7);
     std::fs::write(&file, &content).unwrap();
     let name = "report <img src=x id=injected> & \"notes\".txt";
     tab_a
@@ -309,7 +317,46 @@ fn a_file_uploaded_on_one_nodes_page_appears_live_on_the_others() {
     assert_eq!(a.payload(&id).as_deref(), Some(&content[..]));
 
     eprintln!("step 4 at {:?}", started.elapsed());
-    // 4. A's list shows it, as text, with download and delete.
+    // 4. While it travels, both pages show its transfer with a progress bar (and the
+    // receiver its ETA). The screenshots are taken then (desktop: A sending; phone: B
+    // receiving); at a phone's width nothing scrolls sideways.
+    let moving = |dir: &str, eta: bool| {
+        format!(
+            "(() => {{ const t = document.querySelector('#transfer-list li[data-transfer=\"{id}\"]'); if (!t) return false; const p = t.querySelector('progress'); return !!p && p.value < 100 && t.textContent.includes('{dir}') && {}; }})()",
+            if eta {
+                "t.textContent.includes('ETA')"
+            } else {
+                "true"
+            }
+        )
+    };
+    wait_js(
+        &tab_a,
+        "the transfer on A's page",
+        LONG,
+        &moving("↑ to", false),
+    );
+    let shots = screenshot_dir();
+    let desktop = screenshot(&tab_a, &shots, "desktop.png", (1280, 800), false);
+    wait_js(
+        &tab_b,
+        "the transfer, with its ETA, on B's page",
+        SHORT,
+        &moving("↓ from", true),
+    );
+    let phone = screenshot(&tab_b, &shots, "phone.png", (390, 844), true);
+    let overflow = js(
+        &tab_b,
+        "document.documentElement.scrollWidth - window.innerWidth",
+    );
+    assert!(
+        overflow.as_i64().unwrap_or(1) <= 0,
+        "the phone layout is {overflow} px too wide"
+    );
+    eprintln!("screenshots: {} {}", desktop.display(), phone.display());
+
+    eprintln!("step 5 at {:?}", started.elapsed());
+    // 5. A's list shows it, as text, with download and delete.
     wait_js(
         &tab_a,
         "the upload in A's list",
@@ -335,8 +382,8 @@ fn a_file_uploaded_on_one_nodes_page_appears_live_on_the_others() {
         true
     );
 
-    eprintln!("step 5 at {:?}", started.elapsed());
-    // 5. The search box: by name, by service, by id prefix, and nothing.
+    eprintln!("step 6 at {:?}", started.elapsed());
+    // 6. The search box: by name, by service, by id prefix, and nothing.
     for (q, want) in [
         ("REPORT <img", 1),
         ("photos", 1),
@@ -361,8 +408,8 @@ fn a_file_uploaded_on_one_nodes_page_appears_live_on_the_others() {
         "(() => { const s = document.getElementById('search'); s.value = ''; s.dispatchEvent(new Event('input')); })()",
     );
 
-    eprintln!("step 6 at {:?}", started.elapsed());
-    // 6. B's page, open all along, shows the bundle arrive: no reload, the event stream.
+    eprintln!("step 7 at {:?}", started.elapsed());
+    // 7. B's page, open all along, shows the bundle arrive: no reload, the event stream.
     wait_js(
         &tab_b,
         "the bundle at B's page",
@@ -395,8 +442,8 @@ fn a_file_uploaded_on_one_nodes_page_appears_live_on_the_others() {
     );
     assert_eq!(b.wait_bundle(&id, SHORT), content);
 
-    eprintln!("step 7 at {:?}", started.elapsed());
-    // 7. Download from B's page: the payload, byte for byte.
+    eprintln!("step 8 at {:?}", started.elapsed());
+    // 8. Download from B's page: the payload, byte for byte.
     tab_b
         .call_method(Cdp::SetDownloadBehavior {
             behavior: Cdp::SetDownloadBehaviorBehaviorOption::Allow,
@@ -418,21 +465,6 @@ fn a_file_uploaded_on_one_nodes_page_appears_live_on_the_others() {
         got == content,
         "the downloaded file differs from the upload"
     );
-
-    eprintln!("step 8 at {:?}", started.elapsed());
-    // 8. Screenshots, desktop and phone width; at a phone's width nothing scrolls sideways.
-    let shots = screenshot_dir();
-    let desktop = screenshot(&tab_a, &shots, "desktop.png", (1280, 800), false);
-    let phone = screenshot(&tab_b, &shots, "phone.png", (390, 844), true);
-    let overflow = js(
-        &tab_b,
-        "document.documentElement.scrollWidth - window.innerWidth",
-    );
-    assert!(
-        overflow.as_i64().unwrap_or(1) <= 0,
-        "the phone layout is {overflow} px too wide"
-    );
-    eprintln!("screenshots: {} {}", desktop.display(), phone.display());
 
     eprintln!("step 9 at {:?}", started.elapsed());
     // 9. Delete from A's page (two clicks): gone from both pages.
