@@ -19,21 +19,29 @@ use headless_chrome::protocol::cdp::{Browser as Cdp, Emulation, Page};
 use headless_chrome::{Browser, LaunchOptions, Tab};
 use support::*;
 
-/// The browser to drive: `$CHROME`, else the first known name on the `PATH`.
-fn chromium() -> Option<PathBuf> {
+/// The browser to drive: `$CHROME`, else the first known name on the `PATH`; or why
+/// there is none.
+fn chromium() -> Result<PathBuf, String> {
     if let Some(p) = std::env::var_os("CHROME") {
-        return Some(PathBuf::from(p)).filter(|p| p.is_file());
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(format!("CHROME={} is not a file", p.display()))
+        };
     }
-    let path = std::env::var_os("PATH")?;
-    [
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let names = [
         "chromium",
         "chromium-browser",
         "google-chrome",
         "google-chrome-stable",
-    ]
-    .iter()
-    .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
-    .find(|p| p.is_file())
+    ];
+    names
+        .iter()
+        .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
+        .find(|p| p.is_file())
+        .ok_or_else(|| format!("none of {names:?} is on the PATH"))
 }
 
 /// Where the screenshots go: `$SKYWAVE_SCREENSHOTS`, else `webui-screenshots` in the
@@ -183,11 +191,14 @@ fn open_page(browser: &Browser, d: &Daemon) -> std::sync::Arc<Tab> {
 
 #[test]
 fn a_file_uploaded_on_one_nodes_page_appears_live_on_the_others() {
-    let Some(chrome) = chromium() else {
-        eprintln!(
-            "skipping the web UI browser test: no Chromium found (set CHROME, or install it: apt-get install -y chromium)"
-        );
-        return;
+    let chrome = match chromium() {
+        Ok(c) => c,
+        Err(why) => {
+            eprintln!(
+                "skipping the web UI browser test: no Chromium ({why}); install it (apt-get install -y chromium) or set CHROME to its path"
+            );
+            return;
+        }
     };
     let started = Instant::now();
     let tmp = tempfile::tempdir().unwrap();
@@ -506,5 +517,45 @@ fn a_file_uploaded_on_one_nodes_page_appears_live_on_the_others() {
         js(&tab_a, "sessionStorage.getItem('skywave-token')"),
         serde_json::Value::Null
     );
+
+    eprintln!("step 11 at {:?}", started.elapsed());
+    // 11. With `open_reads` (loopback), the page reads without the token and says that
+    // uploads and deletes need it; trying to upload brings the prompt.
+    let c = Daemon::start(tmp.path(), "c", &["--open-reads"]);
+    let tab_c = browser.new_tab().unwrap();
+    tab_c.set_default_timeout(Duration::from_secs(20));
+    tab_c
+        .navigate_to(&url(&c))
+        .and_then(|t| t.wait_until_navigated())
+        .unwrap();
+    wait_js(
+        &tab_c,
+        "C's page open without a token",
+        SHORT,
+        &format!(
+            "document.getElementById('node').textContent === {} && !document.getElementById('readonly').hidden && document.getElementById('login').hidden",
+            lit(&c.info.node)
+        ),
+    );
+    wait_js(
+        &tab_c,
+        "C's event stream without a token",
+        SHORT,
+        "document.getElementById('live').textContent === 'live'",
+    );
+    tab_c
+        .find_element("#file")
+        .expect("the file field")
+        .set_input_files(&[file.to_str().unwrap()])
+        .expect("choosing the file");
+    click(&tab_c, "#upload-button");
+    wait_js(
+        &tab_c,
+        "the token prompt on upload",
+        SHORT,
+        "!document.getElementById('login').hidden && document.getElementById('login-msg').textContent.includes('needs the token')",
+    );
+    let held: serde_json::Value = c.client.get_json("/v1/bundles").unwrap();
+    assert_eq!(held["bundles"].as_array().map(Vec::len), Some(0), "{held}");
     eprintln!("web UI test took {:?}", started.elapsed());
 }

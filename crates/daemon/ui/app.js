@@ -20,6 +20,7 @@
     since: 0,
     status: null,
     stream: null,
+    reload: false,
     lastEventId: null,
     poll: null,
     running: false,
@@ -251,8 +252,13 @@
 
   let bundlesBusy = false;
   let bundlesAgain = false;
-  /** Fetches what was stored since the last call (tombstones too, to drop them). */
-  async function loadBundles() {
+  /**
+   * Fetches what was stored since the last call (tombstones too, to drop them); with
+   * `full`, everything again (after a break in the event stream, an expiry may have
+   * been missed).
+   */
+  async function loadBundles(full) {
+    if (full) state.reload = true;
     if (bundlesBusy) {
       bundlesAgain = true;
       return;
@@ -261,19 +267,27 @@
     try {
       do {
         bundlesAgain = false;
+        let into = state.bundles;
+        if (state.reload) {
+          state.reload = false;
+          state.since = 0;
+          into = new Map();
+        }
         for (;;) {
           const j = await (await api(`/v1/bundles?deleted=true&limit=1000&since=${state.since}`)).json();
           for (const b of j.bundles) {
-            if (b.deleted) state.bundles.delete(b.id);
-            else state.bundles.set(b.id, b);
+            if (b.deleted) into.delete(b.id);
+            else into.set(b.id, b);
           }
           if (j.next_since === null || j.next_since === undefined) break;
           state.since = j.next_since;
           if (j.bundles.length < 1000) break;
         }
+        state.bundles = into;
       } while (bundlesAgain);
       renderBundles();
     } catch (e) {
+      state.reload = true; // a partial pass: start again next time
       if (e.status !== 401) setText('bundle-more', `bundles: ${e.message}`);
     } finally {
       bundlesBusy = false;
@@ -537,7 +551,7 @@
         backoff = 1000;
         if (!first) {
           // What happened while away and is no longer among the events held.
-          loadBundles();
+          loadBundles(true);
           loadStatus();
         }
         first = false;
@@ -572,10 +586,10 @@
     show('logout', !!state.token);
     show('readonly', !state.token);
     setLive(false, 'connecting');
-    state.bundles.clear();
+    state.bundles = new Map();
     state.since = 0;
     loadStatus();
-    loadBundles();
+    loadBundles(true);
     state.stream = new AbortController();
     follow(state.stream);
     state.poll = setInterval(() => {
