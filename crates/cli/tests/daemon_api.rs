@@ -2279,3 +2279,122 @@ fn uploads_past_the_cap_get_a_503_with_retry_after_and_those_under_it_are_stored
     d.add("service=t", b"third, later");
     assert_eq!(in_use(&d, "uploads"), 0.0);
 }
+
+// ---- the web UI -----------------------------------------------------------------------
+
+/// The page, its script, style sheet and icon: served without the token, each with its
+/// content type and the headers that keep it from being framed, sniffed or made to run
+/// script from elsewhere; every data route still needs the token, and the page's own
+/// same-origin writes are taken (docs/webui.md, "Security").
+#[test]
+fn the_web_ui_is_served_without_the_token_with_its_security_headers_and_data_still_needs_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = Daemon::start(&tmp.path().join("a"), &[]);
+    let none: &[(&str, &str)] = &[];
+    for (path, ctype, marker) in [
+        (
+            "/",
+            "text/html; charset=utf-8",
+            "<script src=\"/ui/app.js\" defer>",
+        ),
+        ("/ui/app.js", "text/javascript; charset=utf-8", "/v1/events"),
+        ("/ui/app.css", "text/css; charset=utf-8", "@media"),
+        ("/ui/icon.svg", "image/svg+xml", "<svg"),
+    ] {
+        let r = d.get_as(path, none);
+        assert_eq!(r.status, 200, "GET {path} without the token");
+        assert_eq!(r.header("content-type"), Some(ctype), "{path}");
+        let csp = r.header("content-security-policy").unwrap_or("");
+        for want in [
+            "default-src 'none'",
+            "script-src 'self'",
+            "connect-src 'self'",
+            "frame-ancestors 'none'",
+        ] {
+            assert!(csp.contains(want), "{path}: CSP {csp:?} lacks {want}");
+        }
+        assert!(!csp.contains("unsafe"), "{path}: {csp}");
+        assert_eq!(
+            r.header("x-content-type-options"),
+            Some("nosniff"),
+            "{path}"
+        );
+        assert_eq!(r.header("referrer-policy"), Some("no-referrer"), "{path}");
+        assert_eq!(r.header("x-frame-options"), Some("DENY"), "{path}");
+        let body = String::from_utf8(r.body).unwrap();
+        assert!(body.contains(marker), "{path} lacks {marker:?}");
+        assert!(!body.contains(&d.token), "{path} holds the token");
+        let r = d.head(path);
+        assert_eq!(r.status, 200, "HEAD {path}");
+    }
+    // The script sends the token in a header, never in a URL.
+    let js = String::from_utf8(d.get_as("/ui/app.js", none).body).unwrap();
+    assert!(js.contains("'Authorization', `Bearer ${state.token}`"));
+    assert!(!js.contains("token="), "a token in a query string");
+
+    // Everything else still needs the token, also when a browser sends the request.
+    let addr = d.http.trim_start_matches("http://").to_string();
+    let page_like = [
+        ("Sec-Fetch-Site", "same-origin"),
+        ("Origin", d.http.as_str()),
+    ];
+    for path in [
+        "/v1/status",
+        "/v1/bundles",
+        "/v1/events",
+        "/metrics",
+        "/v1/openapi.yaml",
+        "/ui/other.js",
+        "/index.html",
+    ] {
+        d.get_as(path, none).error(401);
+        d.get_as(path, &page_like).error(401);
+    }
+    d.post_as("/", b"x", none).error(401);
+    assert!(d.get("/ui/other.js").error(404).contains("no endpoint"));
+    let y = String::from_utf8(d.get("/v1/openapi.yaml").body).unwrap();
+    for p in ["  /:", "  /ui/app.js:", "  /ui/app.css:", "  /ui/icon.svg:"] {
+        assert!(y.contains(p), "openapi.yaml lacks {p}");
+    }
+    // Another name for this address (DNS rebinding) gets no page either.
+    let (status, _) = raw(&d, "GET / HTTP/1.1\r\nHost: evil.example");
+    assert_eq!(status, 421);
+    let (status, body) = raw(&d, &format!("GET / HTTP/1.1\r\nHost: {addr}"));
+    assert_eq!(status, 200);
+    assert!(body.contains("<title>skywave</title>"), "{body}");
+
+    // The page's own calls: same-origin fetches with the token, as Chromium sends them.
+    let port = addr.rsplit(':').next().unwrap();
+    let localhost = format!("http://localhost:{port}");
+    let mut ids = Vec::new();
+    for origin in [d.http.as_str(), localhost.as_str()] {
+        let h = [("Origin", origin), ("Sec-Fetch-Site", "same-origin")];
+        let r = d.post(
+            &format!("/v1/bundles?service=t&name={}", ids.len()),
+            b"x",
+            &h,
+        );
+        assert_eq!(
+            r.status,
+            201,
+            "{origin}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        ids.push(r.json()["id"].as_str().unwrap().to_string());
+    }
+    let r = d.get_with("/v1/status", &page_like);
+    assert_eq!(r.status, 200);
+    let url = format!("{}/v1/bundles/{}", d.http, ids[0]);
+    let r = finish(
+        d.agent
+            .delete(url)
+            .header("Authorization", &format!("Bearer {}", d.token))
+            .header("Origin", d.http.as_str())
+            .header("Sec-Fetch-Site", "same-origin")
+            .call(),
+        "DELETE from the page",
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["deleted"], true);
+    assert_eq!(d.ids(), vec![ids[1].clone()]);
+}

@@ -12,6 +12,8 @@
 //!   without a `Host` (HTTP/1.0) is taken only on a loopback bind.
 //! - A write that a browser says comes from another origin (`Origin`,
 //!   `Sec-Fetch-Site`) is refused even with the token. No CORS headers are ever sent.
+//! - The web UI's static files (webui.rs) are read without the token: they hold no
+//!   node data, and the page they make asks for the token before it reads any.
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -78,7 +80,8 @@ impl Access {
         if !read {
             self.check_origin(headers, local)?;
         }
-        if (read && self.open_reads) || self.token_ok(headers) {
+        let page = read && crate::webui::PAGE_PATHS.contains(&uri.path());
+        if page || (read && self.open_reads) || self.token_ok(headers) {
             return Ok(());
         }
         let message = if read {
@@ -333,6 +336,48 @@ mod tests {
             req(&wide, Method::GET, &[("Host", lan)], lan),
             Err(StatusCode::UNAUTHORIZED)
         );
+    }
+
+    #[test]
+    fn the_web_ui_files_are_read_without_the_token_and_nothing_else_is() {
+        let lo = "127.0.0.1:7473";
+        let a = Access::new(TOKEN.into(), lo.parse().unwrap(), false, &[]);
+        let check = |method: Method, path: &str, host: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::HOST, host.parse().unwrap());
+            a.check(&method, &path.parse().unwrap(), &h, lo.parse().unwrap())
+                .map_err(|r| r.status)
+        };
+        for path in crate::webui::PAGE_PATHS {
+            assert_eq!(check(Method::GET, path, lo), Ok(()), "{path}");
+            assert_eq!(check(Method::HEAD, path, lo), Ok(()), "{path}");
+            // Still this daemon's page only, and never a write.
+            assert_eq!(
+                check(Method::GET, path, "evil.example:7473"),
+                Err(StatusCode::MISDIRECTED_REQUEST),
+                "{path}"
+            );
+            assert_eq!(
+                check(Method::POST, path, lo),
+                Err(StatusCode::UNAUTHORIZED),
+                "{path}"
+            );
+        }
+        for path in [
+            "/v1/status",
+            "/v1/bundles",
+            "/v1/events",
+            "/metrics",
+            "/ui/",
+            "/ui/other.js",
+            "/index.html",
+        ] {
+            assert_eq!(
+                check(Method::GET, path, lo),
+                Err(StatusCode::UNAUTHORIZED),
+                "{path}"
+            );
+        }
     }
 
     #[test]

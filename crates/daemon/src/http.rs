@@ -42,6 +42,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/events", get(events))
         .route("/v1/openapi.yaml", get(openapi))
         .route("/metrics", get(metrics))
+        .merge(crate::webui::routes())
         // Every POST is an upload (inside `auth`: a refused client takes no place).
         .route_layer(middleware::from_fn_with_state(shared.clone(), one_upload))
         .layer(middleware::from_fn_with_state(shared.clone(), body_timeout))

@@ -19,6 +19,7 @@ mod resolve;
 mod serve;
 pub mod status;
 pub mod trust;
+mod webui;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -207,6 +208,10 @@ pub async fn run(
         dir = %dir.display(),
         links = info.udp.len() + info.tcp.len() + driver_links,
         "daemon started"
+    );
+    tracing::info!(
+        "web UI at http://{http_local}/ (it asks for the token in {})",
+        dir.join(TOKEN_FILE).display()
     );
     // Announce what is already held to sessions as they form.
     let core_task = tokio::spawn(core.run(in_rx, cmd_rx));
