@@ -33,15 +33,18 @@ pub struct LinkView {
     pub mtu: usize,
     /// Nominal rate in bit/s, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "rate_bits_per_s", alias = "rate_bps")]
     pub rate_bps: Option<u64>,
     pub bytes_out: u64,
     pub bytes_in: u64,
     pub frames_out: u64,
     pub frames_in: u64,
     /// Recent rates (bit/s), averaged over a few seconds.
+    #[serde(rename = "out_bits_per_s", alias = "out_bps")]
     pub out_bps: f64,
+    #[serde(rename = "in_bits_per_s", alias = "in_bps")]
     pub in_bps: f64,
-    /// `out_bps + in_bps` over the nominal rate (half-duplex and radio links share it).
+    /// `out_bits_per_s + in_bits_per_s` over the nominal rate (half-duplex and radio links share it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub utilisation: Option<f64>,
     /// Frames dropped at this link, by reason.
@@ -88,6 +91,7 @@ pub struct PeerView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rtt_ms: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "pacing_bits_per_s", alias = "pacing_bps")]
     pub pacing_bps: Option<f64>,
     pub in_flight: u64,
     /// Largest frame known to cross the path to this peer (bytes of UDP payload), on
@@ -127,6 +131,7 @@ pub struct TransferView {
     pub total_bytes: u64,
     pub in_flight_bytes: u64,
     /// Recent progress in bytes per second.
+    #[serde(rename = "rate_bytes_per_s", alias = "rate_bps")]
     pub rate_bps: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub eta_seconds: Option<f64>,

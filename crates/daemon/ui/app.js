@@ -183,9 +183,9 @@
     setText('summary', parts.join(' · '));
 
     const links = (s.links || []).map((l) => {
-      const rates = `↑ ${bits(l.out_bps)} ↓ ${bits(l.in_bps)}`;
+      const rates = `↑ ${bits(l.out_bits_per_s)} ↓ ${bits(l.in_bits_per_s)}`;
       const extra = [l.kind, `MTU ${l.mtu}`];
-      if (l.rate_bps) extra.push(`rate ${bits(l.rate_bps)}`);
+      if (l.rate_bits_per_s) extra.push(`rate ${bits(l.rate_bits_per_s)}`);
       if (l.utilisation !== undefined) extra.push(`${Math.round(l.utilisation * 100)}% used`);
       if (l.encryption) extra.push(l.encryption);
       if (l.trust) extra.push(`trust ${l.trust}`);
@@ -222,7 +222,7 @@
       const total = t.total_bytes || 0;
       const pct = total ? Math.floor((100 * t.held_bytes) / total) : 0;
       const extra = [`${bytes(t.held_bytes)} of ${bytes(total)}`];
-      if (t.rate_bps) extra.push(`${bytes(t.rate_bps)}/s`);
+      if (t.rate_bytes_per_s) extra.push(`${bytes(t.rate_bytes_per_s)}/s`);
       if (t.eta_seconds !== undefined) extra.push(`ETA ${duration(t.eta_seconds)}`);
       const kind = t.state === 'stalled' ? 'bad' : 'busy';
       return el('li', { 'data-transfer': t.id },
