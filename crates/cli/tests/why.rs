@@ -77,5 +77,12 @@ fn a_peer_that_never_answers_is_named_and_the_node_never_says_in_sync() {
         "{text}"
     );
     assert!(cli(&a.dir, &["status"]).contains("in sync with 1 peer(s)"));
+    // Units are in the field names (bits/s on links and peers, bytes/s on transfers).
+    let v: serde_json::Value = a.client.get_json("/v1/status").unwrap();
+    let link = &v["links"][0];
+    for k in ["out_bits_per_s", "in_bits_per_s"] {
+        assert!(link[k].is_number(), "{k} in {link}");
+    }
+    assert!(link.get("out_bps").is_none(), "{link}");
     drop(b);
 }
