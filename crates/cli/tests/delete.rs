@@ -6,20 +6,9 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Output};
 use std::time::Duration;
 
 use support::*;
-
-fn run(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .arg("--dir")
-        .arg(dir)
-        .args(args)
-        .env_remove("SKYWAVE_HOME")
-        .output()
-        .unwrap()
-}
 
 fn payload_files(dir: &Path) -> usize {
     match std::fs::read_dir(dir.join("payloads")) {

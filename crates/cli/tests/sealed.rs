@@ -5,20 +5,9 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use skywave_bundle::sealed::{KEY_BOX_LEN, sealed_len};
 use support::*;
-
-fn run(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .arg("--dir")
-        .arg(dir)
-        .args(args)
-        .env_remove("SKYWAVE_HOME")
-        .output()
-        .unwrap()
-}
 
 /// Runs a verb that must fail; its standard error.
 fn fails(dir: &Path, args: &[&str]) -> String {

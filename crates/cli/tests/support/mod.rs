@@ -332,16 +332,21 @@ impl Drop for Emulator {
     }
 }
 
-/// Runs `skywave --dir DIR ARGS...` to completion; its standard output, or a panic with
-/// its standard error.
-pub fn cli(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new(BIN)
+/// Runs `skywave --dir DIR ARGS...` to completion, whatever its outcome.
+pub fn run(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(BIN)
         .arg("--dir")
         .arg(dir)
         .args(args)
         .env_remove("SKYWAVE_HOME")
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// Runs `skywave --dir DIR ARGS...` to completion; its standard output, or a panic with
+/// its standard error.
+pub fn cli(dir: &Path, args: &[&str]) -> String {
+    let out = run(dir, args);
     assert!(
         out.status.success(),
         "skywave {args:?} failed: {}",
