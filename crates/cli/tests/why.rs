@@ -84,5 +84,20 @@ fn a_peer_that_never_answers_is_named_and_the_node_never_says_in_sync() {
         assert!(link[k].is_number(), "{k} in {link}");
     }
     assert!(link.get("out_bps").is_none(), "{link}");
+
+    // The peer goes away: the link says so again (it does not stay "up").
     drop(b);
+    let l = wait_for(
+        "the link to say no answer again",
+        Duration::from_secs(120),
+        || {
+            a.status()
+                .links
+                .into_iter()
+                .find(|l| l.state == "no answer")
+        },
+    );
+    assert!(l.reason.unwrap().contains("no answer from"));
+    let (ok, _) = why(&a.dir);
+    assert!(!ok);
 }

@@ -294,8 +294,15 @@ impl Core {
             );
         }
         let silent = now.duration_since(e.last_in.max(e.up_since));
-        let addressed = matches!(e.io, Io::Udp { .. } | Io::Tcp(_)) && !e.learnt && !e.ephemeral;
-        if addressed && self.ep.peers_on(id) == 0 && silent >= NO_ANSWER_AFTER {
+        let ip = matches!(e.io, Io::Udp { .. } | Io::Tcp(_));
+        // No peer here answers: none ever did (an address we dial), or every session on
+        // the link is down (a peer that went away, dialled or learnt from its traffic).
+        let answered = self
+            .ep
+            .peers()
+            .any(|k| self.ep.peer_link(k) == Some(id) && !self.live.is_down(k));
+        let dialled = !e.learnt && !e.ephemeral;
+        if ip && !answered && (dialled || self.ep.peers_on(id) > 0) && silent >= NO_ANSWER_AFTER {
             let to = e.name.split_once(':').map_or(e.name.as_str(), |(_, a)| a);
             let trust = if e.sec.is_some() {
                 format!(
