@@ -67,7 +67,8 @@ struct FreeReport<T> {
     back: u64,
 }
 
-/// The drain rate, measured over stretches in which the modem was never empty.
+/// The drain rate: bytes the modem took from its queue over the time until it next took
+/// some, summed over the latest stretches in which it never ran empty.
 #[derive(Debug, Default)]
 struct DrainMeter {
     samples: VecDeque<(Duration, f64)>,
@@ -113,6 +114,9 @@ pub struct ModemCredit<T: PacerTime> {
     /// Largest free space reported (the buffer's size, seen when it was empty).
     capacity: usize,
     meter: DrainMeter,
+    /// The last report at which the modem took bytes (when, how many), while more
+    /// waited behind them.
+    run: Option<(T, f64)>,
     busy: bool,
     /// The modem has held bytes and sent none of them since then (by its reports).
     stalled_since: Option<T>,
@@ -137,6 +141,7 @@ impl<T: PacerTime> ModemCredit<T> {
             report_life: Duration::ZERO,
             capacity: 0,
             meter: DrainMeter::default(),
+            run: None,
             busy: false,
             stalled_since: None,
         }
@@ -233,28 +238,33 @@ impl<T: PacerTime> ModemCredit<T> {
     }
 
     fn take_report(&mut self, now: T, queued: usize, mark: u64) {
-        if let Some(p) = self.queued
-            && mark >= p.mark
-            && now > p.at
-        {
-            let before = p.queued as f64 + (mark - p.mark) as f64;
-            let drained = before - queued as f64;
-            // Never empty in between: it did not even finish what it held at the last
-            // report (a FIFO), and holds something still. The time counts whatever kept
-            // it from sending (the channel, its own key-up): that is the rate we get.
-            if p.queued > 0 && queued > 0 && drained >= 0.0 && drained < p.queued as f64 {
-                self.meter.add(now - p.at, drained);
-                if let Some(r) = self.meter.rate() {
-                    self.pacer.set_rate(now, r);
+        match self.queued {
+            Some(p) if mark >= p.mark && now > p.at => {
+                let drained = p.queued as f64 + (mark - p.mark) as f64 - queued as f64;
+                if drained > 0.5 {
+                    // A modem takes bytes from its queue when it starts sending them (Dire
+                    // Wolf takes a frame at a time): bytes taken at one report went out
+                    // until the next report at which more were taken, if more were already
+                    // waiting at the first (it never ran empty). The time counts whatever
+                    // kept it from sending (the channel, its key-up): that is the rate we
+                    // get.
+                    if let Some((t1, b1)) = self.run {
+                        self.meter.add(now - t1, b1);
+                        if let Some(r) = self.meter.rate() {
+                            self.pacer.set_rate(now, r);
+                        }
+                    }
+                    self.run = (queued > 0).then_some((now, drained));
+                    self.stalled_since = None;
+                } else if queued > 0 {
+                    self.stalled_since.get_or_insert(p.at);
+                }
+                if queued == 0 {
+                    self.run = None;
                 }
             }
-            if queued > 0 && drained <= 0.0 {
-                self.stalled_since.get_or_insert(p.at);
-            } else {
-                self.stalled_since = None;
-            }
-        } else if queued == 0 {
-            self.stalled_since = None;
+            // (The first report, or one older than the last: nothing to compare.)
+            _ => self.run = None,
         }
         if queued == 0 {
             self.stalled_since = None;
@@ -386,6 +396,7 @@ impl<T: PacerTime> ModemCredit<T> {
         self.unanswered = 0;
         self.queued = None;
         self.free = None;
+        self.run = None;
         self.busy = false;
         self.stalled_since = None;
     }
@@ -469,6 +480,38 @@ mod tests {
         assert!((rate - 134.0).abs() < 134.0 * 0.1, "{rate}");
         // The airtime fallback now uses it.
         assert!((c.pacer().rate() - rate).abs() < 1e-9);
+    }
+
+    /// A modem that takes a whole frame from its queue when it starts sending it (as
+    /// Dire Wolf does), asked every 250 ms: the rate is its rate, not biased by the
+    /// steps in its reports.
+    #[test]
+    fn the_drain_rate_of_a_frame_at_a_time_modem() {
+        for rate in [134.0f64, 1050.0] {
+            let mut c = ModemCredit::new(Pacer::full(Duration::ZERO, 150.0, 0, 816))
+                .with_queries(ms(2000), ms(250));
+            let mut queue: VecDeque<usize> = VecDeque::new();
+            let mut busy_until = ms(0);
+            let mut t = ms(0);
+            while t < ms(60_000) {
+                if t >= busy_until
+                    && let Some(f) = queue.pop_front()
+                {
+                    busy_until = t + Duration::from_secs_f64(f as f64 / rate);
+                }
+                if c.room(t) >= 272 {
+                    c.wrote(t, 272);
+                    queue.push_back(272);
+                }
+                if c.ask_due(t) {
+                    c.asked(t);
+                    c.answered(t, queue.iter().sum());
+                }
+                t += ms(10);
+            }
+            let m = c.measured_rate().expect("measured");
+            assert!((m - rate).abs() < rate * 0.05, "{m} for {rate}");
+        }
     }
 
     #[test]
@@ -565,10 +608,11 @@ mod tests {
         c.answered(ms(1000), 400);
         c.asked(ms(3000));
         c.answered(ms(3000), 100);
-        assert_eq!(c.measured_rate(), Some(400.0 / 3.0));
+        // The 100 bytes taken by 1 s went out until more were taken, at 3 s.
+        assert_eq!(c.measured_rate(), Some(50.0));
         c.reset(ms(3000));
         assert_eq!(c.source(ms(3000)), CreditSource::Airtime);
         assert_eq!(c.room(ms(3000)), 1024);
-        assert_eq!(c.measured_rate(), Some(400.0 / 3.0));
+        assert_eq!(c.measured_rate(), Some(50.0));
     }
 }

@@ -178,8 +178,9 @@ impl RadioTx {
     fn new(air_rate: u64, baud: u32, queue_frames: usize) -> RadioTx {
         let queue_frames = queue_frames.max(1);
         let limit = queue_frames * (wire::MAX_AIR + PREAMBLE);
-        let report_life =
-            Duration::from_secs_f64(2.0 * ((wire::MAX_AIR + PREAMBLE) * 8) as f64 / air_rate as f64);
+        let report_life = Duration::from_secs_f64(
+            2.0 * ((wire::MAX_AIR + PREAMBLE) * 8) as f64 / air_rate as f64,
+        );
         RadioTx {
             credit: ModemCredit::new(Pacer::full(
                 Instant::now(),
@@ -532,7 +533,10 @@ mod tests {
         let expiry = tx
             .report_expiry(t0)
             .expect("a report in force wakes the driver");
-        assert_eq!(expiry, t0 + Duration::from_secs_f64(2.0 * 263.0 * 8.0 / 2400.0));
+        assert_eq!(
+            expiry,
+            t0 + Duration::from_secs_f64(2.0 * 263.0 * 8.0 / 2400.0)
+        );
         assert!(tx.device_room(expiry) > 0);
         assert_eq!(tx.report_expiry(expiry), None);
 
