@@ -76,7 +76,9 @@ pub struct KissConfig {
     /// Largest skywave frame (the AX.25 info field).
     #[serde(default = "default_mtu")]
     pub mtu: usize,
-    /// Most AX.25 bytes let wait in the TNC. Unset: three largest frames.
+    /// Most AX.25 bytes let wait in the TNC. Unset: two largest frames (one on the air,
+    /// one waiting: the TNC never idles for want of a frame, and what waits delays
+    /// every answer).
     #[serde(default)]
     pub buffer: Option<usize>,
     /// Ask the TNC for its queue (`TXBUF:`, KISS command 6). Off for a TNC that
@@ -170,7 +172,7 @@ impl KissConfig {
     /// Bytes let wait in the TNC.
     pub fn buffer(&self) -> usize {
         self.buffer
-            .unwrap_or(3 * (self.mtu + HEADER))
+            .unwrap_or(2 * (self.mtu + HEADER))
             .max(self.mtu + HEADER)
     }
 
@@ -897,7 +899,7 @@ mod tests {
         assert_eq!(
             tx.room(t0),
             256,
-            "three frames may wait; one is at most the MTU"
+            "two frames may wait; one is at most the MTU"
         );
         tx.out.clear();
         tx.offer("t", Bytes::from_static(b"skywave"), t0, &counters);
@@ -911,7 +913,7 @@ mod tests {
             (src, dest, 0xCF, &b"skywave"[..])
         );
         assert_eq!(LinkCounters::get(&counters.frames_out), 1);
-        // 816 bytes allowed, 23 held: the next frame is still a whole one.
+        // 544 bytes allowed, 23 held: the next frame is still a whole one.
         assert_eq!(tx.credit.held(t0), 16 + 7);
         // The same bytes coming from the TNC are read back as the frame.
         let got = tx.receive(&tx.out.clone(), t0, &counters);
