@@ -30,6 +30,13 @@ async fn pair(tncs: &FakeTncs) -> (LinkHandle, LinkHandle) {
     let mut b = kiss::spawn(link(tncs, 1, "N0CALL-2")).unwrap();
     expect_up(&mut a, 5.0).await;
     expect_up(&mut b, 5.0).await;
+    // (The driver is up once connected; the fake may not have taken the connection yet.)
+    for _ in 0..100 {
+        if tncs.clients(0) > 0 && tncs.clients(1) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     (a, b)
 }
 
@@ -136,7 +143,8 @@ async fn garbage_and_other_stations_frames_are_counted_and_dropped() {
     assert_eq!(
         LinkCounters::get(&c.foreign_frames),
         3,
-        "another destination, APRS, another port"
+        "another destination, APRS, another port (dropped: {})",
+        LinkCounters::get(&c.dropped_frames)
     );
     // Those, and the noise, the broken escape, "hello" and the unknown command.
     assert_eq!(LinkCounters::get(&c.dropped_frames), 7);
@@ -246,4 +254,48 @@ async fn the_measured_drain_rate_becomes_the_link_rate() {
     // AX.25 bytes (info and 16-byte header) at 600 B/s: 4800 bit/s.
     let r = *rates.first().expect("a measured rate was reported") as f64;
     assert!((r - 4800.0).abs() < 4800.0 * 0.15, "{rates:?}");
+}
+
+/// Over a serial line (ptys joined by a null-modem cable) with no TNC at all: each end
+/// sees the other's KISS frames, nothing answers `TXBUF:`, so both pace by airtime; the
+/// other end's parameter frames and queries are counted as dropped, never taken as data.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kiss_over_a_serial_line_without_a_tnc_paces_by_airtime() {
+    init_tracing();
+    let dir = tempfile::tempdir().unwrap();
+    let cable = skywave_links::NullModem::open(dir.path()).unwrap();
+    let cfg = |end: usize, call: &str| {
+        let mut c = KissConfig::new(cable.path(end).display().to_string());
+        c.callsign = Some(call.into());
+        c.baud = 115_200;
+        c.air_rate = 9600;
+        c.txdelay = Duration::from_millis(10);
+        c.txtail = Duration::from_millis(10);
+        c
+    };
+    let mut a = kiss::spawn(cfg(0, "N0CALL-1")).unwrap();
+    let mut b = kiss::spawn(cfg(1, "N0CALL-2")).unwrap();
+    let p = expect_up(&mut a, 5.0).await;
+    expect_up(&mut b, 5.0).await;
+    assert!(p.shared && !p.paced && p.mtu == 256 && p.rate_bps == Some(9600));
+    let started = std::time::Instant::now();
+    for i in 0..10 {
+        send(&mut a, blob(i, 200), 10.0).await;
+    }
+    for i in 0..10 {
+        assert_eq!(frame_from(&mut b, 10.0).await, blob(i, 200));
+    }
+    // Ten frames of 216 AX.25 bytes at 9600 bit/s less stuffing need about 2.2 s of
+    // airtime; at most two wait at a time, so the sender was held to that pace.
+    assert!(
+        started.elapsed() >= Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
+    send(&mut b, blob(99, 60), 5.0).await;
+    assert_eq!(frame_from(&mut a, 5.0).await, blob(99, 60));
+    // A's five parameter frames and its queries reached B as frames no TNC sends.
+    let dropped = LinkCounters::get(&b.counters.dropped_frames);
+    assert!(dropped >= 6, "{dropped}");
+    assert_eq!(LinkCounters::get(&b.counters.frames_in), 10);
 }

@@ -109,6 +109,11 @@ impl FakeTncs {
         self.lock().tncs[i].queued
     }
 
+    /// Clients TNC `i` has accepted.
+    pub fn clients(&self, i: usize) -> usize {
+        self.lock().tncs[i].clients.len()
+    }
+
     /// Puts raw bytes in front of TNC `i`'s clients.
     pub fn inject(&self, i: usize, bytes: &[u8]) {
         for c in &self.lock().tncs[i].clients {

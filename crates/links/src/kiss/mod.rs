@@ -514,7 +514,7 @@ impl KissTx {
         self.bad = self.decoder.bad_frames;
         let mut out = Vec::new();
         for f in frames {
-            let rx = self.classify(&f, now);
+            let rx = self.classify(&f);
             match &rx {
                 Rx::Frame(b) => {
                     LinkCounters::add(&counters.frames_in, 1);
@@ -542,7 +542,7 @@ impl KissTx {
         out
     }
 
-    fn classify(&self, f: &wire::Frame, _now: Instant) -> Rx {
+    fn classify(&self, f: &wire::Frame) -> Rx {
         if f.port != self.port {
             return Rx::Dropped("not ours: another KISS port");
         }
