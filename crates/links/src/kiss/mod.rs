@@ -42,6 +42,9 @@ use ax25::{Callsign, HEADER};
 /// and the FCS.
 const FRAMING: usize = 4;
 
+/// A `TXBUF:` query unanswered this long: the TNC is paced by airtime until it answers.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// `[[link]] type = "kiss"`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -399,6 +402,11 @@ pub(crate) struct KissTx {
     bad: u64,
     /// Where the credit came from last time we looked (changes are logged).
     was: Option<CreditSource>,
+    /// The first query, whether any was answered, and whether a TNC that never answers
+    /// was reported.
+    first_ask: Option<Instant>,
+    answered: bool,
+    told_silent: bool,
     /// The rate last told to the protocol (bytes/s), and when.
     told: Option<(f64, Instant)>,
     base: LinkParams,
@@ -429,7 +437,7 @@ impl KissTx {
         let poll = Duration::from_secs_f64((frame_time / 4.0).clamp(0.05, 0.25));
         KissTx {
             credit: ModemCredit::new(Pacer::full(now, rate, per_frame, cfg.buffer()))
-                .with_queries(Duration::from_secs(2), poll),
+                .with_queries(ANSWER_TIMEOUT, poll),
             port: cfg.port,
             source,
             dest,
@@ -442,6 +450,9 @@ impl KissTx {
             garbage: 0,
             bad: 0,
             was: None,
+            first_ask: None,
+            answered: false,
+            told_silent: false,
             told: None,
             base: params(cfg),
         }
@@ -483,6 +494,7 @@ impl KissTx {
         if self.txbuf && self.credit.ask_due(now) {
             wire::encode(self.port, wire::cmd::SET_HARDWARE, b"TXBUF:", &mut self.out);
             self.credit.asked(now);
+            self.first_ask.get_or_insert(now);
         }
         let Some(f) = &self.queue else {
             return;
@@ -520,7 +532,10 @@ impl KissTx {
                     LinkCounters::add(&counters.frames_in, 1);
                     LinkCounters::add(&counters.bytes_in, b.len() as u64);
                 }
-                Rx::Queued(n) => self.credit.answered(now, *n),
+                Rx::Queued(n) => {
+                    self.answered = true;
+                    self.credit.answered(now, *n);
+                }
                 Rx::Dropped(why) => {
                     tracing::debug!(
                         port = f.port,
@@ -569,20 +584,39 @@ impl KissTx {
         }
     }
 
-    /// Notes a change of where the credit comes from; returns a message to log.
-    fn source_change(&mut self, now: Instant) -> Option<String> {
+    /// Notes a change of where the credit comes from; returns a message to log, and
+    /// whether it is a warning.
+    fn source_change(&mut self, now: Instant) -> Option<(bool, String)> {
         let s = self.credit.source(now);
         let was = self.was.replace(s);
         let rate = self.credit.pacer().rate();
         match (was, s) {
-            (Some(CreditSource::Reports), CreditSource::Airtime) => Some(format!(
-                "the TNC stopped answering TXBUF queries: pacing by airtime at {rate:.0} B/s"
+            (Some(CreditSource::Reports), CreditSource::Airtime) => Some((
+                true,
+                format!(
+                    "the TNC stopped answering TXBUF queries: pacing by airtime at {rate:.0} B/s until it answers again"
+                ),
             )),
-            (None, CreditSource::Airtime) if !self.txbuf => Some(format!(
-                "TXBUF queries off: pacing by airtime at {rate:.0} B/s"
+            (None, CreditSource::Airtime) if !self.txbuf => Some((
+                false,
+                format!("TXBUF queries off: pacing by airtime at {rate:.0} B/s"),
             )),
-            (Some(CreditSource::Airtime), CreditSource::Reports) => {
-                Some("the TNC answers TXBUF queries: credit from its queue".into())
+            (Some(CreditSource::Airtime), CreditSource::Reports) => Some((
+                false,
+                "the TNC answers TXBUF queries: credit from its queue".into(),
+            )),
+            (_, CreditSource::Airtime)
+                if !self.answered
+                    && !self.told_silent
+                    && self.first_ask.is_some_and(|t| now >= t + ANSWER_TIMEOUT) =>
+            {
+                self.told_silent = true;
+                Some((
+                    false,
+                    format!(
+                        "the TNC does not answer TXBUF queries (many hardware TNCs do not): pacing by airtime at {rate:.0} B/s"
+                    ),
+                ))
             }
             _ => None,
         }
@@ -678,8 +712,10 @@ async fn session(
     loop {
         let now = Instant::now();
         tx.pump(now, counters);
-        if let Some(m) = tx.source_change(now) {
-            tracing::warn!(link = %shared.name, "{m}");
+        match tx.source_change(now) {
+            Some((true, m)) => tracing::warn!(link = %shared.name, "{m}"),
+            Some((false, m)) => tracing::info!(link = %shared.name, "{m}"),
+            None => {}
         }
         if let Some(p) = tx.rate_update(now) {
             tracing::info!(link = %shared.name, rate_bps = ?p.rate_bps, "TNC drain rate measured");
