@@ -299,3 +299,36 @@ async fn kiss_over_a_serial_line_without_a_tnc_paces_by_airtime() {
     assert!(dropped >= 6, "{dropped}");
     assert_eq!(LinkCounters::get(&b.counters.frames_in), 10);
 }
+
+/// A TNC that refuses connections (not started yet): no `Up`, retries with backoff, and
+/// the link comes up once the TNC listens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tnc_that_refuses_connections_is_retried_until_it_listens() {
+    init_tracing();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut c = KissConfig::new(format!("tcp://127.0.0.1:{port}"));
+    c.callsign = Some("N0CALL".into());
+    let mut a = kiss::spawn(c).unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(a.events.try_recv().is_err(), "no event while refused");
+    assert_eq!(*a.room.borrow(), 0);
+    let l = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let (mut s, _) = tokio::time::timeout(Duration::from_secs(5), l.accept())
+        .await
+        .expect("the driver tries again within its backoff")
+        .unwrap();
+    expect_up(&mut a, 5.0).await;
+    // The KISS parameters come first on the new connection.
+    let mut buf = vec![0u8; 64];
+    let n = tokio::io::AsyncReadExt::read(&mut s, &mut buf)
+        .await
+        .unwrap();
+    let frames = wire::Decoder::new().push(&buf[..n]);
+    assert_eq!(frames[0].command, wire::cmd::TXDELAY);
+}
