@@ -547,7 +547,7 @@ impl DaemonConfig {
             let Some(call) = &a.callsign else {
                 return Err(ConfigError::Invalid {
                     field: field("callsign"),
-                    value: String::new(),
+                    value: "(not set)".into(),
                     expected: "this station's licensed callsign (e.g. \"N0CALL-7\"): `amateur = true` requires it".into(),
                 });
             };

@@ -205,7 +205,7 @@ impl KissConfig {
         if self.amateur && self.callsign.is_none() {
             return Err(invalid(
                 "callsign",
-                String::new(),
+                "(not set)".into(),
                 "this station's licensed callsign (e.g. \"N0CALL-7\"): `amateur = true` requires it, as the source address that identifies the station on every frame",
             ));
         }
