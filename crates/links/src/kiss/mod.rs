@@ -32,7 +32,7 @@ use skywave_proto::LinkParams;
 use tokio::sync::mpsc;
 
 use crate::device::Device;
-use crate::link::{Backoff, Closed, MIN_ROOM, Shared, sleep_until};
+use crate::link::{Backoff, Closed, MIN_ROOM, Shared, sleep_until, wait_away};
 use crate::serial::check_baud;
 use crate::stream::TICK;
 use crate::{Error, LinkCounters, LinkEvent, LinkHandle};
@@ -681,7 +681,7 @@ async fn run(
                     tracing::warn!(link = %shared.name, tnc = %cfg.tnc, error = %e, "cannot reach the TNC; retrying with backoff until it answers");
                 }
                 failures += 1;
-                wait(&shared, &mut frames, backoff.next_delay()).await?;
+                wait_away(&shared, &mut frames, backoff.next_delay()).await?;
                 continue;
             }
         };
@@ -693,7 +693,7 @@ async fn run(
         let reason = session(&shared, &tnc, &mut frames, &mut tx, &cfg).await?;
         drop(tnc);
         shared.down(reason).await?;
-        wait(&shared, &mut frames, backoff.next_delay()).await?;
+        wait_away(&shared, &mut frames, backoff.next_delay()).await?;
     }
 }
 
@@ -780,29 +780,6 @@ async fn session(
                 None => return Err(Closed),
             },
             _ = sleep_until(wake) => {}
-        }
-    }
-}
-
-/// Waits while the TNC is away; frames sent meanwhile are dropped and counted (the room
-/// said 0).
-async fn wait(
-    shared: &Shared,
-    frames: &mut mpsc::Receiver<Bytes>,
-    delay: Duration,
-) -> Result<(), Closed> {
-    let until = tokio::time::Instant::now() + delay;
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep_until(until) => return Ok(()),
-            f = frames.recv() => match f {
-                Some(f) if f.is_empty() => {}
-                Some(_) => {
-                    LinkCounters::add(&shared.counters.dropped_frames, 1);
-                    shared.took_frame(0);
-                }
-                None => return Err(Closed),
-            },
         }
     }
 }

@@ -23,7 +23,7 @@ use skywave_sim::LinkConfig;
 use tokio::sync::mpsc;
 
 use crate::device::Device;
-use crate::link::{Backoff, Closed, MIN_ROOM, Shared, sleep_until};
+use crate::link::{Backoff, Closed, MIN_ROOM, Shared, sleep_until, wait_away};
 use crate::serial::check_baud;
 use crate::stream::TICK;
 use crate::{Error, LinkCounters, LinkEvent, LinkHandle, RadioStatus};
@@ -328,7 +328,7 @@ async fn run(
                     tracing::warn!(link = %shared.name, device = %cfg.device.display(), error = %e, "cannot open the radio; retrying until it appears");
                 }
                 failures += 1;
-                wait(&shared, &mut frames, backoff.next_delay()).await?;
+                wait_away(&shared, &mut frames, backoff.next_delay()).await?;
                 continue;
             }
         };
@@ -340,7 +340,7 @@ async fn run(
             shared
                 .down(format!("cannot write to the radio: {e}"))
                 .await?;
-            wait(&shared, &mut frames, backoff.next_delay()).await?;
+            wait_away(&shared, &mut frames, backoff.next_delay()).await?;
             continue;
         }
         tracing::info!(link = %shared.name, device = %cfg.device.display(), baud = cfg.baud, air_rate = cfg.air_rate, "radio link up");
@@ -352,7 +352,7 @@ async fn run(
         }
         drop(dev);
         shared.down(reason).await?;
-        wait(&shared, &mut frames, backoff.next_delay()).await?;
+        wait_away(&shared, &mut frames, backoff.next_delay()).await?;
     }
 }
 
@@ -458,28 +458,6 @@ async fn session(
                 None => return Err(Closed),
             },
             _ = sleep_until(wake) => {}
-        }
-    }
-}
-
-/// Waits while the radio is away; frames sent meanwhile are dropped and counted (the
-/// room said 0).
-async fn wait(
-    shared: &Shared,
-    frames: &mut mpsc::Receiver<Bytes>,
-    delay: Duration,
-) -> Result<(), Closed> {
-    let until = tokio::time::Instant::now() + delay;
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep_until(until) => return Ok(()),
-            f = frames.recv() => match f {
-                Some(_) => {
-                    LinkCounters::add(&shared.counters.dropped_frames, 1);
-                    shared.took_frame(0);
-                }
-                None => return Err(Closed),
-            },
         }
     }
 }
