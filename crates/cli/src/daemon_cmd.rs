@@ -266,6 +266,23 @@ fn describe_link(
                     kv.push(("redial", format!("{:?}", c.redial)));
                     ("hf-modem".into(), kv)
                 }
+                DriverConfig::Kiss(c) => {
+                    let mut kv = vec![
+                        ("tnc", c.tnc.clone()),
+                        ("port", c.port.to_string()),
+                        (
+                            "callsign",
+                            c.callsign.clone().unwrap_or_else(|| "(not set)".into()),
+                        ),
+                        ("air_rate", format!("{} bit/s", c.air_rate)),
+                        ("mtu", format!("{} B", c.mtu)),
+                    ];
+                    if c.amateur {
+                        kv.push(("amateur", "yes: identified, never encrypted".into()));
+                    }
+                    kv.push(access);
+                    ("kiss".into(), kv)
+                }
                 DriverConfig::Emulated(c) => (
                     "emulated".into(),
                     vec![

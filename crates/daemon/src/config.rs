@@ -31,6 +31,9 @@ pub struct DaemonConfig {
     /// Driver links (by index in `links`) set `channel_access = "radio"`: the radio's own
     /// carrier sense is trusted, the daemon does not take turns for it.
     pub radio_access: std::collections::BTreeSet<usize>,
+    /// Links (by index in `links`) set `amateur = true` outside a `kiss` link's own
+    /// settings, with their `callsign` if given (see [`DaemonConfig::amateur_links`]).
+    pub amateur: std::collections::BTreeMap<usize, Option<String>>,
     /// Caps and timeouts on what peers and API clients may hold (`[limits]`).
     pub limits: LimitsConfig,
 }
@@ -143,6 +146,34 @@ pub enum LinkConfig {
     Tcp(TcpConfig),
     /// A serial, RFD900, HF-modem or emulated link, run by `skywave-links`.
     Driver(DriverConfig),
+}
+
+impl LinkConfig {
+    /// The `type` the link was configured with.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LinkConfig::Udp(_) => "udp",
+            LinkConfig::Tcp(_) => "tcp",
+            LinkConfig::Driver(d) => match d {
+                DriverConfig::Serial(_) => "serial",
+                DriverConfig::Rfd900(_) => "rfd900",
+                DriverConfig::HfModem(_) => "hf-modem",
+                DriverConfig::Kiss(_) => "kiss",
+                DriverConfig::Emulated(_) => "emulated",
+            },
+        }
+    }
+
+    /// Whether the daemon encrypts what it sends on the link: IP links unless
+    /// `plaintext = true`; driver links (serial lines, radios, modems, TNCs) never (the
+    /// daemon runs its secure channel only on IP links).
+    pub fn encrypted(&self) -> bool {
+        match self {
+            LinkConfig::Udp(u) => !u.plaintext,
+            LinkConfig::Tcp(t) => !t.plaintext,
+            LinkConfig::Driver(_) => false,
+        }
+    }
 }
 
 /// `type = "udp"`: one socket, any number of peers.
@@ -451,7 +482,21 @@ struct FileConfig {
     limits: LimitsConfig,
 }
 
-const LINK_TYPES: &str = "udp, tcp, serial, rfd900, hf-modem, emulated";
+const LINK_TYPES: &str = "udp, tcp, serial, rfd900, hf-modem, kiss, emulated";
+
+/// Licensed-band rules for one link (`amateur = true`), as the configuration gives them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AmateurLink {
+    /// Index in `links`.
+    pub index: usize,
+    pub callsign: Option<String>,
+    /// Whether the link encrypts (refused: the rules forbid obscuring the meaning of a
+    /// transmission). Driver links never do; IP links do unless `plaintext = true`.
+    pub encrypted: bool,
+    /// Whether every frame carries the station's address (a `kiss` link's AX.25
+    /// source); on the others the station must identify by other means.
+    pub identifies: bool,
+}
 
 impl DaemonConfig {
     /// Parses a configuration file's text; `path` names it in errors.
@@ -467,6 +512,7 @@ impl DaemonConfig {
             .transpose()?;
         let mut links = Vec::new();
         let mut radio_access = std::collections::BTreeSet::new();
+        let mut amateur_links = std::collections::BTreeMap::new();
         for (i, v) in f.link.into_iter().enumerate() {
             let ty = v
                 .get("type")
@@ -475,6 +521,38 @@ impl DaemonConfig {
                 .to_string();
             let ty = ty.as_str();
             let ctx = |e: String| perr(format!("link #{} (type = \"{ty}\"): {e}", i + 1));
+            // `amateur` and `callsign` are the daemon's for every kind but `kiss`, whose
+            // driver puts the callsign in every frame.
+            let mut v = v;
+            if ty != "kiss"
+                && let Some(t) = v.as_table_mut()
+            {
+                let amateur = match t.remove("amateur") {
+                    None => false,
+                    Some(toml::Value::Boolean(b)) => b,
+                    Some(other) => {
+                        return Err(ctx(format!(
+                            "invalid amateur {other}: expected true or false"
+                        )));
+                    }
+                };
+                let callsign = match t.remove("callsign") {
+                    None => None,
+                    Some(toml::Value::String(c)) => Some(c),
+                    Some(other) => {
+                        return Err(ctx(format!(
+                            "invalid callsign {other}: expected a string such as \"N0CALL-7\""
+                        )));
+                    }
+                };
+                if amateur {
+                    amateur_links.insert(links.len(), callsign);
+                } else if callsign.is_some() {
+                    return Err(ctx(
+                        "`callsign` is read only with `amateur = true` on this kind of link".into(),
+                    ));
+                }
+            }
             let l = match ty {
                 "udp" | "tcp" => {
                     let mut t = v.as_table().cloned().unwrap_or_default();
@@ -502,6 +580,10 @@ impl DaemonConfig {
                     // `channel_access` is the daemon's: who takes turns on a shared radio.
                     let mut t = v.as_table().cloned().unwrap_or_default();
                     match t.remove("channel_access") {
+                        // A TNC senses the carrier itself (p-persistence CSMA).
+                        None if ty == "kiss" => {
+                            radio_access.insert(links.len());
+                        }
                         None => {}
                         Some(toml::Value::String(a)) if a == "driver" => {}
                         Some(toml::Value::String(a)) if a == "radio" => {
@@ -535,6 +617,7 @@ impl DaemonConfig {
             quota,
             links,
             radio_access,
+            amateur: amateur_links,
             limits: f.limits,
         })
     }
@@ -551,6 +634,29 @@ impl DaemonConfig {
                 expected,
             })?;
         }
+        for a in self.amateur_links() {
+            let ty = self.links[a.index].kind();
+            let field = |f: &str| format!("{f} of link #{} (type = \"{ty}\")", a.index + 1);
+            let Some(call) = &a.callsign else {
+                return Err(ConfigError::Invalid {
+                    field: field("callsign"),
+                    value: "(not set)".into(),
+                    expected: "this station's licensed callsign (e.g. \"N0CALL-7\"): `amateur = true` requires it".into(),
+                });
+            };
+            skywave_links::kiss::ax25::Callsign::parse(call).map_err(|e| ConfigError::Invalid {
+                field: field("callsign"),
+                value: call.clone(),
+                expected: e,
+            })?;
+            if a.encrypted {
+                return Err(ConfigError::Invalid {
+                    field: field("plaintext"),
+                    value: "false".into(),
+                    expected: "true with `amateur = true`: the amateur rules forbid encryption on the air, so the link must run in the clear (no handshake; `trust = \"any\"`)".into(),
+                });
+            }
+        }
         for (i, l) in self.links.iter().enumerate() {
             if let LinkConfig::Tcp(t) = l
                 && t.listen.is_none()
@@ -565,6 +671,24 @@ impl DaemonConfig {
             let (ty, mtu, trust) = match l {
                 LinkConfig::Udp(u) => ("udp", u.mtu, u.link_trust()),
                 LinkConfig::Tcp(t) => ("tcp", t.mtu, t.link_trust()),
+                LinkConfig::Driver(DriverConfig::Kiss(k)) => {
+                    k.check().map_err(|e| match e {
+                        skywave_links::Error::Invalid {
+                            field,
+                            value,
+                            expected,
+                        } => ConfigError::Invalid {
+                            field: format!("{field} of link #{} (type = \"kiss\")", i + 1),
+                            value,
+                            expected,
+                        },
+                        other => ConfigError::Parse {
+                            path: format!("link #{}", i + 1),
+                            message: other.to_string(),
+                        },
+                    })?;
+                    continue;
+                }
                 // Driver links take their frame size from the device or its profile.
                 LinkConfig::Driver(_) => continue,
             };
@@ -600,6 +724,30 @@ impl DaemonConfig {
             }
         }
         Ok(())
+    }
+
+    /// The links under licensed-band rules (`amateur = true`), with what the rules need
+    /// to know of each.
+    pub fn amateur_links(&self) -> Vec<AmateurLink> {
+        let mut out = Vec::new();
+        for (index, l) in self.links.iter().enumerate() {
+            let (callsign, identifies) = match l {
+                LinkConfig::Driver(DriverConfig::Kiss(k)) if k.amateur => {
+                    (k.callsign.clone(), true)
+                }
+                _ => match self.amateur.get(&index) {
+                    Some(c) => (c.clone(), false),
+                    None => continue,
+                },
+            };
+            out.push(AmateurLink {
+                index,
+                callsign,
+                encrypted: l.encrypted(),
+                identifies,
+            });
+        }
+        out
     }
 
     /// `--mtu N`: sets the `mtu` of every UDP link (the largest datagram payload sent;
@@ -1222,6 +1370,83 @@ mod tests {
         c.add_link_flag("rfd900:device=/dev/x,channel_access=radio")
             .unwrap();
         assert!(c.radio_access.contains(&0));
+    }
+
+    #[test]
+    fn kiss_links_parse_default_to_the_tncs_carrier_sense_and_are_checked() {
+        let c = DaemonConfig::from_toml(
+            "[[link]]\ntype = \"kiss\"\ntnc = \"tcp://127.0.0.1:8001\"\ncallsign = \"N0CALL-1\"\namateur = true\n\n[[link]]\ntype = \"kiss\"\ntnc = \"tcp://127.0.0.1:8001\"\nport = 1\nchannel_access = \"driver\"\n",
+            "c.toml",
+        )
+        .unwrap();
+        assert_eq!(c.radio_access.iter().copied().collect::<Vec<_>>(), vec![0]);
+        c.validate().unwrap();
+        let a = c.amateur_links();
+        assert_eq!(a.len(), 1);
+        assert!(a[0].identifies && !a[0].encrypted);
+        assert_eq!(a[0].callsign.as_deref(), Some("N0CALL-1"));
+        // `config check` runs the driver's own checks.
+        let c = DaemonConfig::from_toml(
+            "[[link]]\ntype = \"kiss\"\ntnc = \"tcp://127.0.0.1:8001\"\namateur = true\n",
+            "c.toml",
+        )
+        .unwrap();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("callsign of link #1 (type = \"kiss\")") && e.contains("amateur = true"),
+            "{e}"
+        );
+        let c = DaemonConfig::from_toml(
+            "[[link]]\ntype = \"kiss\"\ntnc = \"tcp://127.0.0.1:8001\"\npid = 240\n",
+            "c.toml",
+        )
+        .unwrap();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("pid of link #1") && e.contains("APRS"), "{e}");
+    }
+
+    /// `amateur = true` on any link: a callsign is required, and the link may not
+    /// encrypt. IP links encrypt unless `plaintext = true`; driver links never do.
+    #[test]
+    fn amateur_links_need_a_callsign_and_no_encryption() {
+        let check = |text: &str| DaemonConfig::from_toml(text, "c.toml").and_then(|c| c.validate());
+        let e = check("[[link]]\ntype = \"udp\"\nbind = \"127.0.0.1:0\"\namateur = true\ncallsign = \"N0CALL\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("plaintext of link #1 (type = \"udp\")") && e.contains("forbid encryption"),
+            "{e}"
+        );
+        check("[[link]]\ntype = \"udp\"\nbind = \"127.0.0.1:0\"\namateur = true\ncallsign = \"N0CALL\"\nplaintext = true\n")
+            .unwrap();
+        let e = check("[[link]]\ntype = \"tcp\"\nlisten = \"127.0.0.1:0\"\namateur = true\nplaintext = true\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("callsign of link #1 (type = \"tcp\")"), "{e}");
+        let e = check("[[link]]\ntype = \"hf-modem\"\ndevice = \"/dev/x\"\namateur = true\ncallsign = \"N0 CALL\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("callsign of link #1 (type = \"hf-modem\")") && e.contains("not a callsign"),
+            "{e}"
+        );
+        // A serial radio link: never encrypted, but its frames carry no address.
+        let c = DaemonConfig::from_toml(
+            "[[link]]\ntype = \"rfd900\"\ndevice = \"/dev/x\"\namateur = true\ncallsign = \"N0CALL-3\"\n",
+            "c.toml",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        let a = c.amateur_links();
+        assert!(!a[0].encrypted && !a[0].identifies);
+        for l in &c.links {
+            assert!(!l.encrypted(), "driver links never encrypt");
+        }
+        // A callsign alone, without `amateur = true`, is a mistake worth naming.
+        let e = check("[[link]]\ntype = \"serial\"\ndevice = \"/dev/x\"\ncallsign = \"N0CALL\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("amateur = true"), "{e}");
     }
 
     #[test]

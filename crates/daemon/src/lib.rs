@@ -150,6 +150,22 @@ pub async fn run(
     getrandom::fill(&mut nonce).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
     let ep = Endpoint::new(Config::default(), node, u64::from_le_bytes(nonce));
     let mut core = Core::new(ep, shared.clone(), in_tx, store_secret, dir.clone());
+    for a in cfg.amateur_links() {
+        let call = a.callsign.as_deref().unwrap_or("?");
+        if a.identifies {
+            tracing::info!(
+                link = a.index + 1,
+                callsign = call,
+                "amateur link: every frame carries the callsign as its AX.25 source"
+            );
+        } else {
+            tracing::warn!(
+                link = a.index + 1,
+                callsign = call,
+                "amateur link: its frames carry no station address; identify the station by the radio's or modem's own means (e.g. an HF modem's self id, a CW identifier) at least every 10 minutes"
+            );
+        }
+    }
     let (mut udp, mut tcp) = (Vec::new(), Vec::new());
     let mut driver_links = 0;
     for (i, l) in cfg.links.into_iter().enumerate() {
@@ -175,12 +191,7 @@ pub async fn run(
                         _ => {}
                     }
                 }
-                let kind = match &d {
-                    skywave_links::DriverConfig::Serial(_) => "serial",
-                    skywave_links::DriverConfig::Rfd900(_) => "rfd900",
-                    skywave_links::DriverConfig::HfModem(_) => "hf-modem",
-                    skywave_links::DriverConfig::Emulated(_) => "emulated",
-                };
+                let kind = LinkConfig::Driver(d.clone()).kind();
                 let h = d
                     .spawn()
                     .with_context(|| format!("starting a {kind} link"))?;

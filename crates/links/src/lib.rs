@@ -13,6 +13,7 @@ pub mod emulated;
 mod fd;
 pub mod fuzzing;
 pub mod hf;
+pub mod kiss;
 mod link;
 pub mod pty;
 pub mod rfd900;
@@ -29,6 +30,7 @@ use tokio::sync::{mpsc, watch};
 
 pub use emulated::EmulatedConfig;
 pub use hf::HfModemConfig;
+pub use kiss::KissConfig;
 pub use pty::NullModem;
 pub use rfd900::Rfd900Config;
 pub use serial::SerialConfig;
@@ -72,6 +74,9 @@ pub struct LinkCounters {
     /// Bytes read that did not form a valid frame (noise, bad CRC, broken escapes).
     pub garbage_bytes: AtomicU64,
     pub dropped_frames: AtomicU64,
+    /// Of those, well-formed frames for someone else (other stations' traffic on a
+    /// shared channel, another KISS port).
+    pub foreign_frames: AtomicU64,
     /// Times the link went down.
     pub downs: AtomicU64,
     /// Frames the daemon sent larger than the room it was given (queued, not lost).
@@ -157,6 +162,7 @@ pub enum DriverConfig {
     Serial(SerialConfig),
     Rfd900(Rfd900Config),
     HfModem(HfModemConfig),
+    Kiss(KissConfig),
     Emulated(EmulatedConfig),
 }
 
@@ -167,6 +173,7 @@ impl DriverConfig {
             DriverConfig::Serial(c) => serial::spawn(c),
             DriverConfig::Rfd900(c) => rfd900::spawn(c),
             DriverConfig::HfModem(c) => hf::spawn(c),
+            DriverConfig::Kiss(c) => kiss::spawn(c),
             DriverConfig::Emulated(c) => emulated::spawn(c),
         }
     }

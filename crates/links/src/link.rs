@@ -102,6 +102,31 @@ impl Shared {
     }
 }
 
+/// Waits `delay` while a device that queues nothing on the host (a radio, a TNC) is
+/// away: frames sent meanwhile are dropped and counted (the room said 0); `Err` when the
+/// daemon drops the handle.
+pub(crate) async fn wait_away(
+    shared: &Shared,
+    frames: &mut mpsc::Receiver<Bytes>,
+    delay: Duration,
+) -> Result<(), Closed> {
+    let until = tokio::time::Instant::now() + delay;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep_until(until) => return Ok(()),
+            f = frames.recv() => match f {
+                // (Nothing to send: not a frame.)
+                Some(f) if f.is_empty() => {}
+                Some(_) => {
+                    LinkCounters::add(&shared.counters.dropped_frames, 1);
+                    shared.took_frame(0);
+                }
+                None => return Err(Closed),
+            },
+        }
+    }
+}
+
 /// Doubling delays between attempts, reset after a success.
 #[derive(Debug, Clone)]
 pub(crate) struct Backoff {

@@ -2,6 +2,7 @@
 //! (for the lab and the tests), and, with the store adapter, over a real store.
 
 pub mod adapter;
+pub mod credit;
 pub mod framing;
 pub mod fuzzing;
 pub mod mac;

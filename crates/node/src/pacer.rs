@@ -1069,6 +1069,27 @@ impl<T: PacerTime> Pacer<T> {
         self.queued = self.queued.max(used as f64);
     }
 
+    /// A modem reported holding exactly `queued` bytes (full duplex: the estimate is
+    /// replaced, up or down; see [`crate::credit`]).
+    pub fn observe_queued(&mut self, now: T, queued: usize) {
+        self.advance(now);
+        self.queued = queued as f64;
+        self.lo = self.lo.min(self.queued);
+    }
+
+    /// The rate the device drains at, as measured (bytes per second).
+    pub fn set_rate(&mut self, now: T, rate: f64) {
+        self.advance(now);
+        if rate.is_finite() {
+            self.rate = rate.max(1.0);
+        }
+    }
+
+    /// Bytes per second the estimate drains at.
+    pub fn rate(&self) -> f64 {
+        self.rate
+    }
+
     /// The device lost what it held (a dropped call, a reopened port).
     pub fn reset(&mut self, now: T) {
         self.queued = 0.0;

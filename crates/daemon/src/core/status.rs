@@ -47,6 +47,11 @@ impl Core {
                         "garbage_bytes".into(),
                         LinkCounters::get(&counters.garbage_bytes),
                     );
+                    // Frames for other stations on a shared channel (of `driver`).
+                    d.insert(
+                        "not_ours".into(),
+                        LinkCounters::get(&counters.foreign_frames),
+                    );
                 }
                 let rate = e.adapter.params().rate_bps.filter(|_| e.up);
                 let (over_ends_sent, over_ends_heard) = match &e.io {

@@ -23,11 +23,12 @@ use skywave_sim::LinkConfig;
 use tokio::sync::mpsc;
 
 use crate::device::Device;
-use crate::link::{Backoff, Closed, MIN_ROOM, Shared, sleep_until};
+use crate::link::{Backoff, Closed, MIN_ROOM, Shared, sleep_until, wait_away};
 use crate::serial::check_baud;
 use crate::stream::TICK;
 use crate::{Error, LinkCounters, LinkEvent, LinkHandle, RadioStatus};
 use rs::{MAX_DATA, PARITY, Rs};
+use skywave_node::credit::ModemCredit;
 use skywave_node::pacer::Pacer;
 use wire::{Rx, RxParser};
 
@@ -145,25 +146,21 @@ struct OnAir {
     end: f64,
     /// The earliest it can be off the air.
     earliest: Instant,
-    /// When it was written, and its bytes (with parity).
-    at: Instant,
+    /// The count of bytes written before it ([`ModemCredit::written`]), and its bytes
+    /// (with parity).
+    mark: u64,
     len: usize,
 }
 
-/// Outgoing frames: protected, escaped, paced by airtime.
+/// Outgoing frames: protected, escaped, paced by airtime, capped by the free space the
+/// radio reports (while another radio keeps the channel busy, ours may drain nothing, so
+/// we write no more than that until the report is two longest frames old).
 #[derive(Debug)]
 struct RadioTx {
-    pacer: Pacer<Instant>,
+    credit: ModemCredit<Instant>,
     rs: Rs,
     queue: Option<Bytes>,
     out: Vec<u8>,
-    /// Largest buffer space the radio has reported (its capacity, when idle).
-    max_space: usize,
-    /// The last reported free space, when, and what we wrote since: while another radio
-    /// keeps the channel busy, our radio may drain nothing, so we write no more than that.
-    report: Option<(Instant, usize, usize)>,
-    /// How long a report stays in force (two longest frames on the air).
-    report_life: Duration,
     /// Frames the radio may hold, counting the one on the air.
     queue_frames: usize,
     /// Bytes of airtime written since the start (what the pacer counts), and for each
@@ -181,16 +178,20 @@ impl RadioTx {
     fn new(air_rate: u64, baud: u32, queue_frames: usize) -> RadioTx {
         let queue_frames = queue_frames.max(1);
         let limit = queue_frames * (wire::MAX_AIR + PREAMBLE);
+        let report_life = Duration::from_secs_f64(
+            2.0 * ((wire::MAX_AIR + PREAMBLE) * 8) as f64 / air_rate as f64,
+        );
         RadioTx {
-            pacer: Pacer::full(Instant::now(), air_rate as f64 / 8.0, PREAMBLE, limit),
+            credit: ModemCredit::new(Pacer::full(
+                Instant::now(),
+                air_rate as f64 / 8.0,
+                PREAMBLE,
+                limit,
+            ))
+            .with_report_life(report_life),
             rs: Rs::new(),
             queue: None,
             out: Vec::new(),
-            max_space: 0,
-            report: None,
-            report_life: Duration::from_secs_f64(
-                2.0 * ((wire::MAX_AIR + PREAMBLE) * 8) as f64 / air_rate as f64,
-            ),
             queue_frames,
             written: 0.0,
             frames: VecDeque::new(),
@@ -201,7 +202,7 @@ impl RadioTx {
 
     /// Bytes of airtime the pacer counts as sent, in the count of bytes written.
     fn drained(&self) -> f64 {
-        self.written - self.pacer.queued() as f64
+        self.written - self.credit.pacer().queued() as f64
     }
 
     /// Forgets the frames that are off the air by now: the pacer drained past their end
@@ -217,11 +218,8 @@ impl RadioTx {
             // air no longer takes the room that report left. (With more, a frame the
             // estimate retires may still wait behind another radio's: the report's cap
             // stands until it expires.)
-            if self.queue_frames == 1
-                && let Some(r) = &mut self.report
-                && f.at >= r.0
-            {
-                r.2 = r.2.saturating_sub(f.len);
+            if self.queue_frames == 1 {
+                self.credit.off_air(f.mark, f.len);
             }
         }
     }
@@ -230,9 +228,7 @@ impl RadioTx {
     /// of no free space, heard while our own frame was on the air, caps the room at 0
     /// with nothing else due to wake the driver: without this wake the room stayed 0.)
     fn report_expiry(&self, now: Instant) -> Option<Instant> {
-        let (at, _, _) = self.report?;
-        let end = at + self.report_life;
-        (end > now).then_some(end)
+        self.credit.report_expiry(now)
     }
 
     /// When the oldest frame still counted may be off the air.
@@ -243,17 +239,11 @@ impl RadioTx {
     }
 
     /// Bytes the radio takes now: the airtime estimate, and the last report's free space.
-    fn device_room(&self, now: Instant) -> usize {
+    fn device_room(&mut self, now: Instant) -> usize {
         if self.frames.len() >= self.queue_frames {
             return 0;
         }
-        let mut room = self.pacer.room();
-        if let Some((at, free, written)) = self.report
-            && now.duration_since(at) < self.report_life
-        {
-            room = room.min(free.saturating_sub(written));
-        }
-        room
+        self.credit.room(now)
     }
 
     fn offer(&mut self, name: &str, f: Bytes, counters: &LinkCounters) {
@@ -273,7 +263,7 @@ impl RadioTx {
     }
 
     fn pump(&mut self, now: Instant, counters: &LinkCounters) {
-        self.pacer.advance(now);
+        self.credit.pacer_mut().advance(now);
         self.retire(now);
         let Some(f) = &self.queue else {
             return;
@@ -292,23 +282,21 @@ impl RadioTx {
         let serial = Duration::from_secs_f64(self.out.len() as f64 * 10.0 / f64::from(self.baud));
         let airtime =
             Duration::from_secs_f64(((air.len() + PREAMBLE) * 8) as f64 / self.air_rate as f64);
-        self.pacer.wrote(now, air.len());
+        let mark = self.credit.written();
+        self.credit.wrote(now, air.len());
         self.written += (air.len() + PREAMBLE) as f64;
         let after_prev = self.frames.back().map_or(now, |f| f.earliest);
         self.frames.push_back(OnAir {
             end: self.written,
             earliest: (now + serial).max(after_prev) + airtime,
-            at: now,
+            mark,
             len: air.len(),
         });
-        if let Some(r) = &mut self.report {
-            r.2 += air.len();
-        }
         LinkCounters::add(&counters.frames_out, 1);
         LinkCounters::add(&counters.bytes_out, f.len() as u64);
     }
 
-    fn room(&self) -> usize {
+    fn room(&mut self) -> usize {
         if self.queue.is_some() {
             return 0;
         }
@@ -320,10 +308,7 @@ impl RadioTx {
     }
 
     fn report(&mut self, now: Instant, space: u16) {
-        let space = usize::from(space);
-        self.max_space = self.max_space.max(space);
-        self.pacer.observe_used(now, self.max_space - space);
-        self.report = Some((now, space, 0));
+        self.credit.reported_free(now, usize::from(space));
     }
 }
 
@@ -343,7 +328,7 @@ async fn run(
                     tracing::warn!(link = %shared.name, device = %cfg.device.display(), error = %e, "cannot open the radio; retrying until it appears");
                 }
                 failures += 1;
-                wait(&shared, &mut frames, backoff.next_delay()).await?;
+                wait_away(&shared, &mut frames, backoff.next_delay()).await?;
                 continue;
             }
         };
@@ -355,7 +340,7 @@ async fn run(
             shared
                 .down(format!("cannot write to the radio: {e}"))
                 .await?;
-            wait(&shared, &mut frames, backoff.next_delay()).await?;
+            wait_away(&shared, &mut frames, backoff.next_delay()).await?;
             continue;
         }
         tracing::info!(link = %shared.name, device = %cfg.device.display(), baud = cfg.baud, air_rate = cfg.air_rate, "radio link up");
@@ -367,7 +352,7 @@ async fn run(
         }
         drop(dev);
         shared.down(reason).await?;
-        wait(&shared, &mut frames, backoff.next_delay()).await?;
+        wait_away(&shared, &mut frames, backoff.next_delay()).await?;
     }
 }
 
@@ -402,7 +387,7 @@ async fn session(
                 limit.as_secs_f64()
             ));
         }
-        let busy = tx.pacer.busy() || tx.queue.is_some() || cfg.silence_timeout.is_some();
+        let busy = tx.credit.pacer().busy() || tx.queue.is_some() || cfg.silence_timeout.is_some();
         // Wake when a frame leaves the air or the last report expires (the room opens
         // then), or each tick while busy.
         let wake = tx
@@ -425,7 +410,7 @@ async fn session(
                             }
                             Rx::Frame(air, s) => {
                                 // Carrier sense held our radio back while this was on the air.
-                                tx.pacer.channel_busy(last_heard, air.len() + PREAMBLE);
+                                tx.credit.pacer_mut().channel_busy(last_heard, air.len() + PREAMBLE);
                                 match rs.decode(&air) {
                                     Ok((data, fixed)) => {
                                         if fixed > 0 {
@@ -473,28 +458,6 @@ async fn session(
                 None => return Err(Closed),
             },
             _ = sleep_until(wake) => {}
-        }
-    }
-}
-
-/// Waits while the radio is away; frames sent meanwhile are dropped and counted (the
-/// room said 0).
-async fn wait(
-    shared: &Shared,
-    frames: &mut mpsc::Receiver<Bytes>,
-    delay: Duration,
-) -> Result<(), Closed> {
-    let until = tokio::time::Instant::now() + delay;
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep_until(until) => return Ok(()),
-            f = frames.recv() => match f {
-                Some(_) => {
-                    LinkCounters::add(&shared.counters.dropped_frames, 1);
-                    shared.took_frame(0);
-                }
-                None => return Err(Closed),
-            },
         }
     }
 }
@@ -548,7 +511,10 @@ mod tests {
         let expiry = tx
             .report_expiry(t0)
             .expect("a report in force wakes the driver");
-        assert_eq!(expiry, t0 + tx.report_life);
+        assert_eq!(
+            expiry,
+            t0 + Duration::from_secs_f64(2.0 * 263.0 * 8.0 / 2400.0)
+        );
         assert!(tx.device_room(expiry) > 0);
         assert_eq!(tx.report_expiry(expiry), None);
 
@@ -557,7 +523,7 @@ mod tests {
         tx.offer("t", Bytes::from(vec![7u8; 150]), &c);
         tx.pump(t0, &c);
         let off = tx.next_retire(t0).unwrap() + Duration::from_millis(1);
-        assert!(off < t0 + tx.report_life);
+        assert!(off < t0 + Duration::from_secs_f64(2.0 * 263.0 * 8.0 / 2400.0));
         tx.pump(off, &c);
         // Without the credit the room would be 255 - 182 until the report expired.
         assert!(

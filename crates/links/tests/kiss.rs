@@ -1,0 +1,334 @@
+//! The `kiss` driver against scripted fake TNCs over TCP (`skywave_links::kiss::fake`).
+
+mod common;
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use common::*;
+use skywave_links::kiss::{self, KissConfig, ax25, fake::FakeTncs, wire};
+use skywave_links::{LinkCounters, LinkEvent, LinkHandle};
+
+/// 1200 bit/s AFSK carries about 134 payload bytes a second; the fakes run 20 times
+/// faster so that the tests take seconds.
+const FAST: f64 = 150.0 * 20.0;
+
+fn link(tncs: &FakeTncs, i: usize, call: &str) -> KissConfig {
+    let mut c = KissConfig::new(tncs.url(i));
+    c.callsign = Some(call.into());
+    c.amateur = true;
+    c.air_rate = 24_000;
+    c.stall_timeout = Duration::from_secs(2);
+    // Short key-ups: airtime pacing counts one per frame.
+    c.txdelay = Duration::from_millis(50);
+    c.txtail = Duration::from_millis(10);
+    c
+}
+
+async fn pair(tncs: &FakeTncs) -> (LinkHandle, LinkHandle) {
+    let mut a = kiss::spawn(link(tncs, 0, "N0CALL-1")).unwrap();
+    let mut b = kiss::spawn(link(tncs, 1, "N0CALL-2")).unwrap();
+    expect_up(&mut a, 5.0).await;
+    expect_up(&mut b, 5.0).await;
+    // (The driver is up once connected; the fake may not have taken the connection yet.)
+    for _ in 0..100 {
+        if tncs.clients(0) > 0 && tncs.clients(1) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    (a, b)
+}
+
+/// Frame `i`, `len` bytes long.
+fn blob(i: u32, len: usize) -> Bytes {
+    let mut v: Vec<u8> = (0..len).map(|k| (k as u32 * 7 + i) as u8).collect();
+    v[..4].copy_from_slice(&i.to_le_bytes());
+    Bytes::from(v)
+}
+
+/// Frames until one arrives (skipping rate updates).
+async fn frame_from(h: &mut LinkHandle, secs: f64) -> Bytes {
+    loop {
+        match next_event(h, secs).await {
+            LinkEvent::Frame(f) => return f,
+            LinkEvent::Up(_) => continue,
+            other => panic!("{}: expected a frame, got {other:?}", h.name),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn frames_cross_both_ways_within_the_tnc_buffer() {
+    init_tracing();
+    let tncs = FakeTncs::start(2, FAST).await.unwrap();
+    let (mut a, mut b) = pair(&tncs).await;
+    let n = 40;
+    let sender = tokio::spawn(async move {
+        for i in 0..n {
+            send(&mut a, frame(i, 256), 10.0).await;
+        }
+        a
+    });
+    for i in 0..n {
+        assert_eq!(frame_from(&mut b, 10.0).await, frame(i, 256), "frame {i}");
+    }
+    let mut a = sender.await.unwrap();
+    send(&mut b, Bytes::from_static(&[7u8; 100]), 5.0).await;
+    assert_eq!(
+        frame_from(&mut a, 5.0).await,
+        Bytes::from_static(&[7u8; 100])
+    );
+
+    let s = tncs.stats(0);
+    assert_eq!(s.frames_in, u64::from(n));
+    let buffer = KissConfig::new("x").buffer();
+    assert!(
+        s.max_queued <= buffer,
+        "the TNC held {} bytes, more than the {buffer} allowed",
+        s.max_queued
+    );
+    assert!(s.answers > 0, "TXBUF was asked");
+    // The KISS parameters went first: TXDELAY 50 ms, P 63, slot 100 ms, TXTAIL 10 ms,
+    // half duplex.
+    assert_eq!(
+        s.parameters,
+        [(0, 1, 5), (0, 2, 63), (0, 3, 10), (0, 4, 1), (0, 5, 0)]
+    );
+    assert_eq!(LinkCounters::get(&b.counters.frames_in), u64::from(n));
+    assert_eq!(LinkCounters::get(&b.counters.dropped_frames), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_and_other_stations_frames_are_counted_and_dropped() {
+    init_tracing();
+    let tncs = FakeTncs::start(2, FAST).await.unwrap();
+    let (mut a, mut b) = pair(&tncs).await;
+    let mut junk = Vec::new();
+    // Noise between FENDs, a broken escape, a data frame that is not AX.25, a frame for
+    // another destination, an APRS frame, a frame on another port, an unknown command.
+    wire::encode(0, wire::cmd::DATA, &noise(3, 200), &mut junk);
+    junk.extend_from_slice(&[wire::FEND, 0x00, 0x41, wire::FESC, 0x42, wire::FEND]);
+    wire::encode(0, wire::cmd::DATA, b"hello", &mut junk);
+    let src = ax25::Callsign::parse("W1AW").unwrap();
+    for (dest, pid) in [("APRS", 0xCF), ("SKYWAV", 0xF0)] {
+        let mut f = Vec::new();
+        ax25::encode_ui(
+            &ax25::Callsign::parse(dest).unwrap(),
+            &src,
+            pid,
+            b"x",
+            &mut f,
+        );
+        wire::encode(0, wire::cmd::DATA, &f, &mut junk);
+    }
+    let mut other_port = Vec::new();
+    ax25::encode_ui(
+        &ax25::Callsign::parse("SKYWAV").unwrap(),
+        &src,
+        0xCF,
+        b"x",
+        &mut other_port,
+    );
+    wire::encode(3, wire::cmd::DATA, &other_port, &mut junk);
+    wire::encode(0, 0x0E, b"?", &mut junk);
+    tncs.inject(1, &junk);
+    // Still in step: a real frame after all that.
+    send(&mut a, Bytes::from_static(&[1u8; 80]), 5.0).await;
+    assert_eq!(
+        frame_from(&mut b, 5.0).await,
+        Bytes::from_static(&[1u8; 80])
+    );
+    let c = b.counters.clone();
+    assert_eq!(
+        LinkCounters::get(&c.foreign_frames),
+        3,
+        "another destination, APRS, another port (dropped: {})",
+        LinkCounters::get(&c.dropped_frames)
+    );
+    // Those, and the noise, the broken escape, "hello" and the unknown command.
+    assert_eq!(LinkCounters::get(&c.dropped_frames), 7);
+    let garbage = LinkCounters::get(&c.garbage_bytes);
+    assert!(garbage >= 200, "{garbage}");
+    // Raw noise on the line, then a frame: still in step.
+    tncs.inject(1, &noise(9, 3000));
+    tncs.inject(1, &[wire::FEND]);
+    send(&mut a, Bytes::from_static(&[2u8; 80]), 5.0).await;
+    assert_eq!(
+        frame_from(&mut b, 5.0).await,
+        Bytes::from_static(&[2u8; 80])
+    );
+    assert!(LinkCounters::get(&c.garbage_bytes) > garbage + 1000);
+    assert_eq!(LinkCounters::get(&c.frames_in), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tnc_that_stops_answering_txbuf_is_paced_by_airtime() {
+    init_tracing();
+    let tncs = FakeTncs::start(2, FAST).await.unwrap();
+    let (mut a, mut b) = pair(&tncs).await;
+    send(&mut a, frame(0, 256), 5.0).await;
+    assert_eq!(frame_from(&mut b, 5.0).await, frame(0, 256));
+    tncs.answer_txbuf(0, false);
+    let answers = tncs.stats(0).answers;
+    let n = 30;
+    let sender = tokio::spawn(async move {
+        for i in 1..=n {
+            send(&mut a, frame(i, 256), 10.0).await;
+        }
+        a
+    });
+    for i in 1..=n {
+        assert_eq!(frame_from(&mut b, 10.0).await, frame(i, 256), "frame {i}");
+    }
+    let _a = sender.await.unwrap();
+    let s = tncs.stats(0);
+    assert_eq!(s.answers, answers, "no answers after it stopped");
+    assert!(s.queries > answers, "it was asked, and did not answer");
+    // Airtime at the configured rate (24 kbit/s less stuffing and a key-up per frame,
+    // slower than the fake) keeps within the buffer.
+    assert!(
+        s.max_queued <= KissConfig::new("x").buffer(),
+        "{}",
+        s.max_queued
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queue_that_never_drains_holds_the_link_and_says_why() {
+    init_tracing();
+    let tncs = FakeTncs::start(2, FAST).await.unwrap();
+    let (mut a, mut b) = pair(&tncs).await;
+    tncs.sending(0, false);
+    let buffer = KissConfig::new("x").buffer();
+    // Fill it: two frames fit (the default buffer is two largest frames), then the room
+    // stays 0.
+    for i in 0..2 {
+        send(&mut a, blob(i, 200), 5.0).await;
+    }
+    let reason = loop {
+        match next_event(&mut a, 10.0).await {
+            LinkEvent::Down { reason } => break reason,
+            LinkEvent::Up(_) => continue,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert!(
+        reason.contains("TXBUF not draining") && reason.contains("without sending"),
+        "{reason}"
+    );
+    assert_eq!(*a.room.borrow(), 0);
+    assert!(tncs.queued(0) <= buffer);
+    // It sends again: the link comes back and what was held arrives.
+    tncs.sending(0, true);
+    expect_up(&mut a, 5.0).await;
+    for i in 0..2 {
+        assert_eq!(frame_from(&mut b, 5.0).await, blob(i, 200));
+    }
+    assert_eq!(LinkCounters::get(&a.counters.downs), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_measured_drain_rate_becomes_the_link_rate() {
+    init_tracing();
+    // A channel slower than configured: 600 B/s against 24 kbit/s.
+    let tncs = FakeTncs::start(2, 600.0).await.unwrap();
+    let (mut a, mut b) = pair(&tncs).await;
+    let n = 40;
+    let sender = tokio::spawn(async move {
+        for i in 0..n {
+            send(&mut a, blob(i, 240), 30.0).await;
+        }
+        a
+    });
+    for i in 0..n {
+        assert_eq!(frame_from(&mut b, 30.0).await, blob(i, 240));
+    }
+    let mut a = sender.await.unwrap();
+    let mut rates = Vec::new();
+    while let Ok(ev) = a.events.try_recv() {
+        if let LinkEvent::Up(p) = ev {
+            rates.push(p.rate_bps.unwrap());
+        }
+    }
+    // AX.25 bytes (info and 16-byte header) at 600 B/s: 4800 bit/s.
+    let r = *rates.first().expect("a measured rate was reported") as f64;
+    assert!((r - 4800.0).abs() < 4800.0 * 0.15, "{rates:?}");
+}
+
+/// Over a serial line (ptys joined by a null-modem cable) with no TNC at all: each end
+/// sees the other's KISS frames, nothing answers `TXBUF:`, so both pace by airtime; the
+/// other end's parameter frames and queries are counted as dropped, never taken as data.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kiss_over_a_serial_line_without_a_tnc_paces_by_airtime() {
+    init_tracing();
+    let dir = tempfile::tempdir().unwrap();
+    let cable = skywave_links::NullModem::open(dir.path()).unwrap();
+    let cfg = |end: usize, call: &str| {
+        let mut c = KissConfig::new(cable.path(end).display().to_string());
+        c.callsign = Some(call.into());
+        c.baud = 115_200;
+        c.air_rate = 9600;
+        c.txdelay = Duration::from_millis(10);
+        c.txtail = Duration::from_millis(10);
+        c
+    };
+    let mut a = kiss::spawn(cfg(0, "N0CALL-1")).unwrap();
+    let mut b = kiss::spawn(cfg(1, "N0CALL-2")).unwrap();
+    let p = expect_up(&mut a, 5.0).await;
+    expect_up(&mut b, 5.0).await;
+    assert!(p.shared && !p.paced && p.mtu == 256 && p.rate_bps == Some(9600));
+    let started = std::time::Instant::now();
+    for i in 0..10 {
+        send(&mut a, blob(i, 200), 10.0).await;
+    }
+    for i in 0..10 {
+        assert_eq!(frame_from(&mut b, 10.0).await, blob(i, 200));
+    }
+    // Ten frames of 216 AX.25 bytes at 9600 bit/s less stuffing need about 2.2 s of
+    // airtime; at most two wait at a time, so the sender was held to that pace.
+    assert!(
+        started.elapsed() >= Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
+    send(&mut b, blob(99, 60), 5.0).await;
+    assert_eq!(frame_from(&mut a, 5.0).await, blob(99, 60));
+    // A's five parameter frames and its queries reached B as frames no TNC sends.
+    let dropped = LinkCounters::get(&b.counters.dropped_frames);
+    assert!(dropped >= 6, "{dropped}");
+    assert_eq!(LinkCounters::get(&b.counters.frames_in), 10);
+}
+
+/// A TNC that refuses connections (not started yet): no `Up`, retries with backoff, and
+/// the link comes up once the TNC listens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tnc_that_refuses_connections_is_retried_until_it_listens() {
+    init_tracing();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut c = KissConfig::new(format!("tcp://127.0.0.1:{port}"));
+    c.callsign = Some("N0CALL".into());
+    let mut a = kiss::spawn(c).unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(a.events.try_recv().is_err(), "no event while refused");
+    assert_eq!(*a.room.borrow(), 0);
+    let l = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let (mut s, _) = tokio::time::timeout(Duration::from_secs(5), l.accept())
+        .await
+        .expect("the driver tries again within its backoff")
+        .unwrap();
+    expect_up(&mut a, 5.0).await;
+    // The KISS parameters come first on the new connection.
+    let mut buf = vec![0u8; 64];
+    let n = tokio::io::AsyncReadExt::read(&mut s, &mut buf)
+        .await
+        .unwrap();
+    let frames = wire::Decoder::new().push(&buf[..n]);
+    assert_eq!(frames[0].command, wire::cmd::TXDELAY);
+}
