@@ -97,7 +97,7 @@ fn manifests() -> Vec<SignedManifest> {
     m.sender = Some(Identity([4; 32]));
     m.recipient = Some(Identity([5; 32]));
     m.fields.insert("k".into(), "v".into());
-    m.unknown.push((2, vec![1, 2, 3]));
+    m.unknown.push((8, vec![1, 2, 3]));
     let rich = m.sign(&k).expect("valid");
     vec![plain, empty, rich]
 }
