@@ -265,8 +265,9 @@ fn events_are_lines_for_people_and_a_stopped_daemon_is_an_error() {
     // A clean stop (SIGTERM closes the stream: no read error at all) is no different;
     // with --json the message is a JSON object.
     let b = Daemon::start(tmp.path(), "b", &["--listen", "udp://127.0.0.1:0"]);
-    let events = Followed::start(&b.dir, &["--json", "events"]);
-    // Connected once it has a live event.
+    // From the first event on, so the probe is seen even if it was written before the
+    // follower connected: it has surely connected once the probe's line is out.
+    let events = Followed::start(&b.dir, &["--json", "events", "--since", "0"]);
     b.add(b"x", "probe");
     events.line_with("probe");
     let term = Command::new("kill")
