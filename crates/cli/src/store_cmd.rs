@@ -221,15 +221,13 @@ fn same_as_held(
     let Some(len) = len.filter(|_| file != Path::new("-")) else {
         return Ok(None);
     };
-    let candidates = store.find_own(name, len)?;
-    if candidates.is_empty() {
-        return Ok(None);
-    }
-    let h = skywave_store::HashedFile::hash(file)
-        .with_context(|| format!("hashing {}", file.display()))?;
-    Ok(candidates
-        .into_iter()
-        .find(|b| b.manifest.manifest().hash == h.hash))
+    store
+        .find_own(
+            name,
+            len,
+            || Ok(skywave_store::HashedFile::hash(file)?.hash),
+        )
+        .with_context(|| format!("comparing {} with the bundles held", file.display()))
 }
 
 /// Adding what is already held: say so, and name the bundle that holds it.
@@ -275,15 +273,10 @@ pub fn ls(dir: &Path, a: LsArgs, json: bool) -> anyhow::Result<ExitCode> {
     let out = io::stdout();
     let mut out = BufWriter::new(out.lock());
     if json {
-        let v: Vec<_> = list
+        let v = list
             .iter()
-            .map(|b| {
-                let mut v = serde_json::to_value(b.manifest.to_json()).unwrap_or_default();
-                v["token"] = b.token.into();
-                v["own"] = b.own.into();
-                v
-            })
-            .collect();
+            .map(bundle_json)
+            .collect::<anyhow::Result<Vec<_>>>()?;
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -4,19 +4,12 @@
 
 mod support;
 
-use std::process::Command;
 use std::time::Duration;
 
 use support::*;
 
 fn why(dir: &std::path::Path) -> (bool, String) {
-    let out = Command::new(BIN)
-        .arg("--dir")
-        .arg(dir)
-        .args(["status", "--why"])
-        .env_remove("SKYWAVE_HOME")
-        .output()
-        .unwrap();
+    let out = run(dir, &["status", "--why"]);
     (out.status.success(), String::from_utf8(out.stdout).unwrap())
 }
 

@@ -6,7 +6,7 @@ use std::convert::Infallible;
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::connect_info::ConnectInfo;
@@ -21,6 +21,7 @@ use futures_util::{Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::json;
 use skywave_bundle::{BundleId, Identity};
+use skywave_store::unix_now as now_secs;
 use skywave_store::{NewBundle, StoreError, StoredBundle};
 use tokio::sync::{mpsc, oneshot};
 
@@ -281,12 +282,6 @@ fn resolve(s: &Shared, id: &str) -> ApiResult<BundleId> {
         .store
         .resolve_prefix(id)?
         .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, Store::unresolved(id).to_string()))
-}
-
-fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }
 
 async fn blocking<T: Send + 'static>(
@@ -648,12 +643,11 @@ async fn insert(
         // Only under a name: an unnamed upload (a reading, a status line) may repeat its
         // content on purpose.
         if !p.force && !p.opts.seal && !p.opts.journal && p.opts.name.is_some() {
-            let same = store
+            let hash = f.hash;
+            if let Some(b) = store
                 .store
-                .find_own(p.opts.name.as_deref(), f.len)?
-                .into_iter()
-                .find(|b| b.manifest.manifest().hash == f.hash);
-            if let Some(b) = same {
+                .find_own(p.opts.name.as_deref(), f.len, || Ok(hash))?
+            {
                 let _ = std::fs::remove_file(&f.path);
                 return Ok((b, true));
             }

@@ -1078,10 +1078,16 @@ impl Store {
         self.create_with_key(&key, held + 1, payload, opts)
     }
 
-    /// Bundles authored here with this name and payload length (so adding the same file
-    /// twice can offer the existing bundle instead of making a second one; the caller
-    /// compares hashes, and hashes only when there is a candidate).
-    pub fn find_own(&self, name: Option<&str>, length: u64) -> Result<Vec<StoredBundle>> {
+    /// The bundle authored here with this name and payload, if one is held (so adding the
+    /// same file twice can answer with it instead of signing a second copy). `hash` is
+    /// called only when a bundle of this name and length exists, so a caller holding a
+    /// file need not hash it otherwise.
+    pub fn find_own(
+        &self,
+        name: Option<&str>,
+        length: u64,
+        hash: impl FnOnce() -> Result<PayloadHash>,
+    ) -> Result<Option<StoredBundle>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -1092,11 +1098,17 @@ impl Store {
         let mut rows = stmt
             .query(params![length.min(i64::MAX as u64) as i64, name])
             .map_err(|e| self.db(e))?;
-        let mut out = Vec::new();
+        let mut candidates = Vec::new();
         while let Some(row) = rows.next().map_err(|e| self.db(e))? {
-            out.push(row_to_bundle(row).map_err(|e| self.db(e))??);
+            candidates.push(row_to_bundle(row).map_err(|e| self.db(e))??);
         }
-        Ok(out)
+        if candidates.is_empty() {
+            return Ok(None);
+        }
+        let h = hash()?;
+        Ok(candidates
+            .into_iter()
+            .find(|b| b.manifest.manifest().hash == h))
     }
 
     /// Removes every bundle (tombstones included) and transfer whose expiry is at or
@@ -1264,8 +1276,9 @@ pub(crate) fn copy_hashing(
     }
 }
 
-/// The wall clock in Unix seconds (expiry is judged by it).
-pub(crate) fn unix_now() -> u64 {
+/// The wall clock in Unix seconds: what expiry is judged by, and what callers stamp
+/// new bundles and the expiry sweep with, so all agree.
+pub fn unix_now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())

@@ -950,14 +950,23 @@ fn the_same_file_under_the_same_name_is_found() {
     let mut o = opts();
     o.name = Some("a.txt".into());
     let made = s.create(&b"hello"[..], &o).unwrap();
-    let found = s.find_own(Some("a.txt"), 5).unwrap();
-    assert_eq!(found.len(), 1);
-    assert_eq!(found[0].manifest.id(), made.manifest.id());
-    assert!(s.find_own(Some("a.txt"), 6).unwrap().is_empty());
-    assert!(s.find_own(Some("b.txt"), 5).unwrap().is_empty());
-    assert!(s.find_own(None, 5).unwrap().is_empty());
+    let h = hash_payload(b"hello");
+    let found = s.find_own(Some("a.txt"), 5, || Ok(h)).unwrap().unwrap();
+    assert_eq!(found.manifest.id(), made.manifest.id());
+    // Same name and length, other content.
+    let other = hash_payload(b"world");
+    assert!(
+        s.find_own(Some("a.txt"), 5, || Ok(other))
+            .unwrap()
+            .is_none()
+    );
+    // No candidate: the content is never hashed.
+    let never = || -> skywave_store::Result<_> { panic!("hashed without a candidate") };
+    assert!(s.find_own(Some("a.txt"), 6, never).unwrap().is_none());
+    assert!(s.find_own(Some("b.txt"), 5, never).unwrap().is_none());
+    assert!(s.find_own(None, 5, never).unwrap().is_none());
     s.delete(&made.manifest.id(), DATE).unwrap();
-    assert!(s.find_own(Some("a.txt"), 5).unwrap().is_empty());
+    assert!(s.find_own(Some("a.txt"), 5, never).unwrap().is_none());
 }
 
 #[test]

@@ -1335,9 +1335,7 @@ impl Core {
     /// Drops bundles whose expiry has come (checked every tick; the query is one index
     /// lookup), and takes them out of every session's set.
     fn expire(&mut self) {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
+        let now = skywave_store::unix_now();
         let shared = self.shared.clone();
         let mut store = shared.store();
         match store.store.next_expiry() {
