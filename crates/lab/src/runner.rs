@@ -450,6 +450,9 @@ pub fn run_with<F: AgentFactory>(
     };
     let n = scenario.topology.nodes.len();
     let mut sim = Simulator::new(opts.seed);
+    // A per-frame trace for looking into one run (docs/sim.md, "Traces").
+    let trace_to = std::env::var_os("SKYWAVE_LAB_TRACE");
+    sim.set_trace(trace_to.is_some());
     let mut ids = Vec::with_capacity(n);
     for (i, name) in scenario.topology.nodes.iter().enumerate() {
         let agent = factory.create(NodeContext {
@@ -595,6 +598,13 @@ pub fn run_with<F: AgentFactory>(
         }
     }
     let end = sim.now();
+    if let Some(path) = &trace_to {
+        let mut text = String::new();
+        skywave_sim::write_trace(&sim.take_trace(), &mut text);
+        if let Err(e) = std::fs::write(path, text) {
+            tracing::warn!(path = %Path::new(path).display(), error = %e, "could not write the trace");
+        }
+    }
     let secs = end.as_secs_f64();
     for (i, id) in ids.iter().enumerate() {
         if let Some(agent) = sim.node_mut::<F::Agent>(*id) {

@@ -837,6 +837,7 @@ impl Endpoint {
         p.loss = peer::LossMeter::default();
         p.backoff = 0;
         p.over_bytes = 0;
+        p.sent_lately.clear();
         p.last_heard = now;
         p.salt = salt;
         p.streamer = streamer;
@@ -973,6 +974,10 @@ impl Endpoint {
         };
         let shared = l.params.shared;
         let paced = l.params.paced;
+        // A frame heard was sent at least this long ago (see `Peer::heard_over`): a
+        // quarter of the hint, which counts the latency both ways, two turnarounds and
+        // queueing, is below one way's latency and turnaround.
+        let half_duplex_one_way = l.params.half_duplex.then(|| l.params.rtt_hint / 4);
         if let Some((src, dst)) = header.addr
             && dst != self.tag
             && dst != wire::BROADCAST
@@ -1082,7 +1087,10 @@ impl Endpoint {
         {
             let p = self.peers.get_mut(&key).expect("checked");
             p.last_heard = now;
-            p.over_bytes = 0;
+            match half_duplex_one_way {
+                Some(one_way) => p.heard_over(now, one_way),
+                None => p.over_bytes = 0,
+            }
             p.over_full_at = None;
             p.pauses_unanswered = 0;
             if paced {

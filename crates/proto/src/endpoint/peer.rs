@@ -579,6 +579,10 @@ pub(crate) struct Peer {
     pub rto_jitter: f64,
     /// Bytes sent since the peer last spoke (half duplex: an over's length).
     pub over_bytes: u64,
+    /// Half duplex: frames sent lately (when, bytes), so that a frame heard from the
+    /// peer ends our over only for what we sent before the peer sent it (see
+    /// [`Peer::heard_over`]).
+    pub sent_lately: VecDeque<(Duration, u64)>,
     /// Shared channels: when this over reached its length (the pause that lets the peer
     /// speak runs from then).
     pub over_full_at: Option<Duration>,
@@ -592,6 +596,25 @@ pub(crate) struct Peer {
 }
 
 impl Peer {
+    /// Half duplex: a frame sent `len` bytes long at `now`.
+    pub fn sent_in_over(&mut self, now: Duration, len: u64) {
+        self.over_bytes += len;
+        self.sent_lately.push_back((now, len));
+    }
+
+    /// Half duplex: the peer was heard at `now`, so it held the turn when it sent that
+    /// frame, at least `one_way` ago. Our over so far is what we sent after that: a
+    /// driver that knows when the turn comes back (an announced end of over) hands our
+    /// next over to the modem before the peer's last frames arrive, and those bytes
+    /// must count, or each over runs long by a modem buffer.
+    pub fn heard_over(&mut self, now: Duration, one_way: Duration) {
+        let from = now.saturating_sub(one_way);
+        while self.sent_lately.front().is_some_and(|&(t, _)| t <= from) {
+            self.sent_lately.pop_front();
+        }
+        self.over_bytes = self.sent_lately.iter().map(|&(_, n)| n).sum();
+    }
+
     pub fn new(key: [u8; 32], link: LinkId, now: Duration, cc: Cc) -> Self {
         Self {
             key,
@@ -632,6 +655,7 @@ impl Peer {
             backoff: 0,
             rto_jitter: 0.0,
             over_bytes: 0,
+            sent_lately: VecDeque::new(),
             over_full_at: None,
             pauses_unanswered: 0,
             frames: 0,

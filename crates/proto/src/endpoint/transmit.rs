@@ -716,7 +716,11 @@ impl Endpoint {
                 tracing::trace!(t = now.as_secs_f64(), node = %super::hex8(&my_key), pn = h.pn, msgs = ?msgs.iter().map(super::describe).collect::<Vec<_>>(), "tx");
             }
         }
-        p.over_bytes += f.len() as u64;
+        if params.half_duplex {
+            p.sent_in_over(now, f.len() as u64);
+        } else {
+            p.over_bytes += f.len() as u64;
+        }
         if p.over_bytes >= over_limit && p.over_full_at.is_none() {
             p.over_full_at = Some(now);
         }
@@ -917,6 +921,7 @@ impl Endpoint {
             }
             if params.half_duplex && p.over_bytes > 0 && now >= p.last_heard.max(p.hello_at) + rto {
                 p.over_bytes = 0;
+                p.sent_lately.clear();
             }
             // Shared channel: the peer had its chance to speak and did not.
             if params.shared
