@@ -141,9 +141,27 @@ impl ModemPacing {
         }
     }
 
-    /// Stream bytes kept queued in the modem: QUEUED_FRAMES framed frames.
+    /// Stream bytes kept queued in the modem: QUEUED_FRAMES framed frames; on a
+    /// half-duplex modem, at least what it sends while an announcement of the over's end
+    /// crosses the latency, and a frame ([`Pacer::announce_lead`], as far as its buffer
+    /// allows): the announcement goes in front of that many bytes, so the other side
+    /// hears it before the over ends and has its modem loaded when the turn comes. (A
+    /// buffer smaller than that gains nothing from a deeper queue.)
     pub fn limit(&self) -> usize {
-        QUEUED_FRAMES * (self.mtu + framing::overhead(self.mtu))
+        let frame = self.mtu + framing::overhead(self.mtu);
+        let shallow = QUEUED_FRAMES * frame;
+        match self.half {
+            Some(h) => {
+                let max = h.buffer.saturating_sub(h.chunk);
+                let lead = (self.rate * h.latency.as_secs_f64()).ceil() as usize + h.chunk;
+                if lead <= max - max / 8 {
+                    shallow.max((lead + frame).min(max))
+                } else {
+                    shallow
+                }
+            }
+            None => shallow,
+        }
     }
 
     /// Frame bytes the driver offers the endpoint while the estimate gives the modem

@@ -110,7 +110,7 @@ impl<T: PacerTime> ModemTx<T> {
         // Holding the turn, frames are taken a little ahead (they wait on the host): the
         // end of the over can then be announced that far ahead.
         let ahead = if self.pacer.holding() {
-            self.pacer.max_write() / 2
+            (self.pacer.max_write() / 2).max(self.pacer.lead_in_one_write())
         } else {
             0
         };
@@ -186,7 +186,10 @@ impl<T: PacerTime> ModemTx<T> {
         // the modem's buffer holds: it and they are written in one piece (see `take`), so
         // nothing can come between them, and the over ends exactly that many bytes after
         // the announcement leaves the air. The other side learns of it that much earlier.
-        let budget = self.pacer.max_write() / 2;
+        // Enough of them that the other side hears the announcement before the over
+        // ends ([`Pacer::announce_lead`]), as far as the modem takes them in one write
+        // (less a margin, so that the write comes before the modem runs dry).
+        let budget = (self.pacer.max_write() / 2).max(self.pacer.lead_in_one_write());
         let mut after = 0;
         let mut at = self.queue.len();
         while at > 0 && after + self.queue[at - 1].0.len() <= budget {

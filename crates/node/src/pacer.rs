@@ -654,6 +654,27 @@ impl<T: PacerTime> Pacer<T> {
         self.run.is_some() || self.expect_until.is_some_and(|t| now <= t)
     }
 
+    /// Bytes our modem sends while an announcement written now in front of them
+    /// travels to the other side (the longest latency, a chunk and the margin): an over
+    /// whose end is announced that far ahead is heard to end before it does (0 but on
+    /// half duplex).
+    pub fn announce_lead(&self) -> usize {
+        self.half.map_or(0, |h| {
+            let t = h.latency + self.chunk_time(&h) + self.margin;
+            (self.rate * t.as_secs_f64()).ceil() as usize
+        })
+    }
+
+    /// [`Pacer::announce_lead`] if the modem takes that much in one write (less an
+    /// eighth, so that the write comes before the modem runs dry), else 0: a modem
+    /// whose buffer is smaller than the lead gains nothing from frames held back for
+    /// the announcement, and they would only wait on the host.
+    pub fn lead_in_one_write(&self) -> usize {
+        let max = self.max_write();
+        let lead = self.announce_lead();
+        if lead <= max - max / 8 { lead } else { 0 }
+    }
+
     /// The largest write the driver ever makes at once (what the modem's buffer takes,
     /// and the driver's own limit of bytes ahead of the modem; a frame larger than
     /// this, framed, would never go).

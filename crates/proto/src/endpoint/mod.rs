@@ -101,10 +101,11 @@ impl Default for Config {
             hello_max: Duration::from_secs(60),
             report_interval: Duration::from_millis(20),
             ack_delay: Duration::from_millis(5),
-            // Each change of turn on an HF modem costs two turnarounds and a round trip of
-            // latency (about 12 s on `hf-modem`): 30 s overs spend under a third of the
-            // channel on them (12 s overs: half), and the other side waits at most 30 s.
-            // hf-100x100 383 s against 409-415 s with 12 s.
+            // A change of turn costs a turnaround where the drivers announce an over's
+            // end a latency ahead (2 s on `hf-modem`), and up to a turnaround and a
+            // latency where the modem's buffer is too small for that; the other side
+            // waits about an over. hf-100x100: 361 s with 30 s overs, 375 s with 20 s
+            // (and a message written behind the bulk waits 22-38 s instead of 16-36 s).
             max_over: Duration::from_secs(30),
             initial_burst: 48,
             fec: FecMode::Auto,
