@@ -34,6 +34,7 @@
 
 pub mod config;
 pub mod link;
+pub mod lora;
 pub mod reference;
 pub mod rng;
 pub mod sim;
@@ -41,7 +42,7 @@ pub mod time;
 pub mod trace;
 
 pub use config::{
-    BufferSize, ConfigError, CsmaConfig, DirConfig, Duplex, GilbertElliott, LinkConfig, LinkKind,
+    BufferSize, ConfigError, CsmaConfig, DirConfig, Duplex, DutyLimit, GilbertElliott, LinkConfig, LinkKind,
     LossModel, PROFILES, Side,
 };
 pub use link::{
@@ -50,5 +51,6 @@ pub use link::{
 };
 pub use reference::{RefEndpoint, RefStats, Traffic};
 pub use sim::{Endpoint, LinkId, NodeId, PortId, Simulator};
+pub use lora::LoraPhy;
 pub use time::SimTime;
 pub use trace::{TraceEvent, TraceKind, TraceRecord, frame_hash, write_trace};
