@@ -8,12 +8,16 @@
 //! The rule. A new transmission `[t, t + a]` can only add to windows that overlap it;
 //! of those, the one ending at `t + a` holds the most earlier air time (a window starting
 //! earlier loses as much of the new frame as it gains of older ones, since one radio's
-//! transmissions never overlap). So the frame may start at `t` when the air time of
-//! earlier transmissions that end after `t + a - window`, plus `a`, is within the
-//! allowance. Earlier transmissions are counted whole, and as ending `guard` later than
-//! recorded: a radio may start a frame later than it was handed over (carrier sense,
-//! backoff), and the budget must hold on the air, not only in the driver's books. A
-//! driver that learns when a frame really ended ([`DutyCycle::ended`]) moves its record.
+//! transmissions never overlap). The budget counts a little more than that window holds:
+//! every earlier transmission that ends after `t - window`, whole, plus `a`, must be
+//! within the allowance. Counting from `t - window` rather than `t + a - window` costs at
+//! most one frame's air time of waiting per window, and makes the answer monotone in the
+//! frame's length: if a largest frame may go, so may any smaller one, so a driver can ask
+//! once, before it knows what the protocol will give it. Earlier transmissions are also
+//! counted as ending `guard` later than recorded: a radio may start a frame later than it
+//! was handed over (carrier sense, backoff), and the budget must hold on the air, not
+//! only in the driver's books. A driver that learns when a frame really ended
+//! ([`DutyCycle::ended`]) moves its record.
 //!
 //! Sans-IO: time is passed in, as a `Duration` since any fixed origin.
 
@@ -111,9 +115,9 @@ impl DutyCycle {
         if air > allowance {
             return Err(TooLong { air, allowance });
         }
-        // Records that still count at `now` (ending after now + air - window), and their
-        // sum; drop the oldest until the rest and the new frame fit.
-        let from = (now + air).saturating_sub(self.cfg.window);
+        // Records that still count at `now` (ending after now - window), and their sum;
+        // drop the oldest until the rest and the new frame fit.
+        let from = now.saturating_sub(self.cfg.window);
         let mut live: VecDeque<&(Duration, Duration)> =
             self.log.iter().filter(|r| self.end(r) > from).collect();
         let mut used: Duration = live.iter().map(|r| r.1).sum();
@@ -121,8 +125,8 @@ impl DutyCycle {
         while used + air > allowance {
             let Some(r) = live.pop_front() else { break };
             used -= r.1;
-            // It stops counting once the new frame ends a window after it.
-            at = at.max((self.end(r) + self.cfg.window).saturating_sub(air));
+            // It stops counting a window after it ended.
+            at = at.max(self.end(r) + self.cfg.window);
         }
         Ok(at)
     }
@@ -227,7 +231,9 @@ mod tests {
         assert_eq!(d.remaining(t), s(1.0));
         // The next may go once the first frame (and its guard) is an hour old.
         let next = d.next_allowed(t, air).unwrap();
-        assert_eq!(next, s(1.25 + 10.0 + 3600.0 - 1.25));
+        assert_eq!(next, s(1.25 + 10.0 + 3600.0));
+        // Monotone in the length: a shorter frame may go no later.
+        assert!(d.next_allowed(t, s(0.1)).unwrap() <= next);
         assert!(d.describe(t).contains("35.0 s of 36.0 s"));
     }
 
