@@ -283,6 +283,31 @@ fn describe_link(
                     kv.push(access);
                     ("kiss".into(), kv)
                 }
+                DriverConfig::Rnode(c) => {
+                    let mut kv = vec![
+                        ("device", c.device.clone()),
+                        ("frequency", format!("{} Hz", c.frequency)),
+                        (
+                            "modulation",
+                            format!(
+                                "SF{} {} kHz CR 4/{} {} dBm",
+                                c.sf,
+                                c.bandwidth / 1000,
+                                c.cr,
+                                c.txpower
+                            ),
+                        ),
+                        ("mtu", format!("{} B", c.mtu)),
+                    ];
+                    if let Some(d) = c.duty_cycle {
+                        kv.push((
+                            "duty_cycle",
+                            format!("{}% of any {:?}", d * 100.0, c.duty_window),
+                        ));
+                    }
+                    kv.push(access);
+                    ("rnode".into(), kv)
+                }
                 DriverConfig::Emulated(c) => (
                     "emulated".into(),
                     vec![
@@ -557,6 +582,7 @@ pub fn render_status(s: &Status) -> String {
 /// What the driver reports of its device (an RNode: the duty-cycle budget, its own air
 /// time and the channel load), on one line.
 fn device_line(o: &mut String, d: &std::collections::BTreeMap<String, f64>) {
+    use std::fmt::Write as _;
     if d.is_empty() {
         return;
     }

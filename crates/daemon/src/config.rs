@@ -673,32 +673,23 @@ impl DaemonConfig {
             let (ty, mtu, trust) = match l {
                 LinkConfig::Udp(u) => ("udp", u.mtu, u.link_trust()),
                 LinkConfig::Tcp(t) => ("tcp", t.mtu, t.link_trust()),
-                LinkConfig::Driver(DriverConfig::Kiss(k)) => {
-                    k.check().map_err(|e| match e {
+                LinkConfig::Driver(d @ (DriverConfig::Kiss(_) | DriverConfig::Rnode(_))) => {
+                    let checked = match d {
+                        DriverConfig::Kiss(k) => k.check().map(|_| ()),
+                        DriverConfig::Rnode(r) => r.check(),
+                        _ => Ok(()),
+                    };
+                    checked.map_err(|e| match e {
                         skywave_links::Error::Invalid {
                             field,
                             value,
                             expected,
                         } => ConfigError::Invalid {
-                            field: format!("{field} of link #{} (type = \"kiss\")", i + 1),
-                            value,
-                            expected,
-                        },
-                        other => ConfigError::Parse {
-                            path: format!("link #{}", i + 1),
-                            message: other.to_string(),
-                        },
-                    })?;
-                    continue;
-                }
-                LinkConfig::Driver(DriverConfig::Rnode(r)) => {
-                    r.check().map_err(|e| match e {
-                        skywave_links::Error::Invalid {
-                            field,
-                            value,
-                            expected,
-                        } => ConfigError::Invalid {
-                            field: format!("{field} of link #{} (type = \"rnode\")", i + 1),
+                            field: format!(
+                                "{field} of link #{} (type = \"{}\")",
+                                i + 1,
+                                l.kind()
+                            ),
                             value,
                             expected,
                         },
@@ -1450,10 +1441,16 @@ mod tests {
         )
         .unwrap();
         let e = c.validate().unwrap_err().to_string();
-        assert!(e.contains("duty_cycle of link #1 (type = \"rnode\")"), "{e}");
-        let e = DaemonConfig::from_toml("[[link]]\ntype = \"rnode\"\ndevice = \"/dev/x\"\n", "c.toml")
-            .unwrap_err()
-            .to_string();
+        assert!(
+            e.contains("duty_cycle of link #1 (type = \"rnode\")"),
+            "{e}"
+        );
+        let e = DaemonConfig::from_toml(
+            "[[link]]\ntype = \"rnode\"\ndevice = \"/dev/x\"\n",
+            "c.toml",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("frequency"), "{e}");
     }
 

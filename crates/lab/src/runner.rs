@@ -114,7 +114,8 @@ pub struct DutyReport {
     pub max_seen: f64,
     pub exceeded: bool,
     /// Air time each node needs at least: its bundles' useful bytes (manifest +
-    /// payload) in largest LoRa packets back to back, by Semtech's formula.
+    /// payload, as delivered; the workload's nominal sizes if the run did not complete)
+    /// in largest LoRa packets back to back, by Semtech's formula.
     pub useful_air_seconds: BTreeMap<String, f64>,
     /// The floor: the largest of those divided by the limit (each node has its own
     /// budget, so the node with the most to send sets it).
@@ -188,14 +189,28 @@ fn duty_report(
     cfg: &LinkConfig,
     links: &[LinkReport],
     completed_at: Option<SimTime>,
+    delivered: &BTreeMap<String, u64>,
 ) -> Option<DutyReport> {
     let (phy, limit) = (cfg.lora?, cfg.duty?);
     let mtu = cfg.up.mtu.min(skywave_sim::lora::MAX_PAYLOAD);
+    // What each node had to send: once complete, the bytes its bundles took as the
+    // receivers counted them (the manifests' real sizes; one broadcast reaches every
+    // receiver, so the most any one receiver got); before that, the workload's nominal
+    // sizes.
     let mut useful: BTreeMap<String, u64> = BTreeMap::new();
-    for (node, spec, payload) in scenario.bundles() {
-        *useful
-            .entry(scenario.topology.nodes[node].clone())
-            .or_default() += spec.manifest_len + payload;
+    if completed_at.is_some() && !delivered.is_empty() {
+        for (dir, &b) in delivered {
+            if let Some((origin, _)) = dir.split_once("->") {
+                let e = useful.entry(origin.to_string()).or_default();
+                *e = (*e).max(b);
+            }
+        }
+    } else {
+        for (node, spec, payload) in scenario.bundles() {
+            *useful
+                .entry(scenario.topology.nodes[node].clone())
+                .or_default() += spec.manifest_len + payload;
+        }
     }
     let air = |bytes: u64| {
         let full = bytes / mtu as u64;
@@ -206,8 +221,7 @@ fn duty_report(
         }
         t
     };
-    let useful_air: BTreeMap<String, f64> =
-        useful.into_iter().map(|(n, b)| (n, air(b))).collect();
+    let useful_air: BTreeMap<String, f64> = useful.into_iter().map(|(n, b)| (n, air(b))).collect();
     let floor = useful_air.values().copied().fold(0.0, f64::max) / limit.fraction;
     let max_seen = links
         .iter()
@@ -783,7 +797,7 @@ pub fn run_with<F: AgentFactory>(
         latency,
         backlog_max_bytes: tr.backlog_max,
         events: sim.steps(),
-        duty_cycle: duty_report(scenario, &cfg, &link_reports, completed_at),
+        duty_cycle: duty_report(scenario, &cfg, &link_reports, completed_at, &tr.delivered_bytes),
         links: link_reports,
     };
     if let Some(cb) = progress.as_mut() {

@@ -214,7 +214,7 @@ fn uhf_100x100_resends_little_on_a_shared_medium() {
 
 /// Two LoRa radios at SF9/125 kHz under a 1% hourly duty cycle (the lab counts each
 /// radio's air time itself). The target is completion within 1.5 x the floor (useful air
-/// time / 1%); it is missed today (1.575 x): the protocol's overhead takes each node past
+/// time / 1%); it is missed today (1.6 x): the protocol's overhead takes each node past
 /// the 36 s it may send in the first hour, so the last frames wait for the window to
 /// slide. This test holds the line where it is.
 #[test]
@@ -223,11 +223,13 @@ fn lora_duty_cycle_is_never_exceeded_on_the_air() {
     let d = r.duty_cycle.clone().expect("a duty-cycle report");
     assert_eq!((d.limit, d.window_seconds), (0.01, 3600.0));
     assert!(!d.exceeded && d.max_seen <= 0.01, "{d:?}");
-    // Each node's 20 bundles of 134 + 100 B: 18 packets of 255 B and one of 90 B.
-    assert!((d.useful_air_seconds["A"] - 23.018496).abs() < 1e-6, "{d:?}");
-    assert!((d.floor_seconds - 2301.8496).abs() < 1e-3, "{d:?}");
+    // Each node's 20 bundles as delivered (4,600 B): 18 packets of 255 B (1.250304 s)
+    // and one of 10 B (0.144384 s).
+    assert_eq!(r.bytes_delivered["A->B"], 4600);
+    assert!((d.useful_air_seconds["A"] - 22.649856).abs() < 1e-6, "{d:?}");
+    assert!((d.floor_seconds - 2264.9856).abs() < 1e-3, "{d:?}");
     let x = d.time_over_floor.unwrap();
-    assert!(x < 1.65, "{x} x the floor");
+    assert!(x < 1.7, "{x} x the floor");
     for p in r.links.iter().flat_map(|l| &l.ports) {
         assert!(p.max_duty_cycle.unwrap() <= 0.01, "{p:?}");
         // Each radio used most of its first hour's allowance: the budget is used, not

@@ -71,7 +71,10 @@ async fn the_radio_is_configured_then_frames_cross_one_at_a_time() {
     }
     let mut a = sender.await.unwrap();
     send(&mut b, Bytes::from_static(&[0xC0; 100]), 5.0).await;
-    assert_eq!(frame_from(&mut a, 5.0).await, Bytes::from_static(&[0xC0; 100]));
+    assert_eq!(
+        frame_from(&mut a, 5.0).await,
+        Bytes::from_static(&[0xC0; 100])
+    );
     let s = fakes.stats(0);
     assert_eq!(s.frames_in, u64::from(n));
     assert_eq!(s.max_held, 1, "never two frames outstanding in the radio");
@@ -149,7 +152,16 @@ async fn garbage_and_a_full_queue_lose_nothing() {
     // wrong length, in front of the host.
     let mut junk = noise(5, 300);
     junk.extend([wire::FEND, 0x00, 0x41, 0xDB, 0x42, wire::FEND]);
-    junk.extend([wire::FEND, 0x00, wire::FEND, wire::FEND, 0x77, 1, 2, wire::FEND]);
+    junk.extend([
+        wire::FEND,
+        0x00,
+        wire::FEND,
+        wire::FEND,
+        0x77,
+        1,
+        2,
+        wire::FEND,
+    ]);
     junk.extend([wire::FEND, wire::cmd::SF, 7, 7, wire::FEND]);
     fakes.inject(0, &junk).await;
     // The radio refuses the next two frames: they are sent again at READY.

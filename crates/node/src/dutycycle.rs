@@ -279,7 +279,10 @@ mod tests {
         let sent: Duration = air_log.iter().map(|r| r.1).sum();
         let rate = sent.as_secs_f64() / t.as_secs_f64();
         // At most 10%, and not far below (the first window may be used whole at once).
-        assert!(rate > 0.08 && rate <= 0.1 * (1.0 + window / t.as_secs_f64()), "{rate}");
+        assert!(
+            rate > 0.08 && rate <= 0.1 * (1.0 + window / t.as_secs_f64()),
+            "{rate}"
+        );
     }
 
     #[test]

@@ -42,15 +42,15 @@ pub mod time;
 pub mod trace;
 
 pub use config::{
-    BufferSize, ConfigError, CsmaConfig, DirConfig, Duplex, DutyLimit, GilbertElliott, LinkConfig, LinkKind,
-    LossModel, PROFILES, Side,
+    BufferSize, ConfigError, CsmaConfig, DirConfig, Duplex, DutyLimit, GilbertElliott, LinkConfig,
+    LinkKind, LossModel, PROFILES, Side,
 };
 pub use link::{
     Adjacency, Counter, CsmaMedium, DropReason, Link, LinkEvent, LinkInfo, LinkModel, LinkStats,
     PortKind, TransmitError,
 };
+pub use lora::LoraPhy;
 pub use reference::{RefEndpoint, RefStats, Traffic};
 pub use sim::{Endpoint, LinkId, NodeId, PortId, Simulator};
-pub use lora::LoraPhy;
 pub use time::SimTime;
 pub use trace::{TraceEvent, TraceKind, TraceRecord, frame_hash, write_trace};

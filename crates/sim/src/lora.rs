@@ -1,6 +1,6 @@
 //! LoRa air time: how long one LoRa packet of a given payload occupies the channel.
 //!
-//! Semtech's formula (SX1276/77/78/79 datasheet, section 4.1.1.7; AN1200.13, "LoRa Modem
+//! Semtech's formula (SX1276/77/78/79 datasheet, "Time on air"; AN1200.13, "LoRa Modem
 //! Designer's Guide"), with `Ts = 2^SF / BW`:
 //!
 //! ```text
@@ -342,7 +342,11 @@ mod tests {
             assert_eq!(p.unwrap_err().field, field);
         }
         assert_eq!(
-            LoraPhy::default().with_preamble(2).check().unwrap_err().field,
+            LoraPhy::default()
+                .with_preamble(2)
+                .check()
+                .unwrap_err()
+                .field,
             "preamble"
         );
     }

@@ -278,14 +278,15 @@ async fn transmit(
             .stats
             .air_log
             .iter()
-            .map(|&(s, a)| (s + a).min(now).saturating_sub(s.max(now.saturating_sub(hour))))
+            .map(|&(s, a)| {
+                (s + a)
+                    .min(now)
+                    .saturating_sub(s.max(now.saturating_sub(hour)))
+            })
             .sum();
         let pct = (used.as_secs_f64() / 3600.0 * 10_000.0).round() as u16;
         let [a, b] = pct.to_be_bytes();
-        r.say(
-            cmd::STAT_CHTM,
-            &[a, b, a, b, a, b, a, b, 57, 37, 0xFF],
-        );
+        r.say(cmd::STAT_CHTM, &[a, b, a, b, a, b, a, b, 57, 37, 0xFF]);
         r.say(cmd::READY, &[1]);
     }
 }

@@ -277,7 +277,11 @@ pub fn params(cfg: &RnodeConfig) -> LinkParams {
         // The firmware's carrier sense arbitrates.
         half_duplex: false,
         // Payload bytes per second of air in largest frames.
-        rate_bps: Some(((cfg.mtu as f64 * 8.0) / air.as_secs_f64()).round().max(1.0) as u64),
+        rate_bps: Some(
+            ((cfg.mtu as f64 * 8.0) / air.as_secs_f64())
+                .round()
+                .max(1.0) as u64,
+        ),
         rtt_hint: air * 6 + Duration::from_millis(500),
         loss_hint: 0.0,
         discover_mtu: false,
@@ -418,12 +422,20 @@ impl RnodeTx {
             return;
         }
         if f.len() > self.cfg.mtu {
-            tracing::warn!(link = name, len = f.len(), mtu = self.cfg.mtu, "frame refused: larger than the link MTU");
+            tracing::warn!(
+                link = name,
+                len = f.len(),
+                mtu = self.cfg.mtu,
+                "frame refused: larger than the link MTU"
+            );
             LinkCounters::add(&counters.dropped_frames, 1);
             return;
         }
         if self.queue.len() >= HELD + 8 {
-            tracing::warn!(link = name, "frame dropped: the driver queue is full (frames sent past the room)");
+            tracing::warn!(
+                link = name,
+                "frame dropped: the driver queue is full (frames sent past the room)"
+            );
             LinkCounters::add(&counters.dropped_frames, 1);
             return;
         }
@@ -548,8 +560,14 @@ impl RnodeTx {
         counters: &LinkCounters,
     ) -> Vec<Rx> {
         let events = self.reader.push(data);
-        LinkCounters::add(&counters.garbage_bytes, self.reader.garbage() - self.garbage);
-        LinkCounters::add(&counters.dropped_frames, self.reader.bad_frames() - self.bad);
+        LinkCounters::add(
+            &counters.garbage_bytes,
+            self.reader.garbage() - self.garbage,
+        );
+        LinkCounters::add(
+            &counters.dropped_frames,
+            self.reader.bad_frames() - self.bad,
+        );
         self.garbage = self.reader.garbage();
         self.bad = self.reader.bad_frames();
         let mut out = Vec::new();
@@ -607,7 +625,10 @@ impl RnodeTx {
                 Event::Ready(false) => {}
                 Event::Error(error::QUEUE_FULL) => {
                     self.queue_full += 1;
-                    tracing::warn!(link = name, "the RNode refused a frame: its queue is full; sending it again when it is ready");
+                    tracing::warn!(
+                        link = name,
+                        "the RNode refused a frame: its queue is full; sending it again when it is ready"
+                    );
                     // The frame was not taken: it goes again at the next READY.
                     if let Some((f, at, _)) = self.outstanding.take() {
                         self.refused = Some(f);
@@ -616,7 +637,12 @@ impl RnodeTx {
                     }
                 }
                 Event::Error(code @ (error::MEMORY_LOW | error::MODEM_TIMEOUT)) => {
-                    tracing::warn!(link = name, code, "the RNode reports an error: {}", error::describe(code));
+                    tracing::warn!(
+                        link = name,
+                        code,
+                        "the RNode reports an error: {}",
+                        error::describe(code)
+                    );
                     LinkCounters::add(&counters.dropped_frames, 1);
                 }
                 Event::Error(code) => out.push(Rx::Fault(format!(
@@ -625,7 +651,11 @@ impl RnodeTx {
                 ))),
                 Event::Channel(s) => self.channel = Some(s),
                 Event::Preamble(p) if p >= 6 && p != self.phy.preamble => {
-                    tracing::info!(link = name, preamble = p, "the RNode reports its preamble; air time follows it");
+                    tracing::info!(
+                        link = name,
+                        preamble = p,
+                        "the RNode reports its preamble; air time follows it"
+                    );
                     self.phy.preamble = p;
                 }
                 Event::Preamble(_) | Event::Stat(_) => {}
@@ -644,9 +674,15 @@ impl RnodeTx {
         if let Some(d) = &self.duty {
             let t = self.since(now);
             m.insert("duty_cycle_limit_pct".into(), 100.0 * d.config().fraction);
-            m.insert("duty_cycle_window_s".into(), d.config().window.as_secs_f64());
+            m.insert(
+                "duty_cycle_window_s".into(),
+                d.config().window.as_secs_f64(),
+            );
             m.insert("duty_cycle_used_s".into(), d.used(t).as_secs_f64());
-            m.insert("duty_cycle_remaining_s".into(), d.remaining(t).as_secs_f64());
+            m.insert(
+                "duty_cycle_remaining_s".into(),
+                d.remaining(t).as_secs_f64(),
+            );
             m.insert(
                 "duty_cycle_used_pct".into(),
                 100.0 * d.used(t).as_secs_f64() / d.config().window.as_secs_f64(),
@@ -788,17 +824,69 @@ mod tests {
         let base = RnodeConfig::new("/dev/ttyUSB0", 868_100_000);
         base.check().unwrap();
         let cases: Vec<(RnodeConfig, &str)> = vec![
-            (RnodeConfig { frequency: 1000, ..base.clone() }, "frequency"),
-            (RnodeConfig { bandwidth: 62_500, ..base.clone() }, "bandwidth"),
-            (RnodeConfig { sf: 13, ..base.clone() }, "sf"),
-            (RnodeConfig { cr: 4, ..base.clone() }, "cr"),
-            (RnodeConfig { txpower: 30, ..base.clone() }, "txpower"),
-            (RnodeConfig { mtu: 600, ..base.clone() }, "mtu"),
-            (RnodeConfig { duty_cycle: Some(0.0), ..base.clone() }, "duty_cycle"),
-            (RnodeConfig { baud: 1234, ..base.clone() }, "baud"),
+            (
+                RnodeConfig {
+                    frequency: 1000,
+                    ..base.clone()
+                },
+                "frequency",
+            ),
+            (
+                RnodeConfig {
+                    bandwidth: 62_500,
+                    ..base.clone()
+                },
+                "bandwidth",
+            ),
+            (
+                RnodeConfig {
+                    sf: 13,
+                    ..base.clone()
+                },
+                "sf",
+            ),
+            (
+                RnodeConfig {
+                    cr: 4,
+                    ..base.clone()
+                },
+                "cr",
+            ),
+            (
+                RnodeConfig {
+                    txpower: 30,
+                    ..base.clone()
+                },
+                "txpower",
+            ),
+            (
+                RnodeConfig {
+                    mtu: 600,
+                    ..base.clone()
+                },
+                "mtu",
+            ),
+            (
+                RnodeConfig {
+                    duty_cycle: Some(0.0),
+                    ..base.clone()
+                },
+                "duty_cycle",
+            ),
+            (
+                RnodeConfig {
+                    baud: 1234,
+                    ..base.clone()
+                },
+                "baud",
+            ),
             // SF12 at 0.01% of an hour: 0.36 s, less than one largest frame.
             (
-                RnodeConfig { sf: 12, duty_cycle: Some(0.0001), ..base.clone() },
+                RnodeConfig {
+                    sf: 12,
+                    duty_cycle: Some(0.0001),
+                    ..base.clone()
+                },
                 "mtu",
             ),
         ];

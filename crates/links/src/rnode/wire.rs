@@ -6,8 +6,8 @@
 //! the same command and the value it now uses. What this does not do: firmware update,
 //! the display and Bluetooth commands, or anything the driver does not use.
 
-pub use crate::kiss::wire::{FEND, FESC};
 use crate::kiss::wire::{self as kiss, Decoder};
+pub use crate::kiss::wire::{FEND, FESC};
 
 /// Command bytes (`Framing.h`).
 pub mod cmd {
@@ -254,9 +254,7 @@ mod tests {
         let mut bytes = vec![0xC0, 0x01, 0x33, 0xBE, 0x27, 0xA0, 0xC0];
         bytes.extend([0xC0, 0x0F, 0x01, 0xC0, 0xC0, 0x90, 0x04, 0xC0]);
         // 0.52% / 0.10% air time, 3.00% / 1.50% load, -100 dBm, -120 dBm, none.
-        bytes.extend([
-            0xC0, 0x25, 0, 52, 0, 10, 1, 44, 0, 150, 57, 37, 0xFF, 0xC0,
-        ]);
+        bytes.extend([0xC0, 0x25, 0, 52, 0, 10, 1, 44, 0, 150, 57, 37, 0xFF, 0xC0]);
         bytes.extend([0xC0, 0x00, b'h', b'i', 0xC0, 0xC0, 0x77, 1, 0xC0]);
         let ev = r.push(&bytes);
         assert_eq!(ev[0], Event::Setting(cmd::FREQUENCY, 868_100_000));
@@ -276,7 +274,10 @@ mod tests {
         );
         assert_eq!(ev[4], Event::Data(b"hi".to_vec()));
         assert!(matches!(ev[5], Event::Bad(_)));
-        assert_eq!(parse(cmd::SF, &[9, 9]), Event::Bad("a command answer of the wrong length"));
+        assert_eq!(
+            parse(cmd::SF, &[9, 9]),
+            Event::Bad("a command answer of the wrong length")
+        );
     }
 
     #[test]

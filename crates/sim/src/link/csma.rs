@@ -28,8 +28,8 @@ use bytes::Bytes;
 use super::channel::Channel;
 use super::{DropReason, LinkEvent, LinkInfo, LinkModel, LinkStats, PortKind, TransmitError};
 use crate::config::{ConfigError, LinkConfig, LinkKind, Side, TxQueue};
-use crate::rng::{below, link_rng};
 use crate::lora::LoraPhy;
+use crate::rng::{below, link_rng};
 use crate::time::{SimTime, airtime_nanos, nanos};
 use crate::trace::{BROADCAST, TraceEvent, TraceKind, frame_hash};
 
