@@ -685,11 +685,7 @@ impl DaemonConfig {
                             value,
                             expected,
                         } => ConfigError::Invalid {
-                            field: format!(
-                                "{field} of link #{} (type = \"{}\")",
-                                i + 1,
-                                l.kind()
-                            ),
+                            field: format!("{field} of link #{} (type = \"{}\")", i + 1, l.kind()),
                             value,
                             expected,
                         },

@@ -797,7 +797,13 @@ pub fn run_with<F: AgentFactory>(
         latency,
         backlog_max_bytes: tr.backlog_max,
         events: sim.steps(),
-        duty_cycle: duty_report(scenario, &cfg, &link_reports, completed_at, &tr.delivered_bytes),
+        duty_cycle: duty_report(
+            scenario,
+            &cfg,
+            &link_reports,
+            completed_at,
+            &tr.delivered_bytes,
+        ),
         links: link_reports,
     };
     if let Some(cb) = progress.as_mut() {

@@ -226,7 +226,10 @@ fn lora_duty_cycle_is_never_exceeded_on_the_air() {
     // Each node's 20 bundles as delivered (4,600 B): 18 packets of 255 B (1.250304 s)
     // and one of 10 B (0.144384 s).
     assert_eq!(r.bytes_delivered["A->B"], 4600);
-    assert!((d.useful_air_seconds["A"] - 22.649856).abs() < 1e-6, "{d:?}");
+    assert!(
+        (d.useful_air_seconds["A"] - 22.649856).abs() < 1e-6,
+        "{d:?}"
+    );
     assert!((d.floor_seconds - 2264.9856).abs() < 1e-3, "{d:?}");
     let x = d.time_over_floor.unwrap();
     assert!(x < 1.7, "{x} x the floor");

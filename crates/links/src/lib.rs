@@ -222,9 +222,26 @@ mod tests {
             type = "emulated"
             profile = "hf-modem"
             peer_device = "/tmp/skywave-peer"
+
+            [[link]]
+            type = "rnode"
+            device = "/dev/ttyACM0"
+            frequency = 869525000
+            sf = 10
+            duty_cycle = 0.1
+            duty_window = "30min"
         "#;
         let d: Daemon = toml::from_str(text).unwrap();
-        assert_eq!(d.link.len(), 4);
+        assert_eq!(d.link.len(), 5);
+        match &d.link[4] {
+            DriverConfig::Rnode(r) => {
+                assert_eq!((r.frequency, r.sf, r.bandwidth), (869_525_000, 10, 125_000));
+                assert_eq!(r.duty_cycle, Some(0.1));
+                assert_eq!(r.duty_window, Duration::from_secs(1800));
+                r.check().unwrap();
+            }
+            other => panic!("{other:?}"),
+        }
         match &d.link[0] {
             DriverConfig::Serial(s) => {
                 assert_eq!((s.baud, s.profile.as_deref()), (57600, None));
