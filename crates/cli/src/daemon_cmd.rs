@@ -283,6 +283,31 @@ fn describe_link(
                     kv.push(access);
                     ("kiss".into(), kv)
                 }
+                DriverConfig::Rnode(c) => {
+                    let mut kv = vec![
+                        ("device", c.device.clone()),
+                        ("frequency", format!("{} Hz", c.frequency)),
+                        (
+                            "modulation",
+                            format!(
+                                "SF{} {} kHz CR 4/{} {} dBm",
+                                c.sf,
+                                c.bandwidth / 1000,
+                                c.cr,
+                                c.txpower
+                            ),
+                        ),
+                        ("mtu", format!("{} B", c.mtu)),
+                    ];
+                    if let Some(d) = c.duty_cycle {
+                        kv.push((
+                            "duty_cycle",
+                            format!("{}% of any {:?}", d * 100.0, c.duty_window),
+                        ));
+                    }
+                    kv.push(access);
+                    ("rnode".into(), kv)
+                }
                 DriverConfig::Emulated(c) => (
                     "emulated".into(),
                     vec![
@@ -481,6 +506,7 @@ pub fn render_status(s: &Status) -> String {
             util
         );
         why_line(&mut o, l.reason.as_deref());
+        device_line(&mut o, &l.device);
     }
     let _ = writeln!(o, "\nPEERS");
     if s.peers.is_empty() {
@@ -553,6 +579,36 @@ pub fn render_status(s: &Status) -> String {
 }
 
 /// The reason under a row of the status screen, when there is one.
+/// What the driver reports of its device (an RNode: the duty-cycle budget, its own air
+/// time and the channel load), on one line.
+fn device_line(o: &mut String, d: &std::collections::BTreeMap<String, f64>) {
+    use std::fmt::Write as _;
+    if d.is_empty() {
+        return;
+    }
+    let mut parts = Vec::new();
+    if let (Some(used), Some(left), Some(limit)) = (
+        d.get("duty_cycle_used_s"),
+        d.get("duty_cycle_remaining_s"),
+        d.get("duty_cycle_limit_pct"),
+    ) {
+        parts.push(format!(
+            "duty cycle {used:.1} s used, {left:.1} s left (limit {limit}% of {:.0} s)",
+            d.get("duty_cycle_window_s").copied().unwrap_or(3600.0)
+        ));
+    }
+    if let (Some(a), Some(l)) = (d.get("airtime_long_pct"), d.get("channel_load_long_pct")) {
+        parts.push(format!("own air time {a:.2}%, channel load {l:.2}%"));
+    }
+    if let (Some(r), Some(n)) = (d.get("rssi_dbm"), d.get("noise_floor_dbm")) {
+        parts.push(format!("rssi {r:.0} dBm, noise floor {n:.0} dBm"));
+    }
+    if parts.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "       device: {}", parts.join("; "));
+}
+
 fn why_line(o: &mut String, reason: Option<&str>) {
     use std::fmt::Write as _;
     if let Some(r) = reason {

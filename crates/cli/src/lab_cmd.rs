@@ -379,6 +379,25 @@ fn print_report(o: &mut String, r: &Report) {
     if let Some(b) = r.backlog_max_bytes {
         let _ = writeln!(o, "backlog    at most {} B", crate::util::grouped(b));
     }
+    if let Some(d) = &r.duty_cycle {
+        let _ = writeln!(
+            o,
+            "duty cycle at most {:.3}% of any {:.0} s on the air (limit {:.3}%: {}), measured per radio",
+            100.0 * d.max_seen,
+            d.window_seconds,
+            100.0 * d.limit,
+            if d.exceeded { "EXCEEDED" } else { "kept" }
+        );
+        let _ = writeln!(
+            o,
+            "floor      {:.1} s: the most useful air time of a node ({:.2} s) / the limit{}",
+            d.floor_seconds,
+            d.floor_seconds * d.limit,
+            d.time_over_floor
+                .map(|x| format!("; time = {x:.3} x the floor"))
+                .unwrap_or_default()
+        );
+    }
 }
 
 fn print_side_by_side(o: &mut String, r: &Report, b: &skywave_baseline::BaselineReport) {

@@ -39,11 +39,13 @@ fn list_shows_scenarios_and_profiles() {
         "hf-modem",
         "lfn-lossy",
         "formant-RTT-LOSS",
+        "lora-sf9-1pct",
+        "lora-sfSF-BW",
     ] {
         assert!(out.contains(name), "{name} missing from:\n{out}");
     }
     let v: serde_json::Value = serde_json::from_str(&ok(&["lab", "list", "--json"])).unwrap();
-    assert_eq!(v["scenarios"].as_array().unwrap().len(), 12);
+    assert_eq!(v["scenarios"].as_array().unwrap().len(), 13);
     assert!(
         v["profiles"]
             .as_array()

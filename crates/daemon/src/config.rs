@@ -159,6 +159,7 @@ impl LinkConfig {
                 DriverConfig::Rfd900(_) => "rfd900",
                 DriverConfig::HfModem(_) => "hf-modem",
                 DriverConfig::Kiss(_) => "kiss",
+                DriverConfig::Rnode(_) => "rnode",
                 DriverConfig::Emulated(_) => "emulated",
             },
         }
@@ -482,7 +483,7 @@ struct FileConfig {
     limits: LimitsConfig,
 }
 
-const LINK_TYPES: &str = "udp, tcp, serial, rfd900, hf-modem, kiss, emulated";
+const LINK_TYPES: &str = "udp, tcp, serial, rfd900, hf-modem, kiss, rnode, emulated";
 
 /// Licensed-band rules for one link (`amateur = true`), as the configuration gives them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -580,8 +581,9 @@ impl DaemonConfig {
                     // `channel_access` is the daemon's: who takes turns on a shared radio.
                     let mut t = v.as_table().cloned().unwrap_or_default();
                     match t.remove("channel_access") {
-                        // A TNC senses the carrier itself (p-persistence CSMA).
-                        None if ty == "kiss" => {
+                        // A TNC senses the carrier itself (p-persistence CSMA); so does
+                        // the RNode firmware (listen before talk, a contention window).
+                        None if ty == "kiss" || ty == "rnode" => {
                             radio_access.insert(links.len());
                         }
                         None => {}
@@ -671,14 +673,19 @@ impl DaemonConfig {
             let (ty, mtu, trust) = match l {
                 LinkConfig::Udp(u) => ("udp", u.mtu, u.link_trust()),
                 LinkConfig::Tcp(t) => ("tcp", t.mtu, t.link_trust()),
-                LinkConfig::Driver(DriverConfig::Kiss(k)) => {
-                    k.check().map_err(|e| match e {
+                LinkConfig::Driver(d @ (DriverConfig::Kiss(_) | DriverConfig::Rnode(_))) => {
+                    let checked = match d {
+                        DriverConfig::Kiss(k) => k.check().map(|_| ()),
+                        DriverConfig::Rnode(r) => r.check(),
+                        _ => Ok(()),
+                    };
+                    checked.map_err(|e| match e {
                         skywave_links::Error::Invalid {
                             field,
                             value,
                             expected,
                         } => ConfigError::Invalid {
-                            field: format!("{field} of link #{} (type = \"kiss\")", i + 1),
+                            field: format!("{field} of link #{} (type = \"{}\")", i + 1, l.kind()),
                             value,
                             expected,
                         },
@@ -1403,6 +1410,44 @@ mod tests {
         .unwrap();
         let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("pid of link #1") && e.contains("APRS"), "{e}");
+    }
+
+    #[test]
+    fn rnode_links_parse_with_a_duty_cycle_and_are_checked() {
+        let c = DaemonConfig::from_toml(
+            "[[link]]\ntype = \"rnode\"\ndevice = \"/dev/ttyUSB0\"\nfrequency = 868100000\nsf = 9\nduty_cycle = 0.01\n",
+            "c.toml",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.links[0].kind(), "rnode");
+        // The firmware senses the carrier itself.
+        assert_eq!(c.radio_access.iter().copied().collect::<Vec<_>>(), vec![0]);
+        match &c.links[0] {
+            LinkConfig::Driver(DriverConfig::Rnode(r)) => {
+                assert_eq!((r.sf, r.bandwidth, r.cr, r.mtu), (9, 125_000, 5, 254));
+                assert_eq!(r.duty_cycle, Some(0.01));
+                assert_eq!(r.duty_window, std::time::Duration::from_secs(3600));
+            }
+            other => panic!("{other:?}"),
+        }
+        let c = DaemonConfig::from_toml(
+            "[[link]]\ntype = \"rnode\"\ndevice = \"/dev/ttyUSB0\"\nfrequency = 868100000\nduty_cycle = 2.0\n",
+            "c.toml",
+        )
+        .unwrap();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("duty_cycle of link #1 (type = \"rnode\")"),
+            "{e}"
+        );
+        let e = DaemonConfig::from_toml(
+            "[[link]]\ntype = \"rnode\"\ndevice = \"/dev/x\"\n",
+            "c.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("frequency"), "{e}");
     }
 
     /// `amateur = true` on any link: a callsign is required, and the link may not

@@ -87,6 +87,26 @@ pub fn render(st: &Status, o: &mut String) {
             }
         }
     }
+    head(
+        o,
+        "skywave_link_device",
+        "gauge",
+        "What a driver reports of its device, by name (an RNode's duty-cycle budget and channel load).",
+    );
+    for l in &st.links {
+        for (name, v) in &l.device {
+            // Names are the driver's own identifiers (letters, digits, underscores).
+            let name: String = name
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            let _ = writeln!(
+                o,
+                "skywave_link_device{{link=\"{}\",name=\"{name}\"}} {v}",
+                l.id
+            );
+        }
+    }
     let p = &st.protocol;
     head(
         o,
@@ -253,6 +273,7 @@ mod tests {
             utilisation: Some(0.5),
             over_ends_sent: Some(4),
             over_ends_heard: Some(3),
+            device: [("duty_cycle_used_s".to_string(), 12.5)].into(),
             ..Default::default()
         });
         st.peers.push(PeerView {

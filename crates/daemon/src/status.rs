@@ -67,6 +67,11 @@ pub struct LinkView {
     pub over_ends_sent: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub over_ends_heard: Option<u64>,
+    /// What the driver reports of its device, by name (an RNode: `duty_cycle_used_s`,
+    /// `duty_cycle_remaining_s`, `duty_cycle_limit_pct`, `airtime_short_pct`,
+    /// `channel_load_long_pct`, `rssi_dbm`, `noise_floor_dbm`, ...); absent when empty.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub device: std::collections::BTreeMap<String, f64>,
     /// IP links: `plaintext`, or the encrypted channel's state (`idle`,
     /// `handshaking`, `established`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

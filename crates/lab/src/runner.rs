@@ -98,6 +98,30 @@ pub struct PortReport {
     pub dropped: BTreeMap<String, u64>,
     pub turnarounds: u64,
     pub call_drops: u64,
+    /// On a band with a duty-cycle limit: the most air time this radio used in any window
+    /// of the limit's length, as a fraction of the window, measured on the air.
+    pub max_duty_cycle: Option<f64>,
+}
+
+/// A LoRa band with a duty-cycle limit: what the lab measured against it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DutyReport {
+    /// The limit: a fraction of any window.
+    pub limit: f64,
+    pub window_seconds: f64,
+    /// The most air time any radio used in any window, as a fraction of the window
+    /// (measured from the simulator's record of every transmission, not from the nodes).
+    pub max_seen: f64,
+    pub exceeded: bool,
+    /// Air time each node needs at least: its bundles' useful bytes (manifest +
+    /// payload, as delivered; the workload's nominal sizes if the run did not complete)
+    /// in largest LoRa packets back to back, by Semtech's formula.
+    pub useful_air_seconds: BTreeMap<String, f64>,
+    /// The floor: the largest of those divided by the limit (each node has its own
+    /// budget, so the node with the most to send sets it).
+    pub floor_seconds: f64,
+    /// Completion time / floor.
+    pub time_over_floor: Option<f64>,
 }
 
 /// One link (or medium) of the run.
@@ -155,6 +179,66 @@ pub struct Report {
     pub backlog_max_bytes: Option<u64>,
     pub events: u64,
     pub links: Vec<LinkReport>,
+    /// LoRa links with a duty-cycle limit.
+    pub duty_cycle: Option<DutyReport>,
+}
+
+/// The duty-cycle measures of a LoRa run with a limit (see [`DutyReport`]).
+fn duty_report(
+    scenario: &Scenario,
+    cfg: &LinkConfig,
+    links: &[LinkReport],
+    completed_at: Option<SimTime>,
+    delivered: &BTreeMap<String, u64>,
+) -> Option<DutyReport> {
+    let (phy, limit) = (cfg.lora?, cfg.duty?);
+    let mtu = cfg.up.mtu.min(skywave_sim::lora::MAX_PAYLOAD);
+    // What each node had to send: once complete, the bytes its bundles took as the
+    // receivers counted them (the manifests' real sizes; one broadcast reaches every
+    // receiver, so the most any one receiver got); before that, the workload's nominal
+    // sizes.
+    let mut useful: BTreeMap<String, u64> = BTreeMap::new();
+    if completed_at.is_some() && !delivered.is_empty() {
+        for (dir, &b) in delivered {
+            if let Some((origin, _)) = dir.split_once("->") {
+                let e = useful.entry(origin.to_string()).or_default();
+                *e = (*e).max(b);
+            }
+        }
+    } else {
+        for (node, spec, payload) in scenario.bundles() {
+            *useful
+                .entry(scenario.topology.nodes[node].clone())
+                .or_default() += spec.manifest_len + payload;
+        }
+    }
+    let air = |bytes: u64| {
+        let full = bytes / mtu as u64;
+        let rest = (bytes % mtu as u64) as usize;
+        let mut t = phy.airtime(mtu).as_secs_f64() * full as f64;
+        if rest > 0 {
+            t += phy.airtime(rest).as_secs_f64();
+        }
+        t
+    };
+    let useful_air: BTreeMap<String, f64> = useful.into_iter().map(|(n, b)| (n, air(b))).collect();
+    let floor = useful_air.values().copied().fold(0.0, f64::max) / limit.fraction;
+    let max_seen = links
+        .iter()
+        .flat_map(|l| l.ports.iter().filter_map(|p| p.max_duty_cycle))
+        .fold(0.0, f64::max);
+    Some(DutyReport {
+        limit: limit.fraction,
+        window_seconds: limit.window.as_secs_f64(),
+        max_seen,
+        // A nanosecond of rounding is not an excess.
+        exceeded: max_seen > limit.fraction + 1e-9,
+        useful_air_seconds: useful_air,
+        floor_seconds: floor,
+        time_over_floor: completed_at
+            .filter(|_| floor > 0.0)
+            .map(|t| t.as_secs_f64() / floor),
+    })
 }
 
 /// Runs `scenario` with the `reference` agent (the yardstick; see [`run_agent`]).
@@ -646,6 +730,10 @@ pub fn run_with<F: AgentFactory>(
                     .collect(),
                 turnarounds: st.turnarounds,
                 call_drops: st.call_drops,
+                max_duty_cycle: cfg.duty.map(|d| {
+                    let w = d.window.as_nanos() as u64;
+                    skywave_sim::lora::max_window_air(&st.air_log, w) as f64 / w as f64
+                }),
             });
         }
         link_reports.push(LinkReport {
@@ -719,6 +807,13 @@ pub fn run_with<F: AgentFactory>(
         latency,
         backlog_max_bytes: tr.backlog_max,
         events: sim.steps(),
+        duty_cycle: duty_report(
+            scenario,
+            &cfg,
+            &link_reports,
+            completed_at,
+            &tr.delivered_bytes,
+        ),
         links: link_reports,
     };
     if let Some(cb) = progress.as_mut() {

@@ -185,6 +185,11 @@ pub const SCENARIOS: &[ScenarioInfo] = &[
         summary: "50 bundles (20 KB) A->B over the satellite downlink, 1% loss: time to sync",
     },
     ScenarioInfo {
+        name: "lora-sf9-1pct",
+        link: "profile=lora-sf9-125,duty=1%",
+        summary: "2 LoRa radios (SF9/125 kHz, CR 4/5), 1% duty cycle per hour; 20 unique bundles (100 B) each: time against the duty-cycle floor, the most air time any node used in any hour (measured on the air)",
+    },
+    ScenarioInfo {
         name: "formant-stream",
         link: "formant-RTT-LOSS",
         summary: "journal appended with 1 KiB records at 2 Mbit/s for 60 s, A->B: lag p50/p99, backlog; cells formant-stream-RTT-LOSS (RTT 20,90,180,360 ms; LOSS 0,1,5 %), default 180-1",
@@ -331,6 +336,10 @@ impl Scenario {
                 // As satellite-10mb: A on side B, so A->B is the 20 Mbit/s downlink.
                 sc.topology.edges = vec![(1, 0)];
                 sc.workload.initial = unique_each(1, s(50), 20_000, 1);
+            }
+            "lora-sf9-1pct" => {
+                sc.workload.initial = unique_each(2, s(20), 100, 1);
+                sc.deadline = SimTime::from_secs(12 * 3600);
             }
             "formant-stream" => return Ok(formant(180, 1, scale)),
             _ => return Err(unknown()),

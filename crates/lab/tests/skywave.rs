@@ -211,3 +211,45 @@ fn uhf_100x100_resends_little_on_a_shared_medium() {
         assert!(t <= 15.0, "seed {seed}: complete at {t} s");
     }
 }
+
+/// Two LoRa radios at SF9/125 kHz under a 1% hourly duty cycle (the lab counts each
+/// radio's air time itself). The target is completion within 1.5 x the floor (useful air
+/// time / 1%); it is missed today (1.6 x): the protocol's overhead takes each node past
+/// the 36 s it may send in the first hour, so the last frames wait for the window to
+/// slide. This test holds the line where it is.
+#[test]
+fn lora_duty_cycle_is_never_exceeded_on_the_air() {
+    let r = run_seed(&Scenario::lookup("lora-sf9-1pct").unwrap(), 1);
+    let d = r.duty_cycle.clone().expect("a duty-cycle report");
+    assert_eq!((d.limit, d.window_seconds), (0.01, 3600.0));
+    assert!(!d.exceeded && d.max_seen <= 0.01, "{d:?}");
+    // Each node's 20 bundles as delivered (4,600 B): 18 packets of 255 B (1.250304 s)
+    // and one of 10 B (0.144384 s).
+    assert_eq!(r.bytes_delivered["A->B"], 4600);
+    assert!(
+        (d.useful_air_seconds["A"] - 22.649856).abs() < 1e-6,
+        "{d:?}"
+    );
+    assert!((d.floor_seconds - 2264.9856).abs() < 1e-3, "{d:?}");
+    let x = d.time_over_floor.unwrap();
+    assert!(x < 1.7, "{x} x the floor");
+    for p in r.links.iter().flat_map(|l| &l.ports) {
+        assert!(p.max_duty_cycle.unwrap() <= 0.01, "{p:?}");
+        // Each radio used most of its first hour's allowance: the budget is used, not
+        // just kept.
+        assert!(p.max_duty_cycle.unwrap() > 0.009, "{p:?}");
+    }
+}
+
+/// The lab measures the air, not the node: with the drivers' budget at 100% the same
+/// workload is done in minutes, and the lab sees more than 1% of the hour used.
+#[test]
+fn a_node_without_a_one_percent_budget_shows_more_than_one_percent() {
+    let mut sc = Scenario::lookup("lora-sf9-1pct").unwrap();
+    sc.link = "profile=lora-sf9-125,duty=100%".into();
+    let r = run_seed(&sc, 1);
+    let d = r.duty_cycle.clone().unwrap();
+    assert!(!d.exceeded, "100% is never exceeded");
+    assert!(d.max_seen > 0.01, "{d:?}");
+    assert!(r.virtual_seconds < 600.0, "{}", r.virtual_seconds);
+}

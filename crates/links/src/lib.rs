@@ -17,6 +17,7 @@ pub mod kiss;
 mod link;
 pub mod pty;
 pub mod rfd900;
+pub mod rnode;
 pub mod serial;
 mod stream;
 
@@ -33,6 +34,7 @@ pub use hf::HfModemConfig;
 pub use kiss::KissConfig;
 pub use pty::NullModem;
 pub use rfd900::Rfd900Config;
+pub use rnode::RnodeConfig;
 pub use serial::SerialConfig;
 
 /// Sent on a driver's frame channel when the daemon has nothing more to send for now
@@ -85,6 +87,9 @@ pub struct LinkCounters {
     /// way; none heard on a busy link means the other side does not announce).
     pub over_ends_sent: AtomicU64,
     pub over_ends_heard: AtomicU64,
+    /// Figures a driver reports of its device for status (e.g. an RNode's duty-cycle
+    /// budget and channel load), by name; empty for most drivers.
+    pub device_state: std::sync::Mutex<std::collections::BTreeMap<String, f64>>,
 }
 
 impl LinkCounters {
@@ -163,6 +168,7 @@ pub enum DriverConfig {
     Rfd900(Rfd900Config),
     HfModem(HfModemConfig),
     Kiss(KissConfig),
+    Rnode(RnodeConfig),
     Emulated(EmulatedConfig),
 }
 
@@ -174,6 +180,7 @@ impl DriverConfig {
             DriverConfig::Rfd900(c) => rfd900::spawn(c),
             DriverConfig::HfModem(c) => hf::spawn(c),
             DriverConfig::Kiss(c) => kiss::spawn(c),
+            DriverConfig::Rnode(c) => rnode::spawn(c),
             DriverConfig::Emulated(c) => emulated::spawn(c),
         }
     }
@@ -215,9 +222,26 @@ mod tests {
             type = "emulated"
             profile = "hf-modem"
             peer_device = "/tmp/skywave-peer"
+
+            [[link]]
+            type = "rnode"
+            device = "/dev/ttyACM0"
+            frequency = 869525000
+            sf = 10
+            duty_cycle = 0.1
+            duty_window = "30min"
         "#;
         let d: Daemon = toml::from_str(text).unwrap();
-        assert_eq!(d.link.len(), 4);
+        assert_eq!(d.link.len(), 5);
+        match &d.link[4] {
+            DriverConfig::Rnode(r) => {
+                assert_eq!((r.frequency, r.sf, r.bandwidth), (869_525_000, 10, 125_000));
+                assert_eq!(r.duty_cycle, Some(0.1));
+                assert_eq!(r.duty_window, Duration::from_secs(1800));
+                r.check().unwrap();
+            }
+            other => panic!("{other:?}"),
+        }
         match &d.link[0] {
             DriverConfig::Serial(s) => {
                 assert_eq!((s.baud, s.profile.as_deref()), (57600, None));

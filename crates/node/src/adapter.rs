@@ -22,7 +22,9 @@ use std::time::Duration;
 use skywave_proto::LinkParams;
 use skywave_sim::config::{Duplex, LinkConfig, LinkKind};
 
+use crate::dutycycle::DutyCycleConfig;
 use crate::framing;
+use crate::lora::LoraPhy;
 use crate::pacer::{HalfDuplex, Pacer, PacerTime};
 
 /// Frames narrower than this are not asked for: the protocol's floor (a frame header and
@@ -206,6 +208,10 @@ pub struct LinkAdapter {
     /// The radio neither senses the carrier nor backs off: the driver takes turns on the
     /// channel for it ([`crate::mac::SoftMac`]).
     driver_mac: bool,
+    /// A LoRa radio: frames cost air time by Semtech's formula.
+    lora: Option<LoraPhy>,
+    /// The driver holds frames to keep the radio within a duty-cycle budget.
+    duty: Option<DutyCycleConfig>,
 }
 
 impl LinkAdapter {
@@ -217,6 +223,8 @@ impl LinkAdapter {
             framed: false,
             pacing: None,
             driver_mac: false,
+            lora: None,
+            duty: None,
             params: LinkParams {
                 mtu: cfg.mtu.clamp(MIN_FRAME, MAX_DATAGRAM),
                 shared: false,
@@ -239,6 +247,8 @@ impl LinkAdapter {
             framed: false,
             pacing: None,
             driver_mac: false,
+            lora: None,
+            duty: None,
             params: LinkParams {
                 mtu: mtu.clamp(MIN_FRAME, u16::MAX as usize),
                 shared: false,
@@ -262,6 +272,8 @@ impl LinkAdapter {
             framed: false,
             pacing: None,
             driver_mac: false,
+            lora: None,
+            duty: None,
         }
     }
 
@@ -274,6 +286,8 @@ impl LinkAdapter {
             framed: true,
             pacing: None,
             driver_mac: false,
+            lora: None,
+            duty: None,
         }
     }
 
@@ -293,6 +307,43 @@ impl LinkAdapter {
         LinkAdapter {
             driver_mac: true,
             ..self
+        }
+    }
+
+    /// A LoRa radio with these settings: frames are costed by Semtech's formula.
+    pub fn with_lora(self, phy: LoraPhy) -> LinkAdapter {
+        LinkAdapter {
+            lora: Some(phy),
+            ..self
+        }
+    }
+
+    /// The driver keeps the radio within this duty-cycle budget
+    /// ([`crate::dutycycle::DutyCycle`]).
+    pub fn with_duty_cycle(self, duty: DutyCycleConfig) -> LinkAdapter {
+        LinkAdapter {
+            duty: Some(duty),
+            ..self
+        }
+    }
+
+    pub fn lora(&self) -> Option<LoraPhy> {
+        self.lora
+    }
+
+    pub fn duty_cycle(&self) -> Option<DutyCycleConfig> {
+        self.duty
+    }
+
+    /// Air time of a frame of `len` bytes as the radio sends it, if the driver knows it
+    /// (LoRa) or can estimate it from the rate.
+    pub fn airtime(&self, len: usize) -> Duration {
+        match self.lora {
+            Some(p) => p.airtime(len),
+            None => Duration::from_secs_f64(
+                8.0 * (len + self.params.frame_overhead) as f64
+                    / self.params.rate_bps.unwrap_or(9600).max(1) as f64,
+            ),
         }
     }
 
@@ -379,7 +430,16 @@ pub fn device_params(cfg: &LinkConfig) -> LinkParams {
         LinkKind::Stream => STREAM_MTU,
         _ => cfg.up.mtu.min(cfg.down.mtu),
     };
-    let ser = Duration::from_secs_f64(8.0 * mtu as f64 / rate.max(1) as f64);
+    let ser = match cfg.lora {
+        Some(p) => p.airtime(mtu),
+        None => Duration::from_secs_f64(8.0 * mtu as f64 / rate.max(1) as f64),
+    };
+    // A LoRa radio's rate: payload bytes per second of air in largest frames (the
+    // preamble and header of every packet included), not the nominal bit rate.
+    let rate = match cfg.lora {
+        Some(p) => (p.payload_rate(mtu) * 8.0).round() as u64,
+        None => rate,
+    };
     // A CSMA radio cannot hear while it sends, but the medium has no turns to give:
     // carrier sense arbitrates, so it is driven as a full-duplex shared link.
     let half = cfg.duplex == Duplex::Half && cfg.kind != LinkKind::Csma;
@@ -433,7 +493,21 @@ pub fn adapter_for(cfg: &LinkConfig) -> LinkAdapter {
         }
         // A shared radio: the driver takes turns on the channel (as the daemon's radio
         // drivers do by default), whether or not the radio senses the carrier itself.
-        LinkKind::Csma => LinkAdapter::device(device_params(cfg)).without_channel_access(),
+        LinkKind::Csma => {
+            let mut a = LinkAdapter::device(device_params(cfg)).without_channel_access();
+            if let Some(p) = cfg.lora {
+                a = a.with_lora(p);
+            }
+            if let Some(d) = cfg.duty {
+                // The user sets the band's limit as the driver's budget.
+                a = a.with_duty_cycle(DutyCycleConfig {
+                    fraction: d.fraction,
+                    window: d.window,
+                    ..DutyCycleConfig::hourly(d.fraction)
+                });
+            }
+            a
+        }
     }
 }
 

@@ -3,8 +3,10 @@
 
 pub mod adapter;
 pub mod credit;
+pub mod dutycycle;
 pub mod framing;
 pub mod fuzzing;
+pub mod lora;
 pub mod mac;
 pub mod modem_tx;
 pub mod pacer;

@@ -42,6 +42,8 @@ const MAX_OVER_FRAMES: u32 = 16;
 #[derive(Clone, Debug)]
 pub struct SoftMac {
     rate_bytes: f64,
+    /// A LoRa radio: air time by Semtech's formula rather than bytes at a rate.
+    lora: Option<crate::lora::LoraPhy>,
     mtu: usize,
     /// Airtime the radio adds to each frame (preamble, sync, parity), as a byte count.
     frame_overhead: usize,
@@ -75,6 +77,7 @@ impl SoftMac {
     pub fn new(rate_bps: u64, mtu: usize, seed: u64) -> Self {
         Self {
             rate_bytes: (rate_bps.max(1) as f64) / 8.0,
+            lora: None,
             mtu,
             frame_overhead: MIN_FRAME_OVERHEAD,
             handoff: Duration::ZERO,
@@ -101,7 +104,18 @@ impl SoftMac {
         }
     }
 
+    /// A LoRa radio: every wait is in its frames' air time by the formula.
+    pub fn with_lora(self, phy: crate::lora::LoraPhy) -> Self {
+        Self {
+            lora: Some(phy),
+            ..self
+        }
+    }
+
     fn airtime(&self, bytes: usize) -> Duration {
+        if let Some(p) = self.lora {
+            return p.airtime(bytes);
+        }
         Duration::from_secs_f64((bytes + self.frame_overhead) as f64 / self.rate_bytes)
     }
 

@@ -14,6 +14,7 @@ use skywave_sim::sim::PortId;
 use skywave_sim::time::SimTime;
 
 use crate::adapter::{LinkAdapter, MODEM_TICK, Readiness, Underlay};
+use crate::dutycycle::DutyCycle;
 use crate::framing::{self, Deframer};
 use crate::mac::SoftMac;
 use crate::modem_tx::ModemTx;
@@ -47,6 +48,8 @@ pub struct SimNode<S: BundleStore> {
     modems: BTreeMap<u16, ModemTx<Duration>>,
     /// Radios without channel access of their own: the driver's turn-taking, per port.
     macs: BTreeMap<u16, SoftMac>,
+    /// Radios under a duty-cycle budget, per port, and when a held frame may go.
+    duties: BTreeMap<u16, (DutyCycle, Option<Duration>)>,
     /// Seeds the turn-taking's randomness (differs per node).
     seed: u64,
     /// The last time the simulator called in (to schedule the pacers' ticks).
@@ -80,6 +83,7 @@ impl<S: BundleStore> SimNode<S> {
             deframers: BTreeMap::new(),
             modems: BTreeMap::new(),
             macs: BTreeMap::new(),
+            duties: BTreeMap::new(),
             seed: nonce ^ u64::from_le_bytes(key[..8].try_into().expect("8 bytes")),
             last_now: Duration::ZERO,
             started: false,
@@ -112,7 +116,14 @@ impl<S: BundleStore> SimNode<S> {
         if adapter.driver_mac() {
             let p = adapter.params();
             let seed = self.seed.wrapping_add(u64::from(port.0));
-            self.macs.insert(port.0, SoftMac::for_link(&p, seed));
+            let mut mac = SoftMac::for_link(&p, seed);
+            if let Some(phy) = adapter.lora() {
+                mac = mac.with_lora(phy);
+            }
+            self.macs.insert(port.0, mac);
+        }
+        if let Some(d) = adapter.duty_cycle() {
+            self.duties.insert(port.0, (DutyCycle::new(d), None));
         }
         self.links.insert(port.0, (adapter, role));
     }
@@ -123,6 +134,11 @@ impl<S: BundleStore> SimNode<S> {
             Some((_, LinkRole::Listen)) => self.heard.contains(&port),
             _ => true,
         }
+    }
+
+    /// The duty-cycle budget of `port`, if its driver keeps one.
+    pub fn duty_cycle(&self, port: PortId) -> Option<&DutyCycle> {
+        self.duties.get(&port.0).map(|(d, _)| d)
     }
 
     fn collect_events(&mut self, now: SimTime) {
@@ -273,6 +289,23 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
             max = max.min(link.mtu);
         }
         let framed = adapter.framed();
+        if let Some((d, wait)) = self.duties.get_mut(&port.0) {
+            // The budget must allow a largest frame before the endpoint is asked (so no
+            // runt is sent to use up the last of it); until then the link has no room.
+            let air = adapter.airtime(max + if framed { framing::overhead(max) } else { 0 });
+            match d.next_allowed(dur(now), air) {
+                Ok(t) if t <= dur(now) => *wait = None,
+                Ok(t) => {
+                    *wait = Some(t);
+                    return None;
+                }
+                Err(e) => {
+                    tracing::warn!(port = port.0, "{e}");
+                    *wait = None;
+                    return None;
+                }
+            }
+        }
         if let Some(m) = self.macs.get_mut(&port.0)
             && m.may_send(dur(now)).is_err()
         {
@@ -285,13 +318,17 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
             m.polled(dur(now), f.as_ref().map(Vec::len));
         }
         let f = f?;
-        if framed {
+        let out = if framed {
             let mut out = Vec::with_capacity(f.len() + framing::overhead(f.len()));
             framing::encode(&f, &mut out);
-            Some(Bytes::from(out))
+            out
         } else {
-            Some(Bytes::from(f))
+            f
+        };
+        if let Some((d, _)) = self.duties.get_mut(&port.0) {
+            d.record(dur(now), adapter.airtime(out.len()));
         }
+        Some(Bytes::from(out))
     }
 
     fn poll_timeout(&mut self) -> Option<SimTime> {
@@ -311,7 +348,12 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
             .values()
             .filter_map(|m| m.waiting_until(self.last_now))
             .min();
-        let t = [ep, tick, turn].into_iter().flatten().min();
+        let duty = self
+            .duties
+            .values()
+            .filter_map(|(_, w)| w.filter(|&t| t > self.last_now))
+            .min();
+        let t = [ep, tick, turn, duty].into_iter().flatten().min();
         t.map(|d| SimTime::from_nanos(d.as_nanos() as u64))
     }
 }

@@ -34,6 +34,7 @@
 
 pub mod config;
 pub mod link;
+pub mod lora;
 pub mod reference;
 pub mod rng;
 pub mod sim;
@@ -41,13 +42,14 @@ pub mod time;
 pub mod trace;
 
 pub use config::{
-    BufferSize, ConfigError, CsmaConfig, DirConfig, Duplex, GilbertElliott, LinkConfig, LinkKind,
-    LossModel, PROFILES, Side,
+    BufferSize, ConfigError, CsmaConfig, DirConfig, Duplex, DutyLimit, GilbertElliott, LinkConfig,
+    LinkKind, LossModel, PROFILES, Side,
 };
 pub use link::{
     Adjacency, Counter, CsmaMedium, DropReason, Link, LinkEvent, LinkInfo, LinkModel, LinkStats,
     PortKind, TransmitError,
 };
+pub use lora::LoraPhy;
 pub use reference::{RefEndpoint, RefStats, Traffic};
 pub use sim::{Endpoint, LinkId, NodeId, PortId, Simulator};
 pub use time::SimTime;

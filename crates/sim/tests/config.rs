@@ -13,7 +13,10 @@ use skywave_sim::{
 #[test]
 fn every_listed_profile_builds() {
     for p in PROFILES {
-        let name = p.name.replace("RTT-LOSS", "180-5");
+        let name = p
+            .name
+            .replace("RTT-LOSS", "180-5")
+            .replace("sfSF-BW", "sf9-125");
         let cfg = LinkConfig::profile(&name).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(cfg.name, name);
     }
@@ -378,6 +381,8 @@ proptest! {
             chunk,
             crc,
             csma: Default::default(),
+            lora: None,
+            duty: None,
             up,
             down,
         };

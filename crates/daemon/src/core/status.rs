@@ -95,6 +95,14 @@ impl Core {
                         .map(|t| (t - now).as_secs_f64() * 1000.0),
                     over_ends_sent,
                     over_ends_heard,
+                    device: match &e.io {
+                        Io::Driver { counters, .. } => counters
+                            .device_state
+                            .lock()
+                            .map(|m| m.clone())
+                            .unwrap_or_default(),
+                        _ => Default::default(),
+                    },
                     encryption: match (&e.io, &e.sec) {
                         (_, Some(sec)) => Some(sec.chan.state().into()),
                         (Io::Udp { .. } | Io::Tcp(_), None) => Some("plaintext".into()),

@@ -36,9 +36,15 @@ pub const MAX_FRAME: usize = 4096;
 
 /// Appends the KISS frame for `port`/`command` and `data` to `out`.
 pub fn encode(port: u8, command: u8, data: &[u8], out: &mut Vec<u8>) {
+    encode_byte((port & 0x0F) << 4 | (command & 0x0F), data, out);
+}
+
+/// Appends a KISS frame whose first byte is `first` whole (RNode's commands use all
+/// eight bits) and `data` to `out`.
+pub fn encode_byte(first: u8, data: &[u8], out: &mut Vec<u8>) {
     out.reserve(data.len() + 4);
     out.push(FEND);
-    out.push((port & 0x0F) << 4 | (command & 0x0F));
+    out.push(first);
     for &b in data {
         match b {
             FEND => out.extend_from_slice(&[FESC, TFEND]),

@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
+pub use crate::lora::LoraPhy;
+
 pub use parse::{SPEC_KEYS, parse_duration, parse_probability, parse_rate, parse_size};
 pub use profiles::{PROFILES, ProfileInfo};
 
@@ -225,8 +227,38 @@ pub struct LinkConfig {
     /// Frames with a flipped bit are dropped by a frame check instead of delivered.
     pub crc: bool,
     pub csma: CsmaConfig,
+    /// CSMA radios: LoRa modulation. Each frame's air time is then Semtech's formula for
+    /// its length ([`LoraPhy::airtime`]) instead of bytes at `rate`, which is set to the
+    /// nominal bit rate.
+    pub lora: Option<LoraPhy>,
+    /// The band's duty-cycle limit on every radio (EU 868 MHz sub-bands: 1% or 10% of any
+    /// hour). The link does not enforce it (a radio sends what it is given); it is what
+    /// the nodes' drivers are configured to respect and what the lab checks.
+    pub duty: Option<DutyLimit>,
     pub up: DirConfig,
     pub down: DirConfig,
+}
+
+/// A duty-cycle limit: at most `fraction` of any `window` on the air.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DutyLimit {
+    pub fraction: f64,
+    pub window: Duration,
+}
+
+impl DutyLimit {
+    /// EU 868 MHz: `fraction` of any hour.
+    pub fn hourly(fraction: f64) -> DutyLimit {
+        DutyLimit {
+            fraction,
+            window: Duration::from_secs(3600),
+        }
+    }
+
+    /// Air time allowed in any window.
+    pub fn allowance(&self) -> Duration {
+        self.window.mul_f64(self.fraction)
+    }
 }
 
 impl Default for LinkConfig {
@@ -241,6 +273,8 @@ impl Default for LinkConfig {
             chunk: 64,
             crc: false,
             csma: CsmaConfig::default(),
+            lora: None,
+            duty: None,
             up: DirConfig::default(),
             down: DirConfig::default(),
         }

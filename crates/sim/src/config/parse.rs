@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::{
-    BufferSize, ConfigError, DirConfig, Duplex, GilbertElliott, IP_UDP_HEADER, LinkConfig,
-    LinkKind, LossModel, TxQueue,
+    BufferSize, ConfigError, DirConfig, Duplex, DutyLimit, GilbertElliott, IP_UDP_HEADER,
+    LinkConfig, LinkKind, LossModel, TxQueue,
 };
 use crate::time::nanos;
 
@@ -25,6 +25,12 @@ pub const SPEC_KEYS: &[&str] = &[
     "cw-min",
     "cw-max",
     "txqueue",
+    "sf",
+    "bw",
+    "cr",
+    "preamble",
+    "duty",
+    "duty-window",
     "up",
     "down",
     // direction keys
@@ -182,6 +188,28 @@ fn parse_bool(s: &str) -> Result<bool, String> {
     }
 }
 
+/// A LoRa bandwidth: `125kHz`, `250kHz`, `500kHz` (a bare number is kHz).
+fn parse_bandwidth(s: &str) -> Result<u32, String> {
+    let t = s.trim();
+    let khz = t.strip_suffix("kHz").unwrap_or(t).trim();
+    match khz {
+        "125" => Ok(125_000),
+        "250" => Ok(250_000),
+        "500" => Ok(500_000),
+        _ => Err("a LoRa bandwidth: 125kHz, 250kHz or 500kHz".into()),
+    }
+}
+
+/// A LoRa coding rate: `4/5`..`4/8` (or 5..8).
+fn parse_coding_rate(s: &str) -> Result<u8, String> {
+    let t = s.trim();
+    let d = t.strip_prefix("4/").unwrap_or(t);
+    match d.parse::<u8>() {
+        Ok(n) if (5..=8).contains(&n) => Ok(n),
+        _ => Err("a coding rate 4/5, 4/6, 4/7 or 4/8".into()),
+    }
+}
+
 fn parse_ge(s: &str) -> Result<GilbertElliott, String> {
     const EXPECTED: &str = "2 to 4 probabilities p,r[,h[,k]]: p good->bad, r bad->good, h and k delivery probability in the bad and good state (default h=0, k=1), e.g. ge=1%,30% or ge=0.01,0.3,0.1,1";
     let parts: Vec<&str> = s.split(',').collect();
@@ -331,6 +359,39 @@ fn apply(cfg: &mut LinkConfig, key: &str, v: &str) -> Result<(), ConfigError> {
             }
         }
         "txqueue" => cfg.csma.txqueue = parse_txqueue(v).map_err(|e| bad(&e))?,
+        "sf" | "bw" | "cr" | "preamble" => {
+            let mut p = cfg.lora.unwrap_or_default();
+            match key {
+                "sf" => {
+                    p.sf = v
+                        .parse()
+                        .map_err(|_| bad("a spreading factor from 7 to 12"))?
+                }
+                "bw" => p.bw_hz = parse_bandwidth(v).map_err(|e| bad(&e))?,
+                "cr" => p.cr = parse_coding_rate(v).map_err(|e| bad(&e))?,
+                _ => {
+                    p.preamble = v
+                        .parse()
+                        .map_err(|_| bad("a whole number of preamble symbols (6 to 1000)"))?
+                }
+            }
+            p.check().map_err(|e| bad(e.expected))?;
+            // The nominal bit rate stands for the link's capacity; frames are timed by
+            // the formula.
+            let rate = p.bit_rate().round() as u64;
+            cfg.up.rate_bps = rate;
+            cfg.down.rate_bps = rate;
+            cfg.lora = Some(p);
+        }
+        "duty" | "duty-window" => {
+            let mut d = cfg.duty.unwrap_or(DutyLimit::hourly(1.0));
+            if key == "duty" {
+                d.fraction = parse_probability(v).map_err(|e| bad(&e))?;
+            } else {
+                d.window = parse_duration(v).map_err(|e| bad(&e))?;
+            }
+            cfg.duty = Some(d);
+        }
         "up" => cfg.up.rate_bps = parse_rate(v).map_err(|e| bad(&e))?,
         "down" => cfg.down.rate_bps = parse_rate(v).map_err(|e| bad(&e))?,
         "profile" => return Err(bad("profile only once, as the first item")),
@@ -568,6 +629,24 @@ pub(super) fn to_spec(cfg: &LinkConfig) -> String {
     if cfg.csma.txqueue != TxQueue::Bytes {
         let _ = write!(s, ",txqueue={}", fmt_txqueue(cfg.csma.txqueue));
     }
+    if let Some(p) = cfg.lora {
+        let _ = write!(
+            s,
+            ",sf={},bw={}kHz,cr=4/{},preamble={}",
+            p.sf,
+            p.bw_hz / 1000,
+            p.cr,
+            p.preamble
+        );
+    }
+    if let Some(d) = cfg.duty {
+        let _ = write!(
+            s,
+            ",duty={},duty-window={}",
+            d.fraction,
+            fmt_duration(d.window)
+        );
+    }
     // Direction keys: plain when both directions agree, else up./down. prefixed. The rate
     // goes first so that a spec without a profile always sets it.
     for ((ku, up), (kd, down)) in dir_fields(&cfg.up, cfg.kind)
@@ -665,6 +744,54 @@ pub(super) fn validate(cfg: &LinkConfig) -> Result<(), ConfigError> {
         }
         TxQueue::Frames(0) => return Err(ConfigError::invalid("txqueue", "0", TXQUEUE)),
         _ => {}
+    }
+    if let Some(p) = cfg.lora {
+        if cfg.kind != LinkKind::Csma {
+            return Err(ConfigError::invalid(
+                "sf",
+                &p.sf.to_string(),
+                format!(
+                    "no LoRa settings (sf, bw, cr, preamble) for kind {}: LoRa radios share a channel (kind csma)",
+                    cfg.kind.as_str()
+                ),
+            ));
+        }
+        if let Err(e) = p.check() {
+            return Err(ConfigError::invalid(e.field, &e.value, e.expected));
+        }
+        if cfg.up.mtu > crate::lora::MAX_PAYLOAD {
+            return Err(ConfigError::invalid(
+                "mtu",
+                &cfg.up.mtu.to_string(),
+                "at most 255 bytes on a LoRa link (one LoRa packet)",
+            ));
+        }
+    }
+    if let Some(d) = cfg.duty {
+        if !(d.fraction > 0.0 && d.fraction <= 1.0) {
+            return Err(ConfigError::invalid(
+                "duty",
+                &d.fraction.to_string(),
+                "a fraction of air time above 0 and at most 1, e.g. 1% or 10%",
+            ));
+        }
+        if d.window.is_zero() {
+            return Err(ConfigError::invalid(
+                "duty-window",
+                "0",
+                "a duration above 0 (EU 868 MHz: 1h)",
+            ));
+        }
+        if cfg.kind != LinkKind::Csma {
+            return Err(ConfigError::invalid(
+                "duty",
+                &d.fraction.to_string(),
+                format!(
+                    "no duty cycle for kind {}: it applies to radios on a shared band (kind csma)",
+                    cfg.kind.as_str()
+                ),
+            ));
+        }
     }
     if cfg.kind == LinkKind::Csma {
         if cfg.up != cfg.down {

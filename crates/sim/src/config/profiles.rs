@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use super::{
-    BufferSize, ConfigError, DirConfig, Duplex, IP_UDP_HEADER, LinkConfig, LinkKind, LossModel,
+    BufferSize, ConfigError, CsmaConfig, DirConfig, Duplex, IP_UDP_HEADER, LinkConfig, LinkKind,
+    LoraPhy, LossModel, TxQueue,
 };
 
 /// A profile name and a one-line description, for `lab list`.
@@ -50,6 +51,10 @@ pub const PROFILES: &[ProfileInfo] = &[
     ProfileInfo {
         name: "formant-RTT-LOSS",
         summary: "10 Mbit/s, RTT ms round trip, LOSS % loss, MTU 1500, 1 BDP (e.g. formant-180-5)",
+    },
+    ProfileInfo {
+        name: "lora-sfSF-BW",
+        summary: "LoRa radio (RNode-like): SF 7-12, BW 125/250/500 kHz, CR 4/5, 8 preamble symbols, 255 B frames timed by Semtech's air-time formula, shared CSMA channel, 200-frame queue (e.g. lora-sf9-125; add duty=1% for an EU 868 MHz sub-band)",
     },
     ProfileInfo {
         name: "lan",
@@ -149,6 +154,7 @@ pub(super) fn profile(name: &str) -> Result<LinkConfig, ConfigError> {
         "lan" => ip_path(name, 1_000_000_000, Duration::from_micros(50), 1500, 0.0),
         _ => match name.strip_prefix("formant-") {
             Some(rest) => formant(name, rest)?,
+            None if name.starts_with("lora-") => lora(name)?,
             None => {
                 return Err(ConfigError::UnknownProfile {
                     name: name.to_string(),
@@ -159,6 +165,47 @@ pub(super) fn profile(name: &str) -> Result<LinkConfig, ConfigError> {
     };
     cfg.validate()?;
     Ok(cfg)
+}
+
+/// `lora-sfSF-BW`, e.g. `lora-sf9-125`.
+fn lora(name: &str) -> Result<LinkConfig, ConfigError> {
+    let bad = || ConfigError::UnknownProfile {
+        name: name.to_string(),
+        accepted: format!(
+            "{} (lora-sfSF-BW takes SF 7 to 12 and BW 125, 250 or 500 kHz, e.g. lora-sf9-125)",
+            accepted()
+        ),
+    };
+    let rest = name.strip_prefix("lora-sf").ok_or_else(bad)?;
+    let (sf, bw) = rest.split_once('-').ok_or_else(bad)?;
+    let sf: u8 = sf.parse().map_err(|_| bad())?;
+    let bw: u32 = bw.parse().map_err(|_| bad())?;
+    let phy = LoraPhy::new(sf, bw * 1000, 5).map_err(|_| bad())?;
+    let dir = DirConfig {
+        rate_bps: phy.bit_rate().round() as u64,
+        mtu: crate::lora::MAX_PAYLOAD,
+        overhead: 0,
+        // RNode firmware: 200 frames, 6 KiB (docs/sim.md, "Real radios").
+        buffer: BufferSize::Bytes(6144),
+        ..DirConfig::default()
+    };
+    Ok(LinkConfig {
+        name: name.to_string(),
+        kind: LinkKind::Csma,
+        duplex: Duplex::Half,
+        csma: CsmaConfig {
+            // RNode's least CSMA slot (its `CSMA_SLOT_MIN_MS`); never shorter than the
+            // preamble (see the medium).
+            slot: Duration::from_millis(24),
+            cw_min: 16,
+            cw_max: 256,
+            txqueue: TxQueue::Frames(200),
+        },
+        lora: Some(phy),
+        up: dir.clone(),
+        down: dir,
+        ..LinkConfig::default()
+    })
 }
 
 fn formant(name: &str, rest: &str) -> Result<LinkConfig, ConfigError> {
@@ -178,4 +225,47 @@ fn formant(name: &str, rest: &str) -> Result<LinkConfig, ConfigError> {
     // One-way is half the RTT, in nanoseconds so odd RTTs stay exact.
     let one_way = Duration::from_nanos(rtt_ms * 500_000);
     Ok(ip_path(name, 10_000_000, one_way, 1500, loss_pct / 100.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lora_profiles_time_frames_by_the_formula() {
+        let c = profile("lora-sf9-125").unwrap();
+        let p = c.lora.unwrap();
+        assert_eq!((p.sf, p.bw_hz, p.cr, p.preamble), (9, 125_000, 5, 8));
+        assert_eq!(c.up.mtu, 255);
+        assert_eq!(c.up.rate_bps, 1758);
+        assert!(c.duty.is_none());
+        for sf in 7..=12 {
+            for bw in [125, 250] {
+                profile(&format!("lora-sf{sf}-{bw}")).unwrap();
+            }
+        }
+        for bad in ["lora-sf6-125", "lora-sf9-62", "lora-9-125", "lora-sf9"] {
+            let e = profile(bad).unwrap_err().to_string();
+            assert!(e.contains("lora-sfSF-BW"), "{bad}: {e}");
+        }
+        // A spec sets the duty cycle and changes the modulation; it round-trips.
+        let c = LinkConfig::parse_spec("profile=lora-sf9-125,duty=1%,sf=10,cr=4/8").unwrap();
+        assert_eq!(c.duty.unwrap().fraction, 0.01);
+        assert_eq!(c.duty.unwrap().window, Duration::from_secs(3600));
+        assert_eq!((c.lora.unwrap().sf, c.lora.unwrap().cr), (10, 8));
+        let again = LinkConfig::parse_spec(&c.to_spec()).unwrap();
+        assert_eq!((again.lora, again.duty), (c.lora, c.duty));
+        assert_eq!(again.up, c.up);
+        for (spec, field) in [
+            ("profile=lora-sf9-125,duty=0", "duty"),
+            ("profile=lora-sf9-125,mtu=300", "mtu"),
+            ("profile=lora-sf9-125,sf=13", "sf"),
+            ("profile=lora-sf9-125,bw=62kHz", "bw"),
+            ("profile=hf-modem,sf=9", "sf"),
+            ("profile=lfn,duty=1%", "duty"),
+        ] {
+            let e = LinkConfig::parse_spec(spec).unwrap_err().to_string();
+            assert!(e.contains(&format!("'{field}'")), "{spec}: {e}");
+        }
+    }
 }

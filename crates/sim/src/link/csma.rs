@@ -28,6 +28,7 @@ use bytes::Bytes;
 use super::channel::Channel;
 use super::{DropReason, LinkEvent, LinkInfo, LinkModel, LinkStats, PortKind, TransmitError};
 use crate::config::{ConfigError, LinkConfig, LinkKind, Side, TxQueue};
+use crate::lora::LoraPhy;
 use crate::rng::{below, link_rng};
 use crate::time::{SimTime, airtime_nanos, nanos};
 use crate::trace::{BROADCAST, TraceEvent, TraceKind, frame_hash};
@@ -184,6 +185,11 @@ impl Ord for Pending {
 pub struct CsmaMedium {
     rate: u64,
     overhead: u64,
+    /// LoRa radios: each frame's air time by Semtech's formula.
+    lora: Option<LoraPhy>,
+    /// Keep each radio's transmissions (`LinkStats::air_log`): the band has a duty-cycle
+    /// limit to check.
+    log_air: bool,
     mtu: usize,
     buffer: usize,
     delay: Duration,
@@ -234,9 +240,16 @@ impl CsmaMedium {
                 stats: LinkStats::default(),
             })
             .collect();
+        // A LoRa radio senses a neighbour once its preamble and sync word are on the air.
+        let detect = match cfg.lora {
+            Some(p) => p.preamble_nanos(),
+            None => airtime_nanos(d.overhead as u64, d.rate_bps),
+        };
         Ok(CsmaMedium {
             rate: d.rate_bps,
             overhead: d.overhead as u64,
+            lora: cfg.lora,
+            log_air: cfg.duty.is_some(),
             mtu: d.mtu,
             buffer: usize::try_from(cfg.buffer_bytes(Side::A)).unwrap_or(usize::MAX),
             delay: d.delay,
@@ -245,8 +258,8 @@ impl CsmaMedium {
             // takes 6.7 ms) would have radios that back off by different numbers of slots
             // still collide, as no real radio at that rate does (Dire Wolf's default slot
             // at 1200 bit/s is 100 ms).
-            slot: nanos(cfg.csma.slot).max(airtime_nanos(d.overhead as u64, d.rate_bps)),
-            detect: airtime_nanos(d.overhead as u64, d.rate_bps),
+            slot: nanos(cfg.csma.slot).max(detect),
+            detect,
             cw_min: cfg.csma.cw_min,
             cw_max: cfg.csma.cw_max,
             txqueue: cfg.csma.txqueue,
@@ -380,9 +393,15 @@ impl CsmaMedium {
     /// queue, so the sender may fill it again.
     fn launch(&mut self, i: usize, t: SimTime, frame: &Bytes, writable: bool) -> (u64, SimTime) {
         let r = &mut self.radios[i];
-        let air = airtime_nanos(frame.len() as u64 + self.overhead, self.rate);
+        let air = match self.lora {
+            Some(p) => p.airtime_nanos(frame.len()),
+            None => airtime_nanos(frame.len() as u64 + self.overhead, self.rate),
+        };
         r.stats.sent.add(frame.len());
         r.stats.air_nanos += air;
+        if self.log_air {
+            r.stats.air_log.push((t.as_nanos(), air));
+        }
         // A radio cannot hear while it transmits.
         for rx in &mut r.rx {
             rx.doomed.get_or_insert(DropReason::ReceiverBusy);

@@ -140,6 +140,9 @@ pub struct LinkStats {
     pub turnarounds: u64,
     /// Calls dropped by this side overrunning the modem buffer.
     pub call_drops: u64,
+    /// Every transmission, `(start, air time)` in nanoseconds, kept only on a medium with
+    /// a duty-cycle limit (see [`crate::lora::max_window_air`]).
+    pub air_log: Vec<(u64, u64)>,
     drops: [Counter; DropReason::ALL.len()],
 }
 
