@@ -159,6 +159,7 @@ impl LinkConfig {
                 DriverConfig::Rfd900(_) => "rfd900",
                 DriverConfig::HfModem(_) => "hf-modem",
                 DriverConfig::Kiss(_) => "kiss",
+                DriverConfig::Vara(_) => "vara",
                 DriverConfig::Emulated(_) => "emulated",
             },
         }
@@ -482,7 +483,7 @@ struct FileConfig {
     limits: LimitsConfig,
 }
 
-const LINK_TYPES: &str = "udp, tcp, serial, rfd900, hf-modem, kiss, emulated";
+const LINK_TYPES: &str = "udp, tcp, serial, rfd900, hf-modem, kiss, vara, emulated";
 
 /// Licensed-band rules for one link (`amateur = true`), as the configuration gives them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -493,9 +494,11 @@ pub struct AmateurLink {
     /// Whether the link encrypts (refused: the rules forbid obscuring the meaning of a
     /// transmission). Driver links never do; IP links do unless `plaintext = true`.
     pub encrypted: bool,
-    /// Whether every frame carries the station's address (a `kiss` link's AX.25
-    /// source); on the others the station must identify by other means.
-    pub identifies: bool,
+    /// How the link identifies the station, when it does: a `kiss` link puts the
+    /// callsign in every frame (the AX.25 source); a `vara` link's modem identifies
+    /// itself (its calls carry the callsign, and `CWID ON`). On the others the station
+    /// must identify by other means.
+    pub identifies: Option<&'static str>,
 }
 
 impl DaemonConfig {
@@ -521,10 +524,11 @@ impl DaemonConfig {
                 .to_string();
             let ty = ty.as_str();
             let ctx = |e: String| perr(format!("link #{} (type = \"{ty}\"): {e}", i + 1));
-            // `amateur` and `callsign` are the daemon's for every kind but `kiss`, whose
-            // driver puts the callsign in every frame.
+            // `amateur` and `callsign` are the daemon's for every kind but `kiss` and
+            // `vara`, whose drivers identify the station themselves.
             let mut v = v;
             if ty != "kiss"
+                && ty != "vara"
                 && let Some(t) = v.as_table_mut()
             {
                 let amateur = match t.remove("amateur") {
@@ -671,14 +675,19 @@ impl DaemonConfig {
             let (ty, mtu, trust) = match l {
                 LinkConfig::Udp(u) => ("udp", u.mtu, u.link_trust()),
                 LinkConfig::Tcp(t) => ("tcp", t.mtu, t.link_trust()),
-                LinkConfig::Driver(DriverConfig::Kiss(k)) => {
-                    k.check().map_err(|e| match e {
+                LinkConfig::Driver(d @ (DriverConfig::Kiss(_) | DriverConfig::Vara(_))) => {
+                    let checked = match d {
+                        DriverConfig::Kiss(k) => k.check().map(|_| ()),
+                        DriverConfig::Vara(v) => v.check().map(|_| ()),
+                        _ => Ok(()),
+                    };
+                    checked.map_err(|e| match e {
                         skywave_links::Error::Invalid {
                             field,
                             value,
                             expected,
                         } => ConfigError::Invalid {
-                            field: format!("{field} of link #{} (type = \"kiss\")", i + 1),
+                            field: format!("{field} of link #{} (type = \"{}\")", i + 1, l.kind()),
                             value,
                             expected,
                         },
@@ -732,11 +741,16 @@ impl DaemonConfig {
         let mut out = Vec::new();
         for (index, l) in self.links.iter().enumerate() {
             let (callsign, identifies) = match l {
-                LinkConfig::Driver(DriverConfig::Kiss(k)) if k.amateur => {
-                    (k.callsign.clone(), true)
-                }
+                LinkConfig::Driver(DriverConfig::Kiss(k)) if k.amateur => (
+                    k.callsign.clone(),
+                    Some("every frame carries the callsign as its AX.25 source"),
+                ),
+                LinkConfig::Driver(DriverConfig::Vara(v)) if v.amateur => (
+                    v.callsign.clone(),
+                    Some("VARA identifies the station: its calls carry the callsign (MYCALL), and CWID ON sends it in CW"),
+                ),
                 _ => match self.amateur.get(&index) {
-                    Some(c) => (c.clone(), false),
+                    Some(c) => (c.clone(), None),
                     None => continue,
                 },
             };
@@ -1383,7 +1397,7 @@ mod tests {
         c.validate().unwrap();
         let a = c.amateur_links();
         assert_eq!(a.len(), 1);
-        assert!(a[0].identifies && !a[0].encrypted);
+        assert!(a[0].identifies.is_some() && !a[0].encrypted);
         assert_eq!(a[0].callsign.as_deref(), Some("N0CALL-1"));
         // `config check` runs the driver's own checks.
         let c = DaemonConfig::from_toml(
@@ -1438,7 +1452,7 @@ mod tests {
         .unwrap();
         c.validate().unwrap();
         let a = c.amateur_links();
-        assert!(!a[0].encrypted && !a[0].identifies);
+        assert!(!a[0].encrypted && a[0].identifies.is_none());
         for l in &c.links {
             assert!(!l.encrypted(), "driver links never encrypt");
         }

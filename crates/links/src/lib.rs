@@ -19,6 +19,7 @@ pub mod pty;
 pub mod rfd900;
 pub mod serial;
 mod stream;
+pub mod vara;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,6 +35,7 @@ pub use kiss::KissConfig;
 pub use pty::NullModem;
 pub use rfd900::Rfd900Config;
 pub use serial::SerialConfig;
+pub use vara::VaraConfig;
 
 /// Sent on a driver's frame channel when the daemon has nothing more to send for now
 /// (the endpoint gave nothing though the link had room): a half-duplex modem's driver
@@ -163,6 +165,7 @@ pub enum DriverConfig {
     Rfd900(Rfd900Config),
     HfModem(HfModemConfig),
     Kiss(KissConfig),
+    Vara(VaraConfig),
     Emulated(EmulatedConfig),
 }
 
@@ -174,6 +177,7 @@ impl DriverConfig {
             DriverConfig::Rfd900(c) => rfd900::spawn(c),
             DriverConfig::HfModem(c) => hf::spawn(c),
             DriverConfig::Kiss(c) => kiss::spawn(c),
+            DriverConfig::Vara(c) => vara::spawn(c),
             DriverConfig::Emulated(c) => emulated::spawn(c),
         }
     }

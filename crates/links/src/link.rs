@@ -21,6 +21,33 @@ pub(crate) async fn sleep_until(t: Option<impl Into<tokio::time::Instant>>) {
     }
 }
 
+/// Reads from a TCP stream; cancel-safe: nothing is read unless it returns (a `select!`
+/// arm that loses drops nothing).
+pub(crate) async fn tcp_read(s: &tokio::net::TcpStream, buf: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        s.readable().await?;
+        match s.try_read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            r => return r,
+        }
+    }
+}
+
+/// Writes some of `data` to a TCP stream; cancel-safe: nothing is written unless it
+/// returns.
+pub(crate) async fn tcp_write_some(
+    s: &tokio::net::TcpStream,
+    data: &[u8],
+) -> std::io::Result<usize> {
+    loop {
+        s.writable().await?;
+        match s.try_write(data) {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            r => return r,
+        }
+    }
+}
+
 /// Frames queued inside a driver beyond what the device can take (the daemon should
 /// never need them; they absorb a frame sent on a stale `room`).
 const MAX_QUEUED_FRAMES: usize = 32;

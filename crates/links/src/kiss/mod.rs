@@ -32,7 +32,9 @@ use skywave_proto::LinkParams;
 use tokio::sync::mpsc;
 
 use crate::device::Device;
-use crate::link::{Backoff, Closed, MIN_ROOM, Shared, sleep_until, wait_away};
+use crate::link::{
+    Backoff, Closed, MIN_ROOM, Shared, sleep_until, tcp_read, tcp_write_some, wait_away,
+};
 use crate::serial::check_baud;
 use crate::stream::TICK;
 use crate::{Error, LinkCounters, LinkEvent, LinkHandle};
@@ -359,13 +361,7 @@ impl Tnc {
     async fn read(&self, buf: &mut [u8]) -> std::io::Result<usize> {
         match self {
             Tnc::Serial(d) => d.read(buf).await,
-            Tnc::Tcp(s) => loop {
-                s.readable().await?;
-                match s.try_read(buf) {
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-                    r => return r,
-                }
-            },
+            Tnc::Tcp(s) => tcp_read(s, buf).await,
         }
     }
 
@@ -373,13 +369,7 @@ impl Tnc {
     async fn write_some(&self, data: &[u8]) -> std::io::Result<usize> {
         match self {
             Tnc::Serial(d) => d.write_some(data).await,
-            Tnc::Tcp(s) => loop {
-                s.writable().await?;
-                match s.try_write(data) {
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-                    r => return r,
-                }
-            },
+            Tnc::Tcp(s) => tcp_write_some(s, data).await,
         }
     }
 }
