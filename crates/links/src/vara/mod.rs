@@ -3,9 +3,11 @@
 //!
 //! The driver sets the modem up (`MYCALL`, `LISTEN`, `COMPRESSION OFF`, the bandwidth,
 //! `CWID ON` for amateur use), then listens for calls and calls the configured station
-//! (or the last station that called) when the daemon has something to send. A session
-//! that has carried nothing either way for `idle_timeout` is ended with `DISCONNECT`, once
-//! the modem's queue is empty (`BUFFER 0`) and 2 s after the last write, as Pat does. No
+//! (or the last station that called) when the daemon has something to send. The caller
+//! ends a session that has carried nothing either way for `idle_timeout` with
+//! `DISCONNECT`, once the modem's queue is empty (`BUFFER 0`) and 2 s after the last
+//! write, as Pat does (the side called cannot know whether the caller's modem still holds
+//! data for it). No
 //! call is started while the modem reports the channel busy (`BUSY ON`) or a call being
 //! heard (`PENDING`); failed calls are retried with backoff.
 //!
@@ -462,6 +464,8 @@ pub(crate) struct VaraState {
     pub(crate) call: Call,
     /// Frames from the daemon, waiting for a session or for room in the modem.
     pending: VecDeque<Bytes>,
+    /// This side placed the session's call: it is the one that ends it when idle.
+    caller: bool,
     /// The station to call: the configured one, or the last one that called.
     callee: Option<String>,
     busy: bool,
@@ -515,6 +519,7 @@ impl VaraState {
             ready: false,
             call: Call::Idle,
             pending: VecDeque::new(),
+            caller: false,
             callee: station.map(|s| s.to_string()),
             busy: false,
             heard_pending: false,
@@ -634,14 +639,20 @@ impl VaraState {
                         break;
                     }
                     let f = self.pending.pop_front().expect("checked");
+                    let before = self.data_out.len();
                     framing::encode(&f, &mut self.data_out);
-                    self.credit.wrote(now, len);
+                    // (What was encoded, exactly: the modem's reports count it.)
+                    self.credit.wrote(now, self.data_out.len() - before);
                     self.last_write = now;
                     self.last_data = self.last_data.max(now);
                     LinkCounters::add(&counters.frames_out, 1);
                     LinkCounters::add(&counters.bytes_out, f.len() as u64);
                 }
-                let quiet = self.pending.is_empty()
+                // Only the caller hangs up: the side called cannot know whether the
+                // caller's modem still holds data for it (VARA ends a session whose
+                // far side has gone by itself).
+                let quiet = self.caller
+                    && self.pending.is_empty()
                     && self.data_out.is_empty()
                     && self.credit.held(now) == 0
                     && now >= self.last_write + LINGER
@@ -756,7 +767,10 @@ impl VaraState {
                     // Call it back when there is something to send.
                     self.callee = Some(other.clone());
                 }
+                self.caller = matches!(self.call, Call::Calling(_));
                 self.call = Call::Connected(other);
+                // (The call VARA heard was this one.)
+                self.heard_pending = false;
                 self.call_backoff.reset();
                 self.call_failed = None;
                 self.credit.reset(now);
@@ -764,6 +778,7 @@ impl VaraState {
                 self.last_write = now;
             }
             Msg::Disconnected => {
+                self.heard_pending = false;
                 match std::mem::replace(&mut self.call, Call::Idle) {
                     Call::Calling(_) => self.call_failed("no answer".into(), now),
                     Call::Connected(s) => {
