@@ -51,6 +51,11 @@ use crate::{Error, LinkCounters, LinkEvent, LinkHandle};
 /// (Pat's wait: the modem may still be acknowledging the last frame).
 pub const LINGER: Duration = Duration::from_secs(2);
 
+/// Bytes handed to the data port this recently may not have reached the modem when it
+/// made a `BUFFER` report that arrives now: they are kept out of the room (counting them
+/// in the report's mark instead would count them as drained at the next report).
+const ON_THE_WAY: Duration = Duration::from_millis(100);
+
 /// Frames held while a call is set up (the daemon is asked for no more meanwhile).
 const MAX_PENDING: usize = 4;
 
@@ -456,6 +461,8 @@ pub(crate) struct VaraState {
     pub cmd_out: Vec<u8>,
     /// Framed bytes for the data port, not yet written.
     pub data_out: Vec<u8>,
+    /// Recent writes to the data port: when, and how many bytes.
+    flushed: VecDeque<(Instant, usize)>,
     /// Commands sent and not yet answered (`OK`/`WRONG`), and when.
     expect: VecDeque<(String, Instant)>,
     lines: Lines,
@@ -514,6 +521,7 @@ impl VaraState {
             mycall,
             cmd_out: Vec::new(),
             data_out: Vec::new(),
+            flushed: VecDeque::new(),
             expect: VecDeque::new(),
             lines: Lines::default(),
             ready: false,
@@ -549,6 +557,7 @@ impl VaraState {
         self.credit.reset(now);
         self.cmd_out.clear();
         self.data_out.clear();
+        self.flushed.clear();
         self.expect.clear();
         self.lines = Lines::default();
         self.ready = false;
@@ -577,7 +586,7 @@ impl VaraState {
             Call::Idle if self.callee.is_some() => self.cfg.mtu,
             Call::Connected(_) => {
                 let max = self.cfg.mtu + framing::overhead(self.cfg.mtu);
-                let r = self.credit.room(now).min(max);
+                let r = self.credit_room(now).min(max);
                 let r = r.saturating_sub(framing::overhead(r));
                 if r < MIN_ROOM.min(self.cfg.mtu) { 0 } else { r }
             }
@@ -635,7 +644,7 @@ impl VaraState {
             Call::Connected(_) => {
                 while let Some(f) = self.pending.front() {
                     let len = f.len() + framing::overhead(f.len());
-                    if len > self.credit.room(now) {
+                    if len > self.credit_room(now) {
                         break;
                     }
                     let f = self.pending.pop_front().expect("checked");
@@ -802,7 +811,12 @@ impl VaraState {
             Msg::Buffer(n) => {
                 // Outside a session the modem holds nothing of ours to wait for.
                 if self.connected() {
-                    self.credit.reported_queued(now, n);
+                    // (Bytes not yet handed to the data port are not in the modem.)
+                    let mark = self
+                        .credit
+                        .written()
+                        .saturating_sub(self.data_out.len() as u64);
+                    self.credit.reported_queued_upto(now, n, mark);
                 }
             }
             Msg::IAmAlive | Msg::Other(_) | Msg::Garbage(_) => {}
@@ -828,6 +842,28 @@ impl VaraState {
                 command = cmd,
                 "VARA refused a command (WRONG); carrying on with its own setting"
             ),
+        }
+    }
+
+    /// Room in the modem by its credit, less what may still be on its way to it.
+    fn credit_room(&mut self, now: Instant) -> usize {
+        while self
+            .flushed
+            .front()
+            .is_some_and(|&(t, _)| t + ON_THE_WAY <= now)
+        {
+            self.flushed.pop_front();
+        }
+        let on_the_way: usize = self.flushed.iter().map(|&(_, n)| n).sum();
+        self.credit.room(now).saturating_sub(on_the_way)
+    }
+
+    /// `n` bytes of `data_out` went to the data port.
+    pub(crate) fn flushed(&mut self, now: Instant, n: usize) {
+        self.data_out.drain(..n);
+        self.flushed.push_back((now, n));
+        if self.flushed.len() > 256 {
+            self.flushed.pop_front();
         }
     }
 
@@ -1058,9 +1094,7 @@ async fn session(
                 Err(e) => return Ok(format!("write to VARA's command port failed: {e}")),
             },
             r = tcp_write_some(&ports.data, &st.data_out), if !st.data_out.is_empty() => match r {
-                Ok(n) => {
-                    st.data_out.drain(..n);
-                }
+                Ok(n) => st.flushed(Instant::now(), n),
                 Err(e) => return Ok(format!("write to VARA's data port failed: {e}")),
             },
             f = frames.recv(), if st.takes_frame() => match f {
