@@ -293,8 +293,13 @@ fn describe_link(
                         ),
                     ];
                     match &c.station {
-                        Some(s) => kv.push(("station", format!("call {s} when there is something to send"))),
-                        None => kv.push(("station", "answer calls; call back the last caller".into())),
+                        Some(s) => kv.push((
+                            "station",
+                            format!("call {s} when there is something to send"),
+                        )),
+                        None => {
+                            kv.push(("station", "answer calls; call back the last caller".into()))
+                        }
                     }
                     kv.push(("bandwidth", format!("{} Hz", c.bandwidth)));
                     kv.push(("buffer", format!("{} B", c.buffer)));

@@ -185,3 +185,45 @@ fn vara_figures_over_three_runs() {
         mmm(&mut ratios)
     );
 }
+
+/// A daemon whose VARA is not running says so in `skywave status`, and keeps trying.
+#[test]
+fn status_says_why_a_vara_link_is_down() {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    drop(l);
+    let tmp = tempfile::tempdir().unwrap();
+    let conf = tmp.path().join("d.toml");
+    std::fs::write(
+        &conf,
+        format!("[[link]]\ntype = \"vara\"\nmodem = \"{addr}\"\ncallsign = \"N0CALL-1\"\n"),
+    )
+    .unwrap();
+    let d = Daemon::start(tmp.path(), "d", &["--config", &conf.display().to_string()]);
+    let reason = wait_for("the link's reason", Duration::from_secs(10), || {
+        let s = d.status();
+        let l = s.links.first()?;
+        (l.state == "down").then(|| l.reason.clone()).flatten()
+    });
+    assert!(
+        reason.contains(&format!("cannot reach VARA's command port at {addr}"))
+            && reason.contains("is VARA running"),
+        "{reason}"
+    );
+    // A missing callsign is refused at start, naming the setting.
+    std::fs::write(
+        &conf,
+        format!("[[link]]\ntype = \"vara\"\nmodem = \"{addr}\"\n"),
+    )
+    .unwrap();
+    let out = run(
+        tmp.path(),
+        &["config", "check", &conf.display().to_string()],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("callsign of link #1 (type = \"vara\")") && err.contains("MYCALL"),
+        "{err}"
+    );
+}

@@ -747,7 +747,9 @@ impl DaemonConfig {
                 ),
                 LinkConfig::Driver(DriverConfig::Vara(v)) if v.amateur => (
                     v.callsign.clone(),
-                    Some("VARA identifies the station: its calls carry the callsign (MYCALL), and CWID ON sends it in CW"),
+                    Some(
+                        "VARA identifies the station: its calls carry the callsign (MYCALL), and CWID ON sends it in CW",
+                    ),
                 ),
                 _ => match self.amateur.get(&index) {
                     Some(c) => (c.clone(), None),
@@ -1384,6 +1386,46 @@ mod tests {
         c.add_link_flag("rfd900:device=/dev/x,channel_access=radio")
             .unwrap();
         assert!(c.radio_access.contains(&0));
+    }
+
+    #[test]
+    fn vara_links_parse_and_are_checked_by_the_driver() {
+        let c = DaemonConfig::from_toml(
+            "[[link]]\ntype = \"vara\"\nmodem = \"127.0.0.1:8300\"\ncallsign = \"N0CALL-1\"\nstation = \"N0CALL-2\"\namateur = true\nidle_timeout = \"20s\"\n",
+            "c.toml",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.links[0].kind(), "vara");
+        assert!(!c.links[0].encrypted());
+        let a = c.amateur_links();
+        assert_eq!(a.len(), 1);
+        assert!(a[0].identifies.is_some_and(|h| h.contains("VARA")));
+        assert_eq!(a[0].callsign.as_deref(), Some("N0CALL-1"));
+        match &c.links[0] {
+            LinkConfig::Driver(DriverConfig::Vara(v)) => {
+                assert_eq!(v.data_addr(), "127.0.0.1:8301");
+                assert_eq!(v.idle_timeout, Duration::from_secs(20));
+            }
+            other => panic!("{other:?}"),
+        }
+        // VARA needs a callsign (MYCALL), amateur or not: refused at start, named.
+        let c = DaemonConfig::from_toml(
+            "[[link]]\ntype = \"vara\"\nmodem = \"127.0.0.1:8300\"\n",
+            "c.toml",
+        )
+        .unwrap();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("callsign of link #1 (type = \"vara\")")
+                && e.contains("(not set)")
+                && e.contains("MYCALL"),
+            "{e}"
+        );
+        let e = DaemonConfig::from_toml("[[link]]\ntype = \"vara\"\nbw = 2300\n", "c.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bw") && e.contains("vara"), "{e}");
     }
 
     #[test]

@@ -153,11 +153,7 @@ pub async fn run(
     for a in cfg.amateur_links() {
         let call = a.callsign.as_deref().unwrap_or("?");
         if let Some(how) = a.identifies {
-            tracing::info!(
-                link = a.index + 1,
-                callsign = call,
-                "amateur link: {how}"
-            );
+            tracing::info!(link = a.index + 1, callsign = call, "amateur link: {how}");
         } else {
             tracing::warn!(
                 link = a.index + 1,

@@ -70,7 +70,10 @@ async fn down_because(h: &mut LinkHandle, what: &str, secs: f64) -> String {
 async fn wait_until(what: &str, secs: f64, mut f: impl FnMut() -> bool) {
     let until = tokio::time::Instant::now() + Duration::from_secs_f64(secs);
     while !f() {
-        assert!(tokio::time::Instant::now() < until, "{what}: not within {secs} s");
+        assert!(
+            tokio::time::Instant::now() < until,
+            "{what}: not within {secs} s"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -102,7 +105,10 @@ async fn a_call_carries_frames_both_ways_ends_when_idle_and_is_called_back() {
     wait_until("the idle session ended", 10.0, || !f.connected()).await;
     let (sa, sb) = (f.stats(0), f.stats(1));
     assert_eq!((sa.discarded, sb.discarded), (0, 0));
-    assert_eq!(sa.commands[..4], ["MYCALL N0CALL-1", "LISTEN ON", "COMPRESSION OFF", "BW2300"]);
+    assert_eq!(
+        sa.commands[..4],
+        ["MYCALL N0CALL-1", "LISTEN ON", "COMPRESSION OFF", "BW2300"]
+    );
     assert!(sa.commands.contains(&"CWID ON".to_string()));
     assert!(
         sa.max_buffered <= VaraConfig::new("x:1", "N0CALL").buffer,
@@ -111,9 +117,15 @@ async fn a_call_carries_frames_both_ways_ends_when_idle_and_is_called_back() {
     );
     // B learnt who called: it calls back when it has something to send.
     send(&mut b, Bytes::from_static(&[9u8; 80]), 5.0).await;
-    assert_eq!(frame_from(&mut a, 10.0).await, Bytes::from_static(&[9u8; 80]));
+    assert_eq!(
+        frame_from(&mut a, 10.0).await,
+        Bytes::from_static(&[9u8; 80])
+    );
     assert!(
-        f.stats(1).commands.iter().any(|c| c == "CONNECT N0CALL-2 N0CALL-1"),
+        f.stats(1)
+            .commands
+            .iter()
+            .any(|c| c == "CONNECT N0CALL-2 N0CALL-1"),
         "{:?}",
         f.stats(1).commands
     );
@@ -165,7 +177,10 @@ async fn a_modem_that_stops_answering_is_left_and_reconnected() {
     let (mut a, _b) = pair(&f).await;
     f.silent(0, true);
     let reason = down_because(&mut a, "IAMALIVE", 5.0).await;
-    assert!(reason.contains("2 s") && reason.contains("reconnecting"), "{reason}");
+    assert!(
+        reason.contains("2 s") && reason.contains("reconnecting"),
+        "{reason}"
+    );
     let clients = f.stats(0).clients;
     f.silent(0, false);
     expect_up(&mut a, 10.0).await;
@@ -194,7 +209,11 @@ async fn a_buffer_that_never_drains_holds_the_link_says_why_and_loses_nothing() 
         LinkCounters::get(&counters.downs) >= 1
     })
     .await;
-    assert!(f.buffered(0) > cap / 2 && f.buffered(0) <= cap, "{} of {cap}", f.buffered(0));
+    assert!(
+        f.buffered(0) > cap / 2 && f.buffered(0) <= cap,
+        "{} of {cap}",
+        f.buffered(0)
+    );
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert!(f.buffered(0) <= cap, "{} > {cap}", f.buffered(0));
     f.sending(0, true);
@@ -217,7 +236,10 @@ async fn no_call_while_the_channel_is_busy() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     send(&mut a, frame(3, 200), 5.0).await;
     let reason = down_because(&mut a, "busy", 5.0).await;
-    assert!(reason.contains("BUSY ON") && reason.contains("N0CALL-2"), "{reason}");
+    assert!(
+        reason.contains("BUSY ON") && reason.contains("N0CALL-2"),
+        "{reason}"
+    );
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert!(!f.connected());
     f.busy(0, false);

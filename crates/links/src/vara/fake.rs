@@ -365,11 +365,7 @@ fn command(a: &mut Air, i: usize, line: &str) {
                 m.say("VERSION skywave-fake");
                 return;
             }
-            ["CONNECT", src, dst]
-                if valid(src) && valid(dst) && m.mycall.is_some() && free =>
-            {
-                true
-            }
+            ["CONNECT", src, dst] if valid(src) && valid(dst) && m.mycall.is_some() && free => true,
             ["DISCONNECT" | "ABORT"] => true,
             _ => false,
         };
@@ -494,7 +490,10 @@ async fn air(inner: Arc<Mutex<Air>>) {
                 }
                 // (VARA reports as its buffer drains, not for every byte.)
                 let m = &mut a.modems[me];
-                if m.buffer.is_empty() || m.reported_at.is_none_or(|t| now >= t + Duration::from_millis(250)) {
+                if m.buffer.is_empty()
+                    || m.reported_at
+                        .is_none_or(|t| now >= t + Duration::from_millis(250))
+                {
                     m.reported_at = Some(now);
                     m.report_buffer();
                 }

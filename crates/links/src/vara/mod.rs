@@ -667,7 +667,11 @@ impl VaraState {
                     && now >= self.last_write + LINGER
                     && now >= self.last_data + self.cfg.idle_timeout;
                 if quiet {
-                    tracing::info!(link = name, "nothing carried for {:.0} s: ending the session (DISCONNECT)", self.cfg.idle_timeout.as_secs_f64());
+                    tracing::info!(
+                        link = name,
+                        "nothing carried for {:.0} s: ending the session (DISCONNECT)",
+                        self.cfg.idle_timeout.as_secs_f64()
+                    );
                     self.stats.idle_disconnects += 1;
                     self.send("DISCONNECT".into(), now);
                     self.call = Call::Ending(now);
@@ -1254,7 +1258,11 @@ mod tests {
         feed(&mut s, "BUSY OFF\r", ms(20));
         s.poll("t", ms(20), &c);
         assert_eq!(sent(&mut s), "CONNECT N0CALL-1 N0CALL-2\r");
-        feed(&mut s, "OK\rPTT ON\rCONNECTED N0CALL-1 N0CALL-2 2300\r", ms(900));
+        feed(
+            &mut s,
+            "OK\rPTT ON\rCONNECTED N0CALL-1 N0CALL-2 2300\r",
+            ms(900),
+        );
         s.poll("t", ms(900), &c);
         let mut d = framing::Deframer::new();
         assert_eq!(d.push(&s.data_out), vec![vec![1u8; 100]]);
@@ -1292,7 +1300,11 @@ mod tests {
         s.poll("t", t0 + Duration::from_secs(2), &c);
         assert_eq!(sent(&mut s), "CONNECT N0CALL-1 N0CALL-2\r");
         feed(&mut s, "OK\rDISCONNECTED\r", t0 + Duration::from_secs(3));
-        assert!(s.waiting(t0 + Duration::from_secs(3)).unwrap().contains("no answer"));
+        assert!(
+            s.waiting(t0 + Duration::from_secs(3))
+                .unwrap()
+                .contains("no answer")
+        );
         assert_eq!(s.stats.calls_failed, 2);
     }
 
@@ -1302,7 +1314,12 @@ mod tests {
         let c = LinkCounters::default();
         let mut s = state(t0);
         feed(&mut s, "WRONG\r", t0);
-        assert!(s.fatal.take().unwrap().contains("'MYCALL N0CALL-1' (WRONG)"));
+        assert!(
+            s.fatal
+                .take()
+                .unwrap()
+                .contains("'MYCALL N0CALL-1' (WRONG)")
+        );
         let mut s = state(t0);
         feed(&mut s, "OK\rOK\rOK\rOK\r", t0);
         s.poll("t", t0 + Duration::from_secs(119), &c);
