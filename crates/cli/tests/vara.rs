@@ -62,21 +62,9 @@ fn exchange(each: usize, size: usize, limit: Duration) -> (Option<Outcome>, Stri
             Daemon::start(root, &format!("d{i}"), &["--config", &conf.display().to_string()])
         })
         .collect();
-    wait_for("both vara links up", Duration::from_secs(20), || {
-        daemons
-            .iter()
-            .all(|d| d.status().links.first().is_some_and(|l| l.up))
-            .then_some(())
-    });
+    wait_links_up(&daemons, Duration::from_secs(20));
     let start = Instant::now();
-    for i in 0..each {
-        for (k, d) in daemons.iter().enumerate() {
-            d.add(
-                &payload(size, (k * 1000 + i) as u64 + 1),
-                &format!("n{k}-{i}"),
-            );
-        }
-    }
+    insert_each(&daemons, each, size);
     let all = 2 * each as u64;
     let mut done = false;
     while start.elapsed() < limit {

@@ -45,17 +45,6 @@ async fn pair(f: &FakeVaras) -> (LinkHandle, LinkHandle) {
     (a, b)
 }
 
-/// Frames until one arrives (skipping rate updates).
-async fn frame_from(h: &mut LinkHandle, secs: f64) -> Bytes {
-    loop {
-        match next_event(h, secs).await {
-            LinkEvent::Frame(f) => return f,
-            LinkEvent::Up(_) => continue,
-            other => panic!("{}: expected a frame, got {other:?}", h.name),
-        }
-    }
-}
-
 /// Down events until one whose reason contains `what`.
 async fn down_because(h: &mut LinkHandle, what: &str, secs: f64) -> String {
     loop {
@@ -82,16 +71,11 @@ async fn wait_until(what: &str, secs: f64, mut f: impl FnMut() -> bool) {
 async fn a_call_carries_frames_both_ways_ends_when_idle_and_is_called_back() {
     init_tracing();
     let f = fakes().await;
-    let (mut a, mut b) = pair(&f).await;
+    let (a, mut b) = pair(&f).await;
     assert_eq!(*b.room.borrow(), 0, "no one to call yet");
     // A frame at A starts a call to N0CALL-2.
     let n = 30;
-    let sender = tokio::spawn(async move {
-        for i in 0..n {
-            send(&mut a, frame(i, 400), 20.0).await;
-        }
-        a
-    });
+    let sender = send_all(a, (0..n).map(|i| frame(i, 400)).collect(), 20.0);
     for i in 0..n {
         assert_eq!(frame_from(&mut b, 20.0).await, frame(i, 400), "frame {i}");
     }
@@ -199,12 +183,7 @@ async fn a_buffer_that_never_drains_holds_the_link_says_why_and_loses_nothing() 
     let cap = link(&f, 0).buffer;
     let n = 20;
     let counters = a.counters.clone();
-    let sender = tokio::spawn(async move {
-        for i in 1..=n {
-            send(&mut a, frame(i, 300), 60.0).await;
-        }
-        a
-    });
+    let sender = send_all(a, (1..=n).map(|i| frame(i, 300)).collect(), 60.0);
     wait_until("the link went down for the stall", 10.0, || {
         LinkCounters::get(&counters.downs) >= 1
     })

@@ -33,7 +33,7 @@ use tokio::sync::mpsc;
 
 use crate::device::Device;
 use crate::link::{
-    Backoff, Closed, MIN_ROOM, Shared, sleep_until, tcp_read, tcp_write_some, wait_away,
+    Backoff, Closed, MIN_ROOM, RateTold, Shared, sleep_until, tcp_read, tcp_write_some, wait_away,
 };
 use crate::serial::check_baud;
 use crate::stream::TICK;
@@ -397,8 +397,7 @@ pub(crate) struct KissTx {
     first_ask: Option<Instant>,
     answered: bool,
     told_silent: bool,
-    /// The rate last told to the protocol (bytes/s), and when.
-    told: Option<(f64, Instant)>,
+    told: RateTold,
     base: LinkParams,
 }
 
@@ -443,7 +442,7 @@ impl KissTx {
             first_ask: None,
             answered: false,
             told_silent: false,
-            told: None,
+            told: RateTold::default(),
             base: params(cfg),
         }
     }
@@ -615,13 +614,7 @@ impl KissTx {
     /// The link's parameters with the measured rate, when it differs enough from what
     /// the protocol was last told (a fifth), at most once a minute after the first.
     pub(crate) fn rate_update(&mut self, now: Instant) -> Option<LinkParams> {
-        let r = self.credit.measured_rate()?;
-        if let Some((told, at)) = self.told
-            && ((r - told).abs() < told * 0.2 || now < at + Duration::from_secs(60))
-        {
-            return None;
-        }
-        self.told = Some((r, now));
+        let r = self.told.update(self.credit.measured_rate(), now)?;
         Some(self.measured_params(r))
     }
 
@@ -637,8 +630,8 @@ impl KissTx {
 
     /// The current parameters (measured rate if any).
     pub(crate) fn params(&self) -> LinkParams {
-        match self.told {
-            Some((r, _)) => self.measured_params(r),
+        match self.told.rate() {
+            Some(r) => self.measured_params(r),
             None => self.base,
         }
     }

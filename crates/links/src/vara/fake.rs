@@ -24,10 +24,12 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
+
+use crate::link::writer;
 
 /// How the fake air behaves.
 #[derive(Debug, Clone)]
@@ -240,21 +242,13 @@ fn lock(inner: &Mutex<Air>) -> std::sync::MutexGuard<'_, Air> {
 async fn serve_cmd(l: TcpListener, i: usize, inner: Arc<Mutex<Air>>) {
     while let Ok((s, _)) = l.accept().await {
         let _ = s.set_nodelay(true);
-        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let (mut r, w) = s.into_split();
         {
             let mut a = lock(&inner);
-            a.modems[i].cmd = Some(tx);
+            a.modems[i].cmd = Some(writer(w));
             a.modems[i].stats.clients += 1;
             a.modems[i].reported = None;
         }
-        let (mut r, mut w) = s.into_split();
-        tokio::spawn(async move {
-            while let Some(b) = rx.recv().await {
-                if w.write_all(&b).await.is_err() {
-                    break;
-                }
-            }
-        });
         let inner = inner.clone();
         tokio::spawn(async move {
             let mut line = Vec::new();
@@ -286,16 +280,8 @@ async fn serve_cmd(l: TcpListener, i: usize, inner: Arc<Mutex<Air>>) {
 async fn serve_data(l: TcpListener, i: usize, inner: Arc<Mutex<Air>>) {
     while let Ok((s, _)) = l.accept().await {
         let _ = s.set_nodelay(true);
-        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        lock(&inner).modems[i].data = Some(tx);
-        let (mut r, mut w) = s.into_split();
-        tokio::spawn(async move {
-            while let Some(b) = rx.recv().await {
-                if w.write_all(&b).await.is_err() {
-                    break;
-                }
-            }
-        });
+        let (mut r, w) = s.into_split();
+        lock(&inner).modems[i].data = Some(writer(w));
         let inner = inner.clone();
         tokio::spawn(async move {
             let mut buf = vec![0u8; 8192];

@@ -42,7 +42,8 @@ use tokio::sync::mpsc;
 
 use crate::kiss::ax25::Callsign;
 use crate::link::{
-    Backoff, Closed, MIN_ROOM, Shared, StreamRx, sleep_until, tcp_read, tcp_write_some, wait_away,
+    Backoff, Closed, MIN_ROOM, RateTold, Shared, StreamRx, sleep_until, tcp_read, tcp_write_some,
+    wait_away,
 };
 use crate::stream::TICK;
 use crate::{Error, LinkCounters, LinkEvent, LinkHandle};
@@ -488,7 +489,8 @@ pub(crate) struct VaraState {
     last_data: Instant,
     /// The session's end was asked for by the driver (idle), not by the modem.
     pub(crate) fatal: Option<String>,
-    told: Option<(f64, Instant)>,
+    /// The measured rate last told to the protocol.
+    told: RateTold,
     /// Counts (also in the link's counters where one fits).
     pub(crate) stats: VaraStats,
 }
@@ -539,7 +541,7 @@ impl VaraState {
             last_write: now,
             last_data: now,
             fatal: None,
-            told: None,
+            told: RateTold::default(),
             stats: VaraStats::default(),
             cfg,
         }
@@ -938,20 +940,14 @@ impl VaraState {
     /// The link's parameters with the measured rate, when it differs enough from what
     /// the protocol was last told (a fifth), at most once a minute after the first.
     pub(crate) fn rate_update(&mut self, now: Instant) -> Option<LinkParams> {
-        let r = self.credit.measured_rate()?;
-        if let Some((told, at)) = self.told
-            && ((r - told).abs() < told * 0.2 || now < at + Duration::from_secs(60))
-        {
-            return None;
-        }
-        self.told = Some((r, now));
+        self.told.update(self.credit.measured_rate(), now)?;
         Some(self.params())
     }
 
     pub(crate) fn params(&self) -> LinkParams {
         let base = params(&self.cfg);
-        match self.told {
-            Some((r, _)) => LinkParams {
+        match self.told.rate() {
+            Some(r) => LinkParams {
                 rate_bps: Some((r * 8.0).round().max(1.0) as u64),
                 ..base
             },
