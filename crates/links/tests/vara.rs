@@ -257,3 +257,32 @@ async fn a_missing_callsign_is_refused_at_start() {
         "{e}"
     );
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+    /// Any bytes on the command port, in any chunking, mixed with the lines VARA sends:
+    /// never a panic, the same lines, the cap held (the `vara` fuzz target's body).
+    #[test]
+    fn any_bytes_on_the_command_port(
+        chunk in 0u8..32,
+        parts in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+                proptest::sample::select(vec![
+                    b"OK\r".to_vec(), b"WRONG\r".to_vec(), b"BUFFER 300\r".to_vec(),
+                    b"BUFFER 0\r".to_vec(), b"CONNECTED N0CALL-1 N0CALL-2 2300\r".to_vec(),
+                    b"DISCONNECTED\r".to_vec(), b"BUSY ON\r".to_vec(), b"BUSY OFF\r".to_vec(),
+                    b"PENDING\r".to_vec(), b"IAMALIVE\r".to_vec(),
+                ]),
+            ],
+            0..40,
+        ),
+    ) {
+        let mut data = vec![chunk];
+        for p in parts {
+            data.extend(p);
+        }
+        skywave_links::fuzzing::vara(&data);
+    }
+}
