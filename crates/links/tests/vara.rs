@@ -286,3 +286,41 @@ proptest::proptest! {
         skywave_links::fuzzing::vara(&data);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswered_call_is_retried_with_backoff_and_the_link_says_why() {
+    init_tracing();
+    let f = FakeVaras::start(FakeVaraConfig {
+        call_timeout: Duration::from_millis(500),
+        alive_interval: Duration::from_millis(500),
+        ..FakeVaraConfig::default()
+    })
+    .await
+    .unwrap();
+    let mut a = vara::spawn(link(&f, 0)).unwrap();
+    // The far station does not listen.
+    let mut b = vara::spawn(VaraConfig {
+        listen: false,
+        ..link(&f, 1)
+    })
+    .unwrap();
+    expect_up(&mut a, 5.0).await;
+    expect_up(&mut b, 5.0).await;
+    send(&mut a, frame(4, 200), 5.0).await;
+    let reason = down_because(&mut a, "failed", 5.0).await;
+    assert!(
+        reason.contains("the call to N0CALL-2 failed (no answer): calling again in 2 s"),
+        "{reason}"
+    );
+    // Called again after 2 s, then 4 s: the link stays down meanwhile (no flapping).
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let calls = f
+        .stats(0)
+        .commands
+        .iter()
+        .filter(|c| c.starts_with("CONNECT"))
+        .count();
+    assert_eq!(calls, 2, "{:?}", f.stats(0).commands);
+    assert_eq!(LinkCounters::get(&a.counters.downs), 1);
+    assert_eq!(*a.room.borrow(), 0);
+}

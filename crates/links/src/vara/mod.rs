@@ -57,6 +57,10 @@ pub const LINGER: Duration = Duration::from_secs(2);
 /// in the report's mark instead would count them as drained at the next report).
 const ON_THE_WAY: Duration = Duration::from_millis(100);
 
+/// A busy channel that holds a call back this long is shown as the link's state (a
+/// shorter one is the channel's ordinary traffic).
+const BUSY_SHOWN: Duration = Duration::from_secs(2);
+
 /// Frames held while a call is set up (the daemon is asked for no more meanwhile).
 const MAX_PENDING: usize = 4;
 
@@ -482,7 +486,7 @@ pub(crate) struct VaraState {
     busy_since: Option<Instant>,
     next_call: Instant,
     call_backoff: Backoff,
-    /// Why the last call failed (shown while the next waits).
+    /// Why the last call failed (shown until a session connects).
     call_failed: Option<String>,
     last_heard: Instant,
     last_write: Instant,
@@ -722,11 +726,7 @@ impl VaraState {
         self.stats.calls_failed += 1;
         let wait = self.call_backoff.next_delay();
         self.next_call = now + wait;
-        self.call_failed = Some(format!(
-            "the call to {} failed ({why}): calling again in {:.0} s",
-            self.callee.as_deref().unwrap_or("?"),
-            wait.as_secs_f64()
-        ));
+        self.call_failed = Some(why);
     }
 
     /// Bytes from the command port; returns the link's events (none: the data port
@@ -894,7 +894,7 @@ impl VaraState {
         if self.pending.is_empty() || self.connected() {
             return None;
         }
-        if let Some(since) = self.busy_since {
+        if let Some(since) = self.busy_since.filter(|&s| now >= s + BUSY_SHOWN) {
             return Some(format!(
                 "the channel is busy ({} for {:.0} s): waiting for it to clear before calling {}",
                 if self.busy {
@@ -911,10 +911,19 @@ impl VaraState {
                 "frames wait for a session: no `station` is set to call, and no station has called yet".into(),
             );
         }
-        if now < self.next_call {
-            return self.call_failed.clone();
-        }
-        None
+        // (Until a call connects: a link that went down for a failed call does not come
+        // up for each new attempt.)
+        self.call_failed.as_ref().map(|why| {
+            let to = self.callee.as_deref().unwrap_or("?");
+            if now < self.next_call {
+                format!(
+                    "the call to {to} failed ({why}): calling again in {:.0} s",
+                    (self.next_call - now).as_secs_f64().ceil()
+                )
+            } else {
+                format!("the call to {to} failed ({why}): calling again now")
+            }
+        })
     }
 
     /// When the driver should look again without anything arriving.
@@ -1250,7 +1259,8 @@ mod tests {
         s.offer("t", Bytes::from_static(&[1u8; 100]), t0, &c);
         s.poll("t", ms(10), &c);
         assert_eq!(sent(&mut s), "", "no call on a busy channel");
-        assert!(s.waiting(ms(10)).unwrap().contains("BUSY ON"));
+        assert_eq!(s.waiting(ms(10)), None, "a moment's traffic is not news");
+        assert!(s.waiting(ms(2010)).unwrap().contains("BUSY ON"));
         feed(&mut s, "BUSY OFF\r", ms(20));
         s.poll("t", ms(20), &c);
         assert_eq!(sent(&mut s), "CONNECT N0CALL-1 N0CALL-2\r");
