@@ -491,7 +491,8 @@ pub(crate) struct VaraState {
     last_heard: Instant,
     last_write: Instant,
     last_data: Instant,
-    /// The session's end was asked for by the driver (idle), not by the modem.
+    /// Why the connection to the modem must end (it refused MYCALL, stopped answering):
+    /// the driver reconnects.
     pub(crate) fatal: Option<String>,
     /// The measured rate last told to the protocol.
     told: RateTold,
@@ -729,8 +730,7 @@ impl VaraState {
         self.call_failed = Some(why);
     }
 
-    /// Bytes from the command port; returns the link's events (none: the data port
-    /// carries the frames).
+    /// Bytes from the command port (the frames come on the data port).
     pub(crate) fn command_bytes(
         &mut self,
         name: &str,
