@@ -308,6 +308,31 @@ fn describe_link(
                     kv.push(access);
                     ("rnode".into(), kv)
                 }
+                DriverConfig::Vara(c) => {
+                    let mut kv = vec![
+                        ("modem", c.modem.clone()),
+                        ("data", c.data_addr()),
+                        (
+                            "callsign",
+                            c.callsign.clone().unwrap_or_else(|| "(not set)".into()),
+                        ),
+                    ];
+                    match &c.station {
+                        Some(s) => kv.push((
+                            "station",
+                            format!("call {s} when there is something to send"),
+                        )),
+                        None => {
+                            kv.push(("station", "answer calls; call back the last caller".into()))
+                        }
+                    }
+                    kv.push(("bandwidth", format!("{} Hz", c.bandwidth)));
+                    kv.push(("buffer", format!("{} B", c.buffer)));
+                    if c.amateur {
+                        kv.push(("amateur", "yes: identified by VARA, never encrypted".into()));
+                    }
+                    ("vara".into(), kv)
+                }
                 DriverConfig::Emulated(c) => (
                     "emulated".into(),
                     vec![

@@ -376,21 +376,9 @@ fn exchange(modem: u32, each: usize, size: usize, limit: Duration) -> (Option<Ou
             Daemon::start(root, &format!("d{i}"), &["--config", &conf.display().to_string()])
         })
         .collect();
-    wait_for("both kiss links up", SHORT, || {
-        daemons
-            .iter()
-            .all(|d| d.status().links.first().is_some_and(|l| l.up))
-            .then_some(())
-    });
+    wait_links_up(&daemons, SHORT);
     let start = Instant::now();
-    for i in 0..each {
-        for (k, d) in daemons.iter().enumerate() {
-            d.add(
-                &payload(size, (k * 1000 + i) as u64 + 1),
-                &format!("n{k}-{i}"),
-            );
-        }
-    }
+    insert_each(&daemons, each, size);
     let all = 2 * each as u64;
     let mut done = false;
     // Every 5 s: bundles held, frames handed to the TNC and the room, per daemon.

@@ -160,6 +160,7 @@ impl LinkConfig {
                 DriverConfig::HfModem(_) => "hf-modem",
                 DriverConfig::Kiss(_) => "kiss",
                 DriverConfig::Rnode(_) => "rnode",
+                DriverConfig::Vara(_) => "vara",
                 DriverConfig::Emulated(_) => "emulated",
             },
         }
@@ -483,7 +484,7 @@ struct FileConfig {
     limits: LimitsConfig,
 }
 
-const LINK_TYPES: &str = "udp, tcp, serial, rfd900, hf-modem, kiss, rnode, emulated";
+const LINK_TYPES: &str = "udp, tcp, serial, rfd900, hf-modem, kiss, rnode, vara, emulated";
 
 /// Licensed-band rules for one link (`amateur = true`), as the configuration gives them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -494,9 +495,11 @@ pub struct AmateurLink {
     /// Whether the link encrypts (refused: the rules forbid obscuring the meaning of a
     /// transmission). Driver links never do; IP links do unless `plaintext = true`.
     pub encrypted: bool,
-    /// Whether every frame carries the station's address (a `kiss` link's AX.25
-    /// source); on the others the station must identify by other means.
-    pub identifies: bool,
+    /// How the link identifies the station, when it does: a `kiss` link puts the
+    /// callsign in every frame (the AX.25 source); a `vara` link's modem identifies
+    /// itself (its calls carry the callsign, and `CWID ON`). On the others the station
+    /// must identify by other means.
+    pub identifies: Option<&'static str>,
 }
 
 impl DaemonConfig {
@@ -522,10 +525,11 @@ impl DaemonConfig {
                 .to_string();
             let ty = ty.as_str();
             let ctx = |e: String| perr(format!("link #{} (type = \"{ty}\"): {e}", i + 1));
-            // `amateur` and `callsign` are the daemon's for every kind but `kiss`, whose
-            // driver puts the callsign in every frame.
+            // `amateur` and `callsign` are the daemon's for every kind but `kiss` and
+            // `vara`, whose drivers identify the station themselves.
             let mut v = v;
             if ty != "kiss"
+                && ty != "vara"
                 && let Some(t) = v.as_table_mut()
             {
                 let amateur = match t.remove("amateur") {
@@ -673,10 +677,13 @@ impl DaemonConfig {
             let (ty, mtu, trust) = match l {
                 LinkConfig::Udp(u) => ("udp", u.mtu, u.link_trust()),
                 LinkConfig::Tcp(t) => ("tcp", t.mtu, t.link_trust()),
-                LinkConfig::Driver(d @ (DriverConfig::Kiss(_) | DriverConfig::Rnode(_))) => {
+                LinkConfig::Driver(
+                    d @ (DriverConfig::Kiss(_) | DriverConfig::Rnode(_) | DriverConfig::Vara(_)),
+                ) => {
                     let checked = match d {
                         DriverConfig::Kiss(k) => k.check().map(|_| ()),
                         DriverConfig::Rnode(r) => r.check(),
+                        DriverConfig::Vara(v) => v.check().map(|_| ()),
                         _ => Ok(()),
                     };
                     checked.map_err(|e| match e {
@@ -739,11 +746,18 @@ impl DaemonConfig {
         let mut out = Vec::new();
         for (index, l) in self.links.iter().enumerate() {
             let (callsign, identifies) = match l {
-                LinkConfig::Driver(DriverConfig::Kiss(k)) if k.amateur => {
-                    (k.callsign.clone(), true)
-                }
+                LinkConfig::Driver(DriverConfig::Kiss(k)) if k.amateur => (
+                    k.callsign.clone(),
+                    Some("every frame carries the callsign as its AX.25 source"),
+                ),
+                LinkConfig::Driver(DriverConfig::Vara(v)) if v.amateur => (
+                    v.callsign.clone(),
+                    Some(
+                        "VARA identifies the station: its calls carry the callsign (MYCALL), and CWID ON sends it in CW",
+                    ),
+                ),
                 _ => match self.amateur.get(&index) {
-                    Some(c) => (c.clone(), false),
+                    Some(c) => (c.clone(), None),
                     None => continue,
                 },
             };
@@ -1380,6 +1394,46 @@ mod tests {
     }
 
     #[test]
+    fn vara_links_parse_and_are_checked_by_the_driver() {
+        let c = DaemonConfig::from_toml(
+            "[[link]]\ntype = \"vara\"\nmodem = \"127.0.0.1:8300\"\ncallsign = \"N0CALL-1\"\nstation = \"N0CALL-2\"\namateur = true\nidle_timeout = \"20s\"\n",
+            "c.toml",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.links[0].kind(), "vara");
+        assert!(!c.links[0].encrypted());
+        let a = c.amateur_links();
+        assert_eq!(a.len(), 1);
+        assert!(a[0].identifies.is_some_and(|h| h.contains("VARA")));
+        assert_eq!(a[0].callsign.as_deref(), Some("N0CALL-1"));
+        match &c.links[0] {
+            LinkConfig::Driver(DriverConfig::Vara(v)) => {
+                assert_eq!(v.data_addr(), "127.0.0.1:8301");
+                assert_eq!(v.idle_timeout, Duration::from_secs(20));
+            }
+            other => panic!("{other:?}"),
+        }
+        // VARA needs a callsign (MYCALL), amateur or not: refused at start, named.
+        let c = DaemonConfig::from_toml(
+            "[[link]]\ntype = \"vara\"\nmodem = \"127.0.0.1:8300\"\n",
+            "c.toml",
+        )
+        .unwrap();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("callsign of link #1 (type = \"vara\")")
+                && e.contains("(not set)")
+                && e.contains("MYCALL"),
+            "{e}"
+        );
+        let e = DaemonConfig::from_toml("[[link]]\ntype = \"vara\"\nbw = 2300\n", "c.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bw") && e.contains("vara"), "{e}");
+    }
+
+    #[test]
     fn kiss_links_parse_default_to_the_tncs_carrier_sense_and_are_checked() {
         let c = DaemonConfig::from_toml(
             "[[link]]\ntype = \"kiss\"\ntnc = \"tcp://127.0.0.1:8001\"\ncallsign = \"N0CALL-1\"\namateur = true\n\n[[link]]\ntype = \"kiss\"\ntnc = \"tcp://127.0.0.1:8001\"\nport = 1\nchannel_access = \"driver\"\n",
@@ -1390,7 +1444,7 @@ mod tests {
         c.validate().unwrap();
         let a = c.amateur_links();
         assert_eq!(a.len(), 1);
-        assert!(a[0].identifies && !a[0].encrypted);
+        assert!(a[0].identifies.is_some() && !a[0].encrypted);
         assert_eq!(a[0].callsign.as_deref(), Some("N0CALL-1"));
         // `config check` runs the driver's own checks.
         let c = DaemonConfig::from_toml(
@@ -1483,7 +1537,7 @@ mod tests {
         .unwrap();
         c.validate().unwrap();
         let a = c.amateur_links();
-        assert!(!a[0].encrypted && !a[0].identifies);
+        assert!(!a[0].encrypted && a[0].identifies.is_none());
         for l in &c.links {
             assert!(!l.encrypted(), "driver links never encrypt");
         }

@@ -1,4 +1,4 @@
-//! Bodies of the radio and modem fuzz targets (`fuzz/fuzz_targets/{rfd900,hf_modem}.rs`),
+//! Bodies of the radio and modem fuzz targets (`fuzz/fuzz_targets/{rfd900,hf_modem,vara}.rs`),
 //! replayed on stable by `tests/fuzz_corpus.rs`. Not part of the API: hidden, no
 //! stability. What these parse comes from a device whose other end is the air.
 
@@ -207,4 +207,64 @@ fn modem_reads<'a>(reads: impl Iterator<Item = &'a [u8]>) -> Call {
         }
     }
     call
+}
+
+/// VARA's command port, as the `vara` driver reads it. The first byte picks chunk sizes;
+/// the rest is what the modem sends, fed whole and in chunks (a read each) to a driver
+/// state that has frames waiting, so that calls, sessions and credit are exercised:
+///
+/// - nothing panics, whatever the modem says;
+/// - the lines, and the garbage counted, are the same in any chunking;
+/// - whenever the driver hands the modem bytes, the modem then holds at most the cap.
+pub fn vara(data: &[u8]) {
+    let mut input = Input(data);
+    let chunk = usize::from(input.u8() % 32) + 1;
+    let rest = input.0;
+    let whole = vara_reads(std::iter::once(rest));
+    let parts = vara_reads(rest.chunks(chunk));
+    assert_eq!(whole, parts, "chunking changed the lines or the garbage");
+}
+
+fn vara_reads<'a>(reads: impl Iterator<Item = &'a [u8]>) -> (Vec<String>, u64, u64) {
+    use crate::LinkCounters;
+    use crate::vara::{Lines, VaraConfig, VaraState};
+    use std::time::{Duration, Instant};
+    let mut cfg = VaraConfig::new("127.0.0.1:8300", "N0CALL-1");
+    cfg.station = Some("N0CALL-2".into());
+    let (me, to) = cfg.check().expect("valid settings");
+    let t0 = Instant::now();
+    let mut st = VaraState::new(cfg, me, to, t0);
+    st.reset(t0);
+    let counters = LinkCounters::default();
+    let mut lines = Lines::default();
+    let mut seen = Vec::new();
+    for (k, r) in reads.enumerate() {
+        let now = t0 + Duration::from_millis(10 * k as u64);
+        seen.extend(lines.push(r));
+        if st.takes_frame() {
+            st.offer(
+                "fuzz",
+                bytes::Bytes::from_static(&[1u8; 300]),
+                now,
+                &counters,
+            );
+        }
+        st.command_bytes("fuzz", r, now, &counters);
+        st.poll("fuzz", now, &counters);
+        let _ = st.waiting(now);
+        let _ = st.room(now);
+        if !st.data_out.is_empty() {
+            assert!(st.credit.held(now) <= st.credit.limit(), "over the cap");
+        }
+        // (Written to the ports at once.)
+        let n = st.data_out.len();
+        st.flushed(now, n);
+        st.cmd_out.clear();
+        st.fatal = None;
+    }
+    (
+        seen,
+        st.stats.garbage_lines,
+        LinkCounters::get(&counters.garbage_bytes),
+    )
 }

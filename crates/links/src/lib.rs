@@ -20,6 +20,7 @@ pub mod rfd900;
 pub mod rnode;
 pub mod serial;
 mod stream;
+pub mod vara;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,6 +37,7 @@ pub use pty::NullModem;
 pub use rfd900::Rfd900Config;
 pub use rnode::RnodeConfig;
 pub use serial::SerialConfig;
+pub use vara::VaraConfig;
 
 /// Sent on a driver's frame channel when the daemon has nothing more to send for now
 /// (the endpoint gave nothing though the link had room): a half-duplex modem's driver
@@ -169,6 +171,7 @@ pub enum DriverConfig {
     HfModem(HfModemConfig),
     Kiss(KissConfig),
     Rnode(RnodeConfig),
+    Vara(VaraConfig),
     Emulated(EmulatedConfig),
 }
 
@@ -181,6 +184,7 @@ impl DriverConfig {
             DriverConfig::HfModem(c) => hf::spawn(c),
             DriverConfig::Kiss(c) => kiss::spawn(c),
             DriverConfig::Rnode(c) => rnode::spawn(c),
+            DriverConfig::Vara(c) => vara::spawn(c),
             DriverConfig::Emulated(c) => emulated::spawn(c),
         }
     }

@@ -21,6 +21,72 @@ pub(crate) async fn sleep_until(t: Option<impl Into<tokio::time::Instant>>) {
     }
 }
 
+/// Reads from a TCP stream; cancel-safe: nothing is read unless it returns (a `select!`
+/// arm that loses drops nothing).
+pub(crate) async fn tcp_read(s: &tokio::net::TcpStream, buf: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        s.readable().await?;
+        match s.try_read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            r => return r,
+        }
+    }
+}
+
+/// Writes some of `data` to a TCP stream; cancel-safe: nothing is written unless it
+/// returns.
+pub(crate) async fn tcp_write_some(
+    s: &tokio::net::TcpStream,
+    data: &[u8],
+) -> std::io::Result<usize> {
+    loop {
+        s.writable().await?;
+        match s.try_write(data) {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            r => return r,
+        }
+    }
+}
+
+/// A task that writes, in order, what is sent on the returned channel to `w` until a
+/// write fails (the scripted fakes' clients).
+pub(crate) fn writer(mut w: tokio::net::tcp::OwnedWriteHalf) -> mpsc::UnboundedSender<Vec<u8>> {
+    use tokio::io::AsyncWriteExt;
+    let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    tokio::spawn(async move {
+        while let Some(b) = rx.recv().await {
+            if w.write_all(&b).await.is_err() {
+                break;
+            }
+        }
+    });
+    tx
+}
+
+/// The measured rate last told to the protocol, and when: a new one is told when it
+/// differs from the last by a fifth, at most once a minute after the first.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct RateTold(Option<(f64, Instant)>);
+
+impl RateTold {
+    /// The rate to tell now (bytes/s), if any.
+    pub(crate) fn update(&mut self, measured: Option<f64>, now: Instant) -> Option<f64> {
+        let r = measured?;
+        if let Some((told, at)) = self.0
+            && ((r - told).abs() < told * 0.2 || now < at + Duration::from_secs(60))
+        {
+            return None;
+        }
+        self.0 = Some((r, now));
+        Some(r)
+    }
+
+    /// The rate last told (bytes/s).
+    pub(crate) fn rate(&self) -> Option<f64> {
+        self.0.map(|(r, _)| r)
+    }
+}
+
 /// Frames queued inside a driver beyond what the device can take (the daemon should
 /// never need them; they absorb a frame sent on a stale `room`).
 const MAX_QUEUED_FRAMES: usize = 32;

@@ -1,4 +1,4 @@
-//! The `rfd900` and `hf_modem` fuzz targets on stable: every file of their
+//! The `rfd900`, `hf_modem` and `vara` fuzz targets on stable: every file of their
 //! `fuzz/corpus/<target>/` is replayed.
 //!
 //! `cargo test -p skywave-links --test fuzz_corpus -- --ignored write_seed_corpus`
@@ -37,6 +37,11 @@ fn rfd900_corpus() {
 #[test]
 fn hf_modem_corpus() {
     replay("hf_modem", fuzzing::hf_modem);
+}
+
+#[test]
+fn vara_corpus() {
+    replay("vara", fuzzing::vara);
 }
 
 /// What a radio sends its host: coded frames with their trailers, status frames, noise.
@@ -97,10 +102,34 @@ fn seed_hf_modem() -> Vec<Vec<u8>> {
     v
 }
 
+/// VARA's command port: set-up answers, a call, a session with BUFFER reports, busy,
+/// pending, IAMALIVE, refusals and noise, in a few chunkings.
+fn seed_vara() -> Vec<Vec<u8>> {
+    let session: &[u8] = b"OK\rOK\rOK\rOK\rIAMALIVE\rBUSY ON\rBUSY OFF\rOK\rPENDING\rCONNECTED N0CALL-1 N0CALL-2 2300\rPTT ON\rBUFFER 306\rBUFFER 0\rPTT OFF\rBUFFER 306\rBUFFER 306\rDISCONNECTED\rVERSION 4.8\r";
+    let mut v = Vec::new();
+    for chunk in [0u8, 4, 17, 31] {
+        let mut b = vec![chunk];
+        b.extend_from_slice(session);
+        v.push(b);
+    }
+    v.push(
+        b"\x03WRONG\rOK\r\x00\xff\rBUFFER x\rCONNECTED\rOK\rOK\rOK\rWRONG\rDISCONNECTED\r".to_vec(),
+    );
+    let mut long = vec![9u8];
+    long.extend(std::iter::repeat_n(b'A', 600));
+    long.extend_from_slice(b"\r\nOK\n");
+    v.push(long);
+    v
+}
+
 #[test]
-#[ignore = "writes fuzz/corpus/{rfd900,hf_modem}/seed-*; run by hand after a format change"]
+#[ignore = "writes fuzz/corpus/{rfd900,hf_modem,vara}/seed-*; run by hand after a format change"]
 fn write_seed_corpus() {
-    for (target, seeds) in [("rfd900", seed_rfd900()), ("hf_modem", seed_hf_modem())] {
+    for (target, seeds) in [
+        ("rfd900", seed_rfd900()),
+        ("hf_modem", seed_hf_modem()),
+        ("vara", seed_vara()),
+    ] {
         let dir = corpus_dir(target);
         std::fs::create_dir_all(&dir).expect("corpus dir");
         for (i, s) in seeds.iter().enumerate() {
@@ -116,5 +145,8 @@ fn seeds_run_clean() {
     }
     for s in seed_hf_modem() {
         fuzzing::hf_modem(&s);
+    }
+    for s in seed_vara() {
+        fuzzing::vara(&s);
     }
 }

@@ -237,6 +237,15 @@ impl<T: PacerTime> ModemCredit<T> {
         self.take_report(now, queued, self.written);
     }
 
+    /// The modem said, unasked, that it holds `queued` bytes, counting the bytes written
+    /// up to `mark` ([`ModemCredit::written`] at some earlier moment): those written
+    /// after it may still have been on their way to the modem when it counted (a
+    /// report sent as the host's next bytes crossed a socket). Counting them as held too
+    /// keeps the modem within the limit.
+    pub fn reported_queued_upto(&mut self, now: T, queued: usize, mark: u64) {
+        self.take_report(now, queued, mark.min(self.written));
+    }
+
     fn take_report(&mut self, now: T, queued: usize, mark: u64) {
         match self.queued {
             Some(p) if mark >= p.mark && now > p.at => {
@@ -606,6 +615,23 @@ mod tests {
         assert_eq!(c.report_expiry(ms(3)), Some(ms(1001)));
         assert_eq!(c.report_expiry(ms(1001)), None);
         assert!(c.room(ms(5000)) > 255);
+    }
+
+    #[test]
+    fn bytes_on_their_way_when_a_report_was_made_still_count() {
+        let mut c = credit();
+        c.reported_queued(ms(0), 0);
+        c.wrote(ms(10), 600);
+        let before = c.written();
+        c.wrote(ms(20), 400);
+        // A report made before the last 400 bytes reached the modem.
+        c.reported_queued_upto(ms(21), 500, before);
+        assert_eq!(c.held(ms(21)), 900);
+        assert_eq!(c.room(ms(21)), 124);
+        // Counted by the next report: not twice.
+        c.reported_queued_upto(ms(300), 700, c.written());
+        assert_eq!(c.held(ms(300)), 700);
+        assert!(c.stalled_since(ms(300)).is_none());
     }
 
     #[test]

@@ -54,6 +54,29 @@ pub fn payload(n: usize, seed: u64) -> Vec<u8> {
     out
 }
 
+/// Waits until every daemon's first link is up.
+pub fn wait_links_up(daemons: &[Daemon], timeout: Duration) {
+    wait_for("every daemon's link up", timeout, || {
+        daemons
+            .iter()
+            .all(|d| d.status().links.first().is_some_and(|l| l.up))
+            .then_some(())
+    });
+}
+
+/// Inserts `each` bundles of `size` bytes at every daemon (named `n{k}-{i}`, distinct
+/// payloads), interleaved.
+pub fn insert_each(daemons: &[Daemon], each: usize, size: usize) {
+    for i in 0..each {
+        for (k, d) in daemons.iter().enumerate() {
+            d.add(
+                &payload(size, (k * 1000 + i) as u64 + 1),
+                &format!("n{k}-{i}"),
+            );
+        }
+    }
+}
+
 /// A `skywave daemon` child process on its own node directory.
 pub struct Daemon {
     pub name: String,

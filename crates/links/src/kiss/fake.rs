@@ -14,11 +14,12 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 use super::wire;
+use crate::link::writer;
 
 /// What one fake TNC saw and did.
 #[derive(Debug, Default, Clone)]
@@ -128,18 +129,11 @@ impl FakeTncs {
 
 async fn listen(l: TcpListener, i: usize, inner: Arc<Mutex<Channel>>) {
     while let Ok((s, _)) = l.accept().await {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let (mut r, w) = s.into_split();
+        let tx = writer(w);
         inner.lock().unwrap_or_else(|e| e.into_inner()).tncs[i]
             .clients
             .push(tx.clone());
-        let (mut r, mut w) = s.into_split();
-        tokio::spawn(async move {
-            while let Some(b) = rx.recv().await {
-                if w.write_all(&b).await.is_err() {
-                    break;
-                }
-            }
-        });
         let inner = inner.clone();
         tokio::spawn(async move {
             let mut d = wire::Decoder::new();

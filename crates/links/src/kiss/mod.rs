@@ -32,7 +32,9 @@ use skywave_proto::LinkParams;
 use tokio::sync::mpsc;
 
 use crate::device::Device;
-use crate::link::{Backoff, Closed, MIN_ROOM, Shared, sleep_until, wait_away};
+use crate::link::{
+    Backoff, Closed, MIN_ROOM, RateTold, Shared, sleep_until, tcp_read, tcp_write_some, wait_away,
+};
 use crate::serial::check_baud;
 use crate::stream::TICK;
 use crate::{Error, LinkCounters, LinkEvent, LinkHandle};
@@ -359,13 +361,7 @@ impl Tnc {
     async fn read(&self, buf: &mut [u8]) -> std::io::Result<usize> {
         match self {
             Tnc::Serial(d) => d.read(buf).await,
-            Tnc::Tcp(s) => loop {
-                s.readable().await?;
-                match s.try_read(buf) {
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-                    r => return r,
-                }
-            },
+            Tnc::Tcp(s) => tcp_read(s, buf).await,
         }
     }
 
@@ -373,13 +369,7 @@ impl Tnc {
     async fn write_some(&self, data: &[u8]) -> std::io::Result<usize> {
         match self {
             Tnc::Serial(d) => d.write_some(data).await,
-            Tnc::Tcp(s) => loop {
-                s.writable().await?;
-                match s.try_write(data) {
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-                    r => return r,
-                }
-            },
+            Tnc::Tcp(s) => tcp_write_some(s, data).await,
         }
     }
 }
@@ -407,8 +397,7 @@ pub(crate) struct KissTx {
     first_ask: Option<Instant>,
     answered: bool,
     told_silent: bool,
-    /// The rate last told to the protocol (bytes/s), and when.
-    told: Option<(f64, Instant)>,
+    told: RateTold,
     base: LinkParams,
 }
 
@@ -453,7 +442,7 @@ impl KissTx {
             first_ask: None,
             answered: false,
             told_silent: false,
-            told: None,
+            told: RateTold::default(),
             base: params(cfg),
         }
     }
@@ -625,13 +614,7 @@ impl KissTx {
     /// The link's parameters with the measured rate, when it differs enough from what
     /// the protocol was last told (a fifth), at most once a minute after the first.
     pub(crate) fn rate_update(&mut self, now: Instant) -> Option<LinkParams> {
-        let r = self.credit.measured_rate()?;
-        if let Some((told, at)) = self.told
-            && ((r - told).abs() < told * 0.2 || now < at + Duration::from_secs(60))
-        {
-            return None;
-        }
-        self.told = Some((r, now));
+        let r = self.told.update(self.credit.measured_rate(), now)?;
         Some(self.measured_params(r))
     }
 
@@ -647,8 +630,8 @@ impl KissTx {
 
     /// The current parameters (measured rate if any).
     pub(crate) fn params(&self) -> LinkParams {
-        match self.told {
-            Some((r, _)) => self.measured_params(r),
+        match self.told.rate() {
+            Some(r) => self.measured_params(r),
             None => self.base,
         }
     }

@@ -45,6 +45,32 @@ pub async fn expect_down(h: &mut LinkHandle, secs: f64) -> String {
     }
 }
 
+/// Frames until one arrives, skipping `Up`s (a driver's rate updates).
+pub async fn frame_from(h: &mut LinkHandle, secs: f64) -> Bytes {
+    loop {
+        match next_event(h, secs).await {
+            LinkEvent::Frame(f) => return f,
+            LinkEvent::Up(_) => continue,
+            other => panic!("{}: expected a frame, got {other:?}", h.name),
+        }
+    }
+}
+
+/// Sends `frames` in order from a task, each once it fits (within `secs`); the task
+/// hands the link back.
+pub fn send_all(
+    mut h: LinkHandle,
+    frames: Vec<Bytes>,
+    secs: f64,
+) -> tokio::task::JoinHandle<LinkHandle> {
+    tokio::spawn(async move {
+        for f in frames {
+            send(&mut h, f, secs).await;
+        }
+        h
+    })
+}
+
 /// The next frame, skipping nothing else but statuses.
 pub async fn expect_frame(h: &mut LinkHandle, secs: f64) -> Bytes {
     match next_event(h, secs).await {
