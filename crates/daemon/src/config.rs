@@ -159,6 +159,7 @@ impl LinkConfig {
                 DriverConfig::Rfd900(_) => "rfd900",
                 DriverConfig::HfModem(_) => "hf-modem",
                 DriverConfig::Kiss(_) => "kiss",
+                DriverConfig::Ardop(_) => "ardop",
                 DriverConfig::Emulated(_) => "emulated",
             },
         }
@@ -482,7 +483,7 @@ struct FileConfig {
     limits: LimitsConfig,
 }
 
-const LINK_TYPES: &str = "udp, tcp, serial, rfd900, hf-modem, kiss, emulated";
+const LINK_TYPES: &str = "udp, tcp, serial, rfd900, hf-modem, kiss, ardop, emulated";
 
 /// Licensed-band rules for one link (`amateur = true`), as the configuration gives them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -522,9 +523,21 @@ impl DaemonConfig {
             let ty = ty.as_str();
             let ctx = |e: String| perr(format!("link #{} (type = \"{ty}\"): {e}", i + 1));
             // `amateur` and `callsign` are the daemon's for every kind but `kiss`, whose
-            // driver puts the callsign in every frame.
+            // driver puts the callsign in every frame, and `ardop`, whose modem
+            // identifies the station (MYCALL).
             let mut v = v;
+            if ty == "ardop"
+                && let Some(t) = v.as_table()
+                && let Some(k) = ["plaintext", "trust", "encrypt", "peers_trust"]
+                    .into_iter()
+                    .find(|k| t.contains_key(*k))
+            {
+                return Err(ctx(format!(
+                    "`{k}` is not accepted: ARDOP is amateur radio, whose rules forbid encryption; an ardop link always runs in the clear"
+                )));
+            }
             if ty != "kiss"
+                && ty != "ardop"
                 && let Some(t) = v.as_table_mut()
             {
                 let amateur = match t.remove("amateur") {
@@ -671,14 +684,19 @@ impl DaemonConfig {
             let (ty, mtu, trust) = match l {
                 LinkConfig::Udp(u) => ("udp", u.mtu, u.link_trust()),
                 LinkConfig::Tcp(t) => ("tcp", t.mtu, t.link_trust()),
-                LinkConfig::Driver(DriverConfig::Kiss(k)) => {
-                    k.check().map_err(|e| match e {
+                LinkConfig::Driver(d @ (DriverConfig::Kiss(_) | DriverConfig::Ardop(_))) => {
+                    let checked = match d {
+                        DriverConfig::Kiss(k) => k.check().map(drop),
+                        DriverConfig::Ardop(a) => a.check().map(drop),
+                        _ => Ok(()),
+                    };
+                    checked.map_err(|e| match e {
                         skywave_links::Error::Invalid {
                             field,
                             value,
                             expected,
                         } => ConfigError::Invalid {
-                            field: format!("{field} of link #{} (type = \"kiss\")", i + 1),
+                            field: format!("{field} of link #{} (type = \"{}\")", i + 1, l.kind()),
                             value,
                             expected,
                         },
@@ -735,6 +753,8 @@ impl DaemonConfig {
                 LinkConfig::Driver(DriverConfig::Kiss(k)) if k.amateur => {
                     (k.callsign.clone(), true)
                 }
+                // Always amateur radio; ardopcf sends ID frames with MYCALL.
+                LinkConfig::Driver(DriverConfig::Ardop(a)) => (a.callsign.clone(), true),
                 _ => match self.amateur.get(&index) {
                     Some(c) => (c.clone(), false),
                     None => continue,

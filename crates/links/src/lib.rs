@@ -7,6 +7,7 @@
 //! when one fits ([`skywave_proto::Endpoint::poll_transmit`] with `max_len = room`), so
 //! back-pressure reaches the protocol instead of a modem buffer.
 
+pub mod ardop;
 mod de;
 mod device;
 pub mod emulated;
@@ -28,6 +29,7 @@ use serde::Deserialize;
 pub use skywave_proto::LinkParams;
 use tokio::sync::{mpsc, watch};
 
+pub use ardop::ArdopConfig;
 pub use emulated::EmulatedConfig;
 pub use hf::HfModemConfig;
 pub use kiss::KissConfig;
@@ -52,6 +54,9 @@ pub enum LinkEvent {
     Frame(Bytes),
     /// Radio status as the device reports it.
     Status(RadioStatus),
+    /// A modem's own account of itself, for the status screen (ARDOP: the station
+    /// connected to, its state, its buffer, busy or clear).
+    Modem(String),
 }
 
 /// Signal and buffer figures from a radio.
@@ -163,6 +168,7 @@ pub enum DriverConfig {
     Rfd900(Rfd900Config),
     HfModem(HfModemConfig),
     Kiss(KissConfig),
+    Ardop(ArdopConfig),
     Emulated(EmulatedConfig),
 }
 
@@ -174,6 +180,7 @@ impl DriverConfig {
             DriverConfig::Rfd900(c) => rfd900::spawn(c),
             DriverConfig::HfModem(c) => hf::spawn(c),
             DriverConfig::Kiss(c) => kiss::spawn(c),
+            DriverConfig::Ardop(c) => ardop::spawn(c),
             DriverConfig::Emulated(c) => emulated::spawn(c),
         }
     }

@@ -1,0 +1,110 @@
+use super::*;
+
+fn refused(c: &ArdopConfig) -> String {
+    c.check().unwrap_err().to_string()
+}
+
+#[test]
+fn a_callsign_is_required_and_amateur_cannot_be_turned_off() {
+    let mut c = ArdopConfig::new("127.0.0.1:8515", "N0CALL-1");
+    c.callsign = None;
+    let e = refused(&c);
+    assert!(
+        e.contains("'callsign'") && e.contains("amateur radio") && e.contains("MYCALL"),
+        "{e}"
+    );
+    c.callsign = Some("N0CALL-1".into());
+    c.amateur = false;
+    assert!(refused(&c).contains("'amateur'"));
+    c.amateur = true;
+    assert_eq!(c.check().unwrap().to_string(), "N0CALL-1");
+}
+
+#[test]
+fn bad_settings_name_the_setting() {
+    let base = ArdopConfig::new("127.0.0.1:8515", "N0CALL-1");
+    let cases: Vec<(ArdopConfig, &str)> = vec![
+        (ArdopConfig { modem: "nowhere".into(), ..base.clone() }, "modem"),
+        (ArdopConfig { modem: "h:65535".into(), ..base.clone() }, "modem"),
+        (ArdopConfig { call: Some("N0 CALL".into()), ..base.clone() }, "call"),
+        (
+            ArdopConfig { call: Some("N0CALL-2".into()), mode: ArdopMode::Fec, ..base.clone() },
+            "call",
+        ),
+        (ArdopConfig { call_repeats: 1, ..base.clone() }, "call_repeats"),
+        (ArdopConfig { arq_timeout: 10, ..base.clone() }, "arq_timeout"),
+        (ArdopConfig { arq_bandwidth: "2000 MAX\r".into(), ..base.clone() }, "arq_bandwidth"),
+        (ArdopConfig { fec_mode: "X;Y".into(), ..base.clone() }, "fec_mode"),
+        (ArdopConfig { busy_detect: Some(11), ..base.clone() }, "busy_detect"),
+        (ArdopConfig { buffer: Some(50_000), ..base.clone() }, "buffer"),
+        (ArdopConfig { buffer: Some(100), ..base.clone() }, "buffer"),
+        (ArdopConfig { mtu: 20, ..base.clone() }, "mtu"),
+        (ArdopConfig { watchdog: Duration::from_secs(1), ..base.clone() }, "watchdog"),
+    ];
+    for (c, field) in cases {
+        let e = refused(&c);
+        assert!(e.contains(&format!("'{field}'")), "{field}: {e}");
+    }
+    // The buffer's limit is named with why.
+    let e = refused(&ArdopConfig { buffer: Some(50_000), ..base });
+    assert!(e.contains("20000") && e.contains("100,000"), "{e}");
+}
+
+#[test]
+fn the_setup_sets_the_mode_and_callsign_and_clears_the_buffer() {
+    let mut c = ArdopConfig::new("127.0.0.1:8515", "N0CALL-1");
+    c.busy_detect = Some(0);
+    let me = c.check().unwrap();
+    assert_eq!(
+        c.setup_commands(&me),
+        [
+            "INITIALIZE",
+            "MYCALL N0CALL-1",
+            "PROTOCOLMODE ARQ",
+            "BUSYDET 0",
+            "ARQBW 2000MAX",
+            "ARQTIMEOUT 120",
+            "LISTEN TRUE",
+            "PURGEBUFFER",
+            "STATE"
+        ]
+    );
+    c.mode = ArdopMode::Fec;
+    let s = c.setup_commands(&me);
+    assert!(s.contains(&"PROTOCOLMODE FEC".to_string()) && s.contains(&"FECMODE 4FSK.500.100S".to_string()));
+}
+
+/// The credit never lets the modem hold more than `buffer`, even when a BUFFER report
+/// read after a write does not count it.
+#[test]
+fn the_modem_never_holds_more_than_the_buffer() {
+    let mut c = ArdopConfig::new("127.0.0.1:8515", "N0CALL-1");
+    c.buffer = Some(4000);
+    let me = c.check().unwrap();
+    let t0 = Instant::now();
+    let mut m = Modem::new(&c, &me, t0);
+    let counters = LinkCounters::default();
+    m.phase = Phase::Connected { peer: "N0CALL-2".into(), bandwidth: 2000 };
+    let mut modem_holds = 0usize;
+    for i in 0..200u32 {
+        let now = t0 + Duration::from_millis(u64::from(i) * 10);
+        let room = m.room(now);
+        if room > 0 {
+            m.offer("t", Bytes::from(vec![i as u8; room]), now, &counters);
+            m.pump(now, &counters);
+        }
+        // The modem takes what was written, then reports a stale figure (as an ACK's
+        // report crossing a write would) every third step, the true one otherwise.
+        let written = m.data_out.len();
+        m.data_out.clear();
+        let stale = modem_holds;
+        modem_holds += written.saturating_sub(2 * usize::from(written > 0));
+        assert!(modem_holds <= 4000, "{modem_holds} bytes in the modem");
+        let report = if i % 3 == 0 { stale } else { modem_holds };
+        m.command_bytes(format!("BUFFER {report}\r").as_bytes(), now, "t", &counters);
+        if i % 50 == 49 {
+            modem_holds = 0; // it sent everything
+        }
+    }
+    assert_eq!(m.max_buffer <= 4000, true);
+}
