@@ -494,9 +494,10 @@ pub struct AmateurLink {
     /// Whether the link encrypts (refused: the rules forbid obscuring the meaning of a
     /// transmission). Driver links never do; IP links do unless `plaintext = true`.
     pub encrypted: bool,
-    /// Whether every frame carries the station's address (a `kiss` link's AX.25
-    /// source); on the others the station must identify by other means.
-    pub identifies: bool,
+    /// How the link identifies the station, when it does (a `kiss` link's AX.25 source
+    /// address, ardopcf's ID frames); on the others the station must identify by other
+    /// means.
+    pub identifies: Option<&'static str>,
 }
 
 impl DaemonConfig {
@@ -750,13 +751,17 @@ impl DaemonConfig {
         let mut out = Vec::new();
         for (index, l) in self.links.iter().enumerate() {
             let (callsign, identifies) = match l {
-                LinkConfig::Driver(DriverConfig::Kiss(k)) if k.amateur => {
-                    (k.callsign.clone(), true)
-                }
-                // Always amateur radio; ardopcf sends ID frames with MYCALL.
-                LinkConfig::Driver(DriverConfig::Ardop(a)) => (a.callsign.clone(), true),
+                LinkConfig::Driver(DriverConfig::Kiss(k)) if k.amateur => (
+                    k.callsign.clone(),
+                    Some("every frame carries the callsign as its AX.25 source"),
+                ),
+                // Always amateur radio.
+                LinkConfig::Driver(DriverConfig::Ardop(a)) => (
+                    a.callsign.clone(),
+                    Some("ardopcf identifies the station (MYCALL) with its ID frames"),
+                ),
                 _ => match self.amateur.get(&index) {
-                    Some(c) => (c.clone(), false),
+                    Some(c) => (c.clone(), None),
                     None => continue,
                 },
             };
@@ -1403,7 +1408,7 @@ mod tests {
         c.validate().unwrap();
         let a = c.amateur_links();
         assert_eq!(a.len(), 1);
-        assert!(a[0].identifies && !a[0].encrypted);
+        assert!(a[0].identifies.is_some() && !a[0].encrypted);
         assert_eq!(a[0].callsign.as_deref(), Some("N0CALL-1"));
         // `config check` runs the driver's own checks.
         let c = DaemonConfig::from_toml(
@@ -1458,7 +1463,7 @@ mod tests {
         .unwrap();
         c.validate().unwrap();
         let a = c.amateur_links();
-        assert!(!a[0].encrypted && !a[0].identifies);
+        assert!(!a[0].encrypted && a[0].identifies.is_none());
         for l in &c.links {
             assert!(!l.encrypted(), "driver links never encrypt");
         }

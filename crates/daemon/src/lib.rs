@@ -152,12 +152,8 @@ pub async fn run(
     let mut core = Core::new(ep, shared.clone(), in_tx, store_secret, dir.clone());
     for a in cfg.amateur_links() {
         let call = a.callsign.as_deref().unwrap_or("?");
-        if a.identifies {
-            tracing::info!(
-                link = a.index + 1,
-                callsign = call,
-                "amateur link: every frame carries the callsign as its AX.25 source"
-            );
+        if let Some(how) = a.identifies {
+            tracing::info!(link = a.index + 1, callsign = call, "amateur link: {how}");
         } else {
             tracing::warn!(
                 link = a.index + 1,

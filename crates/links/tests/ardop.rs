@@ -204,21 +204,52 @@ async fn a_buffer_that_never_drains_ends_the_session_and_says_why() {
     assert!(sent > 0);
 }
 
-/// BUSY TRUE: nothing is handed to the modem until BUSY FALSE.
+/// BUSY TRUE: no call while the channel is busy, and (FEC) nothing handed to the
+/// modem; a BUSY TRUE left from before a session does not hold the session.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn nothing_is_written_while_the_channel_is_busy() {
+async fn nothing_is_sent_or_called_while_the_channel_is_busy() {
     init_tracing();
     let m = FakeArdops::start(2, FAST).await.unwrap();
-    let (mut a, _b) = pair(&m).await;
+    let mut b = ardop::spawn(link(&m, 1, "N0CALL-2", None)).unwrap();
+    until_down(&mut b, 5.0).await;
+    // A's modem hears the channel busy as its host connects.
+    m.busy_at_connect(0, true);
+    let mut a = ardop::spawn(link(&m, 0, "N0CALL-1", Some("N0CALL-2"))).unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(m.stats(0).commands.iter().any(|c| c == "STATE"));
+    assert!(
+        !m.stats(0).commands.iter().any(|c| c.starts_with("ARQCALL")),
+        "called on a busy channel: {:?}",
+        m.stats(0).commands
+    );
+    m.busy(0, false);
+    until_up(&mut a, 5.0).await;
+    until_up(&mut b, 5.0).await;
+    // In the session: ardopcf sends no BUSY FALSE after a BUSY TRUE from before it.
+    m.busy(1, true);
+    m.set_state(1, "IRS");
+    send(&mut b, frame(1, 200), 5.0).await;
+    assert_eq!(frame_from(&mut a, 5.0).await, frame(1, 200));
+
+    // FEC: nothing is written while busy.
+    let m = FakeArdops::start(2, FAST).await.unwrap();
+    let mut c = link(&m, 0, "N0CALL-1", None);
+    c.mode = ArdopMode::Fec;
+    let mut f = ardop::spawn(c).unwrap();
+    until_up(&mut f, 5.0).await;
+    tokio::time::timeout(Duration::from_secs(5), f.room.wait_for(|&r| r > 0))
+        .await
+        .unwrap()
+        .unwrap();
     m.busy(0, true);
-    tokio::time::timeout(Duration::from_secs(5), a.room.wait_for(|&r| r == 0))
+    tokio::time::timeout(Duration::from_secs(5), f.room.wait_for(|&r| r == 0))
         .await
         .expect("room 0 while busy")
         .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(*a.room.borrow(), 0);
+    assert_eq!(*f.room.borrow(), 0);
     m.busy(0, false);
-    send(&mut a, frame(1, 200), 5.0).await;
+    send(&mut f, frame(1, 200), 5.0).await;
 }
 
 /// A port that refuses connections: down with why, retried until ardopcf listens.

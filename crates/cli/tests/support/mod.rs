@@ -7,6 +7,8 @@
 
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod cable;
+
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;

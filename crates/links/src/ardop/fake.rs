@@ -50,6 +50,7 @@ struct Modem {
     peer: Option<usize>,
     mute: bool,
     stuck: bool,
+    busy_at_connect: bool,
     cmd: Option<mpsc::UnboundedSender<Vec<u8>>>,
     data: Option<mpsc::UnboundedSender<Vec<u8>>>,
     stats: FakeArdopStats,
@@ -142,9 +143,19 @@ impl FakeArdops {
         self.lock()[i].stuck = !yes;
     }
 
+    /// Whether modem `i` reports the channel busy as a host connects.
+    pub fn busy_at_connect(&self, i: usize, yes: bool) {
+        self.lock()[i].busy_at_connect = yes;
+    }
+
     /// Modem `i` reports the channel busy or clear.
     pub fn busy(&self, i: usize, yes: bool) {
         self.lock()[i].say(if yes { "BUSY TRUE" } else { "BUSY FALSE" });
+    }
+
+    /// Modem `i` enters protocol state `s` (and says so).
+    pub fn set_state(&self, i: usize, s: &str) {
+        self.lock()[i].set_state(s);
     }
 
     /// Puts raw bytes in front of modem `i`'s host on the command port.
@@ -186,6 +197,9 @@ async fn accept_commands(l: TcpListener, i: usize, inner: Arc<Mutex<Vec<Modem>>>
             let mut ms = inner.lock().unwrap_or_else(|e| e.into_inner());
             ms[i].cmd = Some(writer(w));
             ms[i].stats.connections += 1;
+            if ms[i].busy_at_connect {
+                ms[i].say("BUSY TRUE");
+            }
         }
         let inner = inner.clone();
         tokio::spawn(async move {

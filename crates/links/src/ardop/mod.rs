@@ -455,6 +455,9 @@ pub(crate) struct Modem {
     deframer: framing::Deframer,
     skipped: u64,
     bad: u64,
+    /// The modem has answered its setup (its state is known): a call waits for it, so
+    /// that a busy channel it reports first is heeded.
+    ready: bool,
     /// The modem's last words on itself.
     pub state: String,
     pub busy: bool,
@@ -502,6 +505,7 @@ impl Modem {
             deframer: framing::Deframer::new(),
             skipped: 0,
             bad: 0,
+            ready: false,
             state: "unknown".into(),
             busy: false,
             buffer: 0,
@@ -531,6 +535,7 @@ impl Modem {
         self.bad = 0;
         self.busy = false;
         self.buffer = 0;
+        self.ready = false;
         self.state = "unknown".into();
         self.phase = match self.mode {
             ArdopMode::Arq => Phase::Waiting,
@@ -581,6 +586,7 @@ impl Modem {
         }
         if self.mode == ArdopMode::Arq
             && self.phase == Phase::Waiting
+            && self.ready
             && !self.busy
             && now >= self.next_call
             && let Some(target) = &self.call
@@ -633,8 +639,7 @@ impl Modem {
                 None
             }
             Notice::Busy(b) => {
-                self.busy = b;
-                self.credit.set_busy(b);
+                self.set_busy(b);
                 None
             }
             Notice::State(s) => {
@@ -642,6 +647,13 @@ impl Modem {
                     self.fec_asked = None;
                 }
                 self.state = s;
+                self.ready = true;
+                // ardopcf reports the channel busy or clear only while in DISC: a
+                // session takes turns itself, and no BUSY FALSE ends one reported as
+                // the call came in.
+                if !matches!(self.state.as_str(), "DISC" | "FECSEND" | "FECRCV" | "OFFLINE") {
+                    self.set_busy(false);
+                }
                 None
             }
             Notice::Ptt(_) | Notice::Other(_) => None,
@@ -659,6 +671,7 @@ impl Modem {
                     return None;
                 }
                 self.backoff.reset();
+                self.set_busy(false);
                 self.last_traffic = now;
                 self.deframer.reset();
                 self.phase = Phase::Connected { peer: call, bandwidth };
@@ -697,6 +710,12 @@ impl Modem {
                 Some(Change::Down(self.waiting_reason(&format!("the call failed ({text})"), now)))
             }
         }
+    }
+
+    /// The channel is busy (or clear): no call and nothing written meanwhile.
+    fn set_busy(&mut self, busy: bool) {
+        self.busy = busy;
+        self.credit.set_busy(busy);
     }
 
     /// Why the link is down while no session is connected.
