@@ -594,8 +594,9 @@ impl DaemonConfig {
                     // `channel_access` is the daemon's: who takes turns on a shared radio.
                     let mut t = v.as_table().cloned().unwrap_or_default();
                     match t.remove("channel_access") {
-                        // A TNC senses the carrier itself (p-persistence CSMA).
-                        None if ty == "kiss" => {
+                        // A TNC senses the carrier itself (p-persistence CSMA); ardopcf
+                        // takes turns in a session and waits out a busy channel.
+                        None if ty == "kiss" || ty == "ardop" => {
                             radio_access.insert(links.len());
                         }
                         None => {}
@@ -1472,6 +1473,37 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("amateur = true"), "{e}");
+    }
+
+    /// `ardop` links are amateur radio: a callsign is required, encryption settings are
+    /// refused with why, and the modem identifies the station.
+    #[test]
+    fn ardop_links_are_amateur_radio() {
+        let check = |t: &str| {
+            DaemonConfig::from_toml(t, "t.toml").and_then(|c| c.validate().map(|()| c))
+        };
+        let e = check("[[link]]\ntype = \"ardop\"\nmodem = \"127.0.0.1:8515\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("callsign of link #1 (type = \"ardop\")"), "{e}");
+        let e = check("[[link]]\ntype = \"ardop\"\ncallsign = \"N0CALL\"\nplaintext = false\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("plaintext") && e.contains("forbid encryption"), "{e}");
+        let e = check("[[link]]\ntype = \"ardop\"\ncallsign = \"N0CALL\"\nbuffer = 60000\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("buffer of link #1 (type = \"ardop\")"), "{e}");
+        let c = check(
+            "[[link]]\ntype = \"ardop\"\nmodem = \"127.0.0.1:8515\"\ncallsign = \"N0CALL-1\"\ncall = \"N0CALL-2\"\n",
+        )
+        .unwrap();
+        let a = c.amateur_links();
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].callsign.as_deref(), Some("N0CALL-1"));
+        assert!(a[0].identifies.is_some() && !a[0].encrypted);
+        assert!(c.radio_access.contains(&0));
+        assert_eq!(c.links[0].kind(), "ardop");
     }
 
     #[test]

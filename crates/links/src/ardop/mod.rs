@@ -448,6 +448,8 @@ pub(crate) struct Modem {
     backoff: Backoff,
     /// The frame waiting for room.
     queue: Option<Bytes>,
+    /// A write not yet followed by a `BUFFER` report, since then: the next waits for one.
+    unreported: Option<Instant>,
     pub cmd_out: Vec<u8>,
     pub data_out: Vec<u8>,
     lines: host::LineReader,
@@ -481,8 +483,9 @@ impl Modem {
     pub(crate) fn new(cfg: &ArdopConfig, me: &Callsign, now: Instant) -> Modem {
         let rate = cfg.rate() as f64 / 8.0;
         // BUFFER reports come unasked and one may be read after a write it does not
-        // count (it was sent as an earlier frame was acknowledged): the credit keeps a
-        // largest write below the cap, so that the modem never holds more than `buffer`.
+        // count (it was sent as an earlier frame was acknowledged). One write at a time
+        // waits for a report, and the credit keeps a largest write below the cap: the
+        // modem never holds more than `buffer`.
         let wire = cfg.mtu + framing::overhead(cfg.mtu) + 2;
         let limit = cfg.buffer().saturating_sub(wire).max(wire);
         Modem {
@@ -498,6 +501,7 @@ impl Modem {
             next_call: now,
             backoff: Backoff::new(REDIAL_MIN, cfg.redial.max(REDIAL_MIN)),
             queue: None,
+            unreported: None,
             cmd_out: Vec::new(),
             data_out: Vec::new(),
             lines: host::LineReader::default(),
@@ -535,6 +539,7 @@ impl Modem {
         self.bad = 0;
         self.busy = false;
         self.buffer = 0;
+        self.unreported = None;
         self.ready = false;
         self.state = "unknown".into();
         self.phase = match self.mode {
@@ -594,7 +599,13 @@ impl Modem {
             host::command(&format!("ARQCALL {target} {}", self.repeats), &mut self.cmd_out);
             self.phase = Phase::Calling(now);
         }
+        // (A report lost for good must not hold the link: after a while the credit's
+        // own figure is trusted.)
+        let reported = self
+            .unreported
+            .is_none_or(|t| now >= t + Duration::from_secs(10));
         if self.carrying()
+            && reported
             && let Some(f) = &self.queue
         {
             let flen = f.len();
@@ -604,6 +615,7 @@ impl Modem {
                 self.queue = None;
                 host::encode_data(&wire, &mut self.data_out);
                 self.credit.wrote(now, wire.len());
+                self.unreported = Some(now);
                 self.last_traffic = now;
                 LinkCounters::add(&counters.frames_out, 1);
                 LinkCounters::add(&counters.bytes_out, flen as u64);
@@ -629,6 +641,7 @@ impl Modem {
         match n {
             Notice::Buffer(b) => {
                 self.buffer = b;
+                self.unreported = None;
                 self.max_buffer = self.max_buffer.max(b);
                 self.credit.reported_queued(now, b);
                 if self.mode == ArdopMode::Fec && b > 0 && self.fec_asked.is_none() && self.state != "FECSEND" {
@@ -995,7 +1008,7 @@ async fn session(
         }
         let room = if stalled_told { 0 } else { m.room(now) };
         shared.set_room(room);
-        let busy = m.credit.changing(now) || m.queue.is_some();
+        let busy = m.credit.changing(now) || m.queue.is_some() || m.unreported.is_some();
         let wake = [
             busy.then(|| now + TICK),
             Some(m.last_poll + POLL),
