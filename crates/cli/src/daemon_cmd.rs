@@ -299,7 +299,10 @@ fn describe_link(
                             },
                         ),
                         ("buffer", format!("at most {} B in the modem", c.buffer())),
-                        ("amateur", "yes: identified by the modem, never encrypted".into()),
+                        (
+                            "amateur",
+                            "yes: identified by the modem, never encrypted".into(),
+                        ),
                     ];
                     kv.push(access);
                     ("ardop".into(), kv)

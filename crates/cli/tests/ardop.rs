@@ -176,7 +176,9 @@ fn pair() -> Pair {
     let hears: Vec<Hears> = ins.iter().map(|p| Hears::Fifo(p.clone(), BLOCK)).collect();
     cable::make_capture_fifos(&hears);
     let cable = Cable::start(SPEC, &outs, hears);
-    let modems = (0..2).map(|i| Ardopcf::start(root, i, &cap, &alsa)).collect();
+    let modems = (0..2)
+        .map(|i| Ardopcf::start(root, i, &cap, &alsa))
+        .collect();
     Pair { tmp, modems, cable }
 }
 
@@ -291,7 +293,9 @@ fn exchange(sizes: [&[usize]; 2], limit: Duration) -> (Option<Outcome>, String) 
         outcome.rates,
         max_buffer,
         p.cable.on_air(),
-        p.cable.collisions.load(std::sync::atomic::Ordering::Relaxed),
+        p.cable
+            .collisions
+            .load(std::sync::atomic::Ordering::Relaxed),
         p.cable.overruns.load(std::sync::atomic::Ordering::Relaxed),
         st.iter().map(|s| s.store.bundles).collect::<Vec<_>>(),
     );
@@ -437,7 +441,10 @@ fn raw_stream(n: usize, limit: Duration) -> Result<Raw, String> {
             return Err(format!("{} of {n} bytes within {limit:?}", got.len()));
         }
         for l in hosts[0].poll() {
-            if let Some(b) = l.strip_prefix("BUFFER ").and_then(|b| b.trim().parse().ok()) {
+            if let Some(b) = l
+                .strip_prefix("BUFFER ")
+                .and_then(|b| b.trim().parse().ok())
+            {
                 max_buffer = max_buffer.max(b);
             }
         }
@@ -495,7 +502,11 @@ fn two_ardopcf_modems_sync_a_20_kb_bundle() {
     }
     let (o, report) = exchange([&[20_000], &[]], Duration::from_secs(900));
     let o = o.unwrap_or_else(|| panic!("the 20 KB bundle did not sync: {report}"));
-    assert!(o.max_buffer <= MAX_QUEUED, "the modem held {} bytes", o.max_buffer);
+    assert!(
+        o.max_buffer <= MAX_QUEUED,
+        "the modem held {} bytes",
+        o.max_buffer
+    );
 }
 
 /// The baseline: 15,000 bytes through a raw ARQ session of the same pair.
@@ -546,7 +557,11 @@ fn ardop_figures_over_three_runs() {
         match raw_stream(15_000, Duration::from_secs(600)) {
             Ok(r) => {
                 raw_bpm.push(r.bytes as f64 * 60.0 / r.took.as_secs_f64());
-                eprintln!("run {run}: raw ARQ {:.0} B/min, largest BUFFER {}", raw_bpm.last().unwrap(), r.max_buffer);
+                eprintln!(
+                    "run {run}: raw ARQ {:.0} B/min, largest BUFFER {}",
+                    raw_bpm.last().unwrap(),
+                    r.max_buffer
+                );
             }
             Err(e) => eprintln!("run {run}: raw stream failed: {e}"),
         }

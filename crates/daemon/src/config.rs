@@ -1479,9 +1479,8 @@ mod tests {
     /// refused with why, and the modem identifies the station.
     #[test]
     fn ardop_links_are_amateur_radio() {
-        let check = |t: &str| {
-            DaemonConfig::from_toml(t, "t.toml").and_then(|c| c.validate().map(|()| c))
-        };
+        let check =
+            |t: &str| DaemonConfig::from_toml(t, "t.toml").and_then(|c| c.validate().map(|()| c));
         let e = check("[[link]]\ntype = \"ardop\"\nmodem = \"127.0.0.1:8515\"\n")
             .unwrap_err()
             .to_string();
@@ -1489,7 +1488,10 @@ mod tests {
         let e = check("[[link]]\ntype = \"ardop\"\ncallsign = \"N0CALL\"\nplaintext = false\n")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("plaintext") && e.contains("forbid encryption"), "{e}");
+        assert!(
+            e.contains("plaintext") && e.contains("forbid encryption"),
+            "{e}"
+        );
         let e = check("[[link]]\ntype = \"ardop\"\ncallsign = \"N0CALL\"\nbuffer = 60000\n")
             .unwrap_err()
             .to_string();

@@ -61,7 +61,10 @@ async fn pair(m: &FakeArdops) -> (LinkHandle, LinkHandle) {
     let mut b = ardop::spawn(link(m, 1, "N0CALL-2", None)).unwrap();
     // B listens before A calls.
     let downs = until_down(&mut b, 5.0).await;
-    assert!(downs.contains("listening for a call to N0CALL-2"), "{downs}");
+    assert!(
+        downs.contains("listening for a call to N0CALL-2"),
+        "{downs}"
+    );
     let mut a = ardop::spawn(link(m, 0, "N0CALL-1", Some("N0CALL-2"))).unwrap();
     until_up(&mut a, 10.0).await;
     until_up(&mut b, 10.0).await;
@@ -74,8 +77,18 @@ async fn an_arq_call_connects_and_frames_cross_both_ways_within_the_buffer() {
     let m = FakeArdops::start(2, FAST).await.unwrap();
     let (mut a, mut b) = pair(&m).await;
     let s = m.stats(0);
-    for c in ["INITIALIZE", "MYCALL N0CALL-1", "PROTOCOLMODE ARQ", "LISTEN TRUE", "ARQCALL N0CALL-2 5"] {
-        assert!(s.commands.iter().any(|x| x == c), "{c} not in {:?}", s.commands);
+    for c in [
+        "INITIALIZE",
+        "MYCALL N0CALL-1",
+        "PROTOCOLMODE ARQ",
+        "LISTEN TRUE",
+        "ARQCALL N0CALL-2 5",
+    ] {
+        assert!(
+            s.commands.iter().any(|x| x == c),
+            "{c} not in {:?}",
+            s.commands
+        );
     }
     let n = 40;
     let send_a = tokio::spawn(async move {
@@ -127,7 +140,9 @@ async fn the_modem_status_names_the_station_and_the_buffer() {
     }
     let last = lines.last().cloned().unwrap_or_default();
     assert!(
-        last.contains("connected to N0CALL-2 (2000 Hz)") && last.contains("BUFFER 0 B") && last.contains("channel clear"),
+        last.contains("connected to N0CALL-2 (2000 Hz)")
+            && last.contains("BUFFER 0 B")
+            && last.contains("channel clear"),
         "{lines:?}"
     );
     drop(b.events.try_recv());
@@ -173,7 +188,11 @@ async fn a_modem_that_stops_answering_is_reconnected() {
     }
     let s = m.stats(0);
     let inits = s.commands.iter().filter(|c| *c == "INITIALIZE").count();
-    assert_eq!(inits, 2, "set up again on the new connection: {:?}", s.commands);
+    assert_eq!(
+        inits, 2,
+        "set up again on the new connection: {:?}",
+        s.commands
+    );
 }
 
 /// A buffer that never drains: the session is closed with why (the protocol resends
@@ -198,7 +217,10 @@ async fn a_buffer_that_never_drains_ends_the_session_and_says_why() {
     assert!(m.stats(0).max_buffer <= 4000, "{}", m.stats(0).max_buffer);
     // The session is closed (the protocol resends what the modem held).
     let why = until_down(&mut a, 5.0).await;
-    assert!(why.contains("BUFFER not draining") && why.contains("calling N0CALL-2 in"), "{why}");
+    assert!(
+        why.contains("BUFFER not draining") && why.contains("calling N0CALL-2 in"),
+        "{why}"
+    );
     assert!(m.stats(0).commands.iter().any(|c| c == "DISCONNECT"));
     assert!(m.stats(0).commands.iter().any(|c| c == "PURGEBUFFER"));
     assert!(sent > 0);
@@ -265,12 +287,17 @@ async fn a_port_that_refuses_connection_is_retried_and_said_why() {
     let mut a = ardop::spawn(c).unwrap();
     let why = until_down(&mut a, 5.0).await;
     assert!(
-        why.contains(&format!("cannot reach ardopcf's command port 127.0.0.1:{port}"))
-            && why.contains("retrying"),
+        why.contains(&format!(
+            "cannot reach ardopcf's command port 127.0.0.1:{port}"
+        )) && why.contains("retrying"),
         "{why}"
     );
-    let l = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.unwrap();
-    let _d = tokio::net::TcpListener::bind(("127.0.0.1", port + 1)).await.unwrap();
+    let l = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let _d = tokio::net::TcpListener::bind(("127.0.0.1", port + 1))
+        .await
+        .unwrap();
     tokio::time::timeout(Duration::from_secs(5), l.accept())
         .await
         .expect("the driver tries again within its backoff")
@@ -307,6 +334,14 @@ async fn fec_broadcasts_reach_the_other_station() {
         assert_eq!(frame_from(&mut b, 5.0).await, frame(i, 200));
     }
     let s = m.stats(0);
-    assert!(s.commands.iter().any(|c| c == "PROTOCOLMODE FEC"), "{:?}", s.commands);
-    assert!(s.commands.iter().any(|c| c == "FECSEND TRUE"), "{:?}", s.commands);
+    assert!(
+        s.commands.iter().any(|c| c == "PROTOCOLMODE FEC"),
+        "{:?}",
+        s.commands
+    );
+    assert!(
+        s.commands.iter().any(|c| c == "FECSEND TRUE"),
+        "{:?}",
+        s.commands
+    );
 }

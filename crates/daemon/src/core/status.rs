@@ -295,7 +295,10 @@ impl Core {
                 Some(format!(
                     "waiting for the radio: 0 B buffer space for {}{}",
                     ago(now.duration_since(t)),
-                    e.modem.as_ref().map(|m| format!(" ({m})")).unwrap_or_default()
+                    e.modem
+                        .as_ref()
+                        .map(|m| format!(" ({m})"))
+                        .unwrap_or_default()
                 )),
             );
         }

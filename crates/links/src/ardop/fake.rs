@@ -363,7 +363,9 @@ async fn transmit(inner: Arc<Mutex<Vec<Modem>>>, rate: f64) {
                 continue;
             }
             owed[i] += rate * TICK.as_secs_f64();
-            let take = (owed[i] as usize).min(m.buffer.len()).min(host::MAX_DATA_WRITE);
+            let take = (owed[i] as usize)
+                .min(m.buffer.len())
+                .min(host::MAX_DATA_WRITE);
             if take == 0 {
                 continue;
             }

@@ -254,7 +254,10 @@ mod tests {
     fn garbage_lines_are_counted_not_taken() {
         let mut r = LineReader::default();
         let got = r.push(b"\x00\xff\x13\rbuffer x\rBUFFER -3\rBUSY MAYBE\r");
-        assert!(got.iter().all(|n| matches!(n, Notice::Garbage(_))), "{got:?}");
+        assert!(
+            got.iter().all(|n| matches!(n, Notice::Garbage(_))),
+            "{got:?}"
+        );
         assert_eq!(got.len(), 4);
         // A line with no end: skipped up to the next CR, once counted.
         let long = vec![b'A'; MAX_LINE + 100];

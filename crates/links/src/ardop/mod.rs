@@ -254,7 +254,8 @@ impl ArdopConfig {
                 "30 to 240 seconds (ardopcf's ARQTIMEOUT)",
             ));
         }
-        let word = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.');
+        let word =
+            |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.');
         if !word(&self.arq_bandwidth) {
             return Err(invalid(
                 "arq_bandwidth",
@@ -282,11 +283,7 @@ impl ArdopConfig {
             return Err(invalid("busy_detect", b.to_string(), "0 (off) to 10"));
         }
         if !(skywave_proto::wire::MIN_FRAME..=framing::MAX_FRAME.min(4000)).contains(&self.mtu) {
-            return Err(invalid(
-                "mtu",
-                self.mtu.to_string(),
-                "48 to 4000 bytes",
-            ));
+            return Err(invalid("mtu", self.mtu.to_string(), "48 to 4000 bytes"));
         }
         let wire = self.mtu + framing::overhead(self.mtu);
         if !(wire..=MAX_BUFFER).contains(&self.buffer()) {
@@ -318,10 +315,12 @@ impl ArdopConfig {
 
     /// The command and data ports' addresses.
     pub fn ports(&self) -> Result<(String, String), Error> {
-        let bad = || Error::Invalid {
+        let bad = || {
+            Error::Invalid {
             field: "modem".into(),
             value: self.modem.clone(),
             expected: "ardopcf's command port as HOST:PORT (e.g. 127.0.0.1:8515; the data port is the next one)".into(),
+        }
         };
         let (h, p) = self.modem.rsplit_once(':').ok_or_else(bad)?;
         let p: u16 = p.parse().map_err(|_| bad())?;
@@ -561,9 +560,7 @@ impl Modem {
             return 0;
         }
         let r = self.credit.room(now);
-        let r = r
-            .saturating_sub(framing::overhead(r) + 2)
-            .min(self.mtu);
+        let r = r.saturating_sub(framing::overhead(r) + 2).min(self.mtu);
         if r < MIN_ROOM.min(self.mtu) { 0 } else { r }
     }
 
@@ -572,7 +569,12 @@ impl Modem {
             return;
         }
         if f.len() > self.mtu {
-            tracing::warn!(link = name, len = f.len(), mtu = self.mtu, "frame refused: larger than the link MTU");
+            tracing::warn!(
+                link = name,
+                len = f.len(),
+                mtu = self.mtu,
+                "frame refused: larger than the link MTU"
+            );
             LinkCounters::add(&counters.dropped_frames, 1);
             return;
         }
@@ -596,7 +598,10 @@ impl Modem {
             && now >= self.next_call
             && let Some(target) = &self.call
         {
-            host::command(&format!("ARQCALL {target} {}", self.repeats), &mut self.cmd_out);
+            host::command(
+                &format!("ARQCALL {target} {}", self.repeats),
+                &mut self.cmd_out,
+            );
             self.phase = Phase::Calling(now);
         }
         // (A report lost for good must not hold the link: after a while the credit's
@@ -624,7 +629,13 @@ impl Modem {
     }
 
     /// Command-port bytes: what changed for the link.
-    pub(crate) fn command_bytes(&mut self, data: &[u8], now: Instant, name: &str, counters: &LinkCounters) -> Vec<Change> {
+    pub(crate) fn command_bytes(
+        &mut self,
+        data: &[u8],
+        now: Instant,
+        name: &str,
+        counters: &LinkCounters,
+    ) -> Vec<Change> {
         let mut out = Vec::new();
         for n in self.lines.push(data) {
             if !matches!(n, Notice::Garbage(_)) {
@@ -637,14 +648,24 @@ impl Modem {
         out
     }
 
-    fn notice(&mut self, n: Notice, now: Instant, name: &str, counters: &LinkCounters) -> Option<Change> {
+    fn notice(
+        &mut self,
+        n: Notice,
+        now: Instant,
+        name: &str,
+        counters: &LinkCounters,
+    ) -> Option<Change> {
         match n {
             Notice::Buffer(b) => {
                 self.buffer = b;
                 self.unreported = None;
                 self.max_buffer = self.max_buffer.max(b);
                 self.credit.reported_queued(now, b);
-                if self.mode == ArdopMode::Fec && b > 0 && self.fec_asked.is_none() && self.state != "FECSEND" {
+                if self.mode == ArdopMode::Fec
+                    && b > 0
+                    && self.fec_asked.is_none()
+                    && self.state != "FECSEND"
+                {
                     // The data is in its buffer now (a FECSEND before it would send nothing).
                     host::command("FECSEND TRUE", &mut self.cmd_out);
                     self.fec_asked = Some(now);
@@ -664,7 +685,10 @@ impl Modem {
                 // ardopcf reports the channel busy or clear only while in DISC: a
                 // session takes turns itself, and no BUSY FALSE ends one reported as
                 // the call came in.
-                if !matches!(self.state.as_str(), "DISC" | "FECSEND" | "FECRCV" | "OFFLINE") {
+                if !matches!(
+                    self.state.as_str(),
+                    "DISC" | "FECSEND" | "FECRCV" | "OFFLINE"
+                ) {
                     self.set_busy(false);
                 }
                 None
@@ -687,7 +711,10 @@ impl Modem {
                 self.set_busy(false);
                 self.last_traffic = now;
                 self.deframer.reset();
-                self.phase = Phase::Connected { peer: call, bandwidth };
+                self.phase = Phase::Connected {
+                    peer: call,
+                    bandwidth,
+                };
                 Some(Change::Up)
             }
             Notice::Disconnected => {
@@ -720,7 +747,9 @@ impl Modem {
                 }
                 self.phase = Phase::Waiting;
                 self.next_call = now + self.backoff.next_delay();
-                Some(Change::Down(self.waiting_reason(&format!("the call failed ({text})"), now)))
+                Some(Change::Down(
+                    self.waiting_reason(&format!("the call failed ({text})"), now),
+                ))
             }
         }
     }
@@ -733,7 +762,11 @@ impl Modem {
 
     /// Why the link is down while no session is connected.
     pub(crate) fn waiting_reason(&self, why: &str, now: Instant) -> String {
-        let prefix = if why.is_empty() { String::new() } else { format!("{why}; ") };
+        let prefix = if why.is_empty() {
+            String::new()
+        } else {
+            format!("{why}; ")
+        };
         match &self.call {
             Some(c) => format!(
                 "{prefix}calling {c} in {:.0} s (ardopcf, MYCALL {}{})",
@@ -746,7 +779,12 @@ impl Modem {
     }
 
     /// Data-port bytes: the whole, checked frames they completed.
-    pub(crate) fn data_bytes(&mut self, data: &[u8], now: Instant, counters: &LinkCounters) -> Vec<Bytes> {
+    pub(crate) fn data_bytes(
+        &mut self,
+        data: &[u8],
+        now: Instant,
+        counters: &LinkCounters,
+    ) -> Vec<Bytes> {
         let mut frames = Vec::new();
         for d in self.data.push(data) {
             let body = match (d, self.mode) {
@@ -825,11 +863,19 @@ impl Modem {
             self.state,
             self.buffer,
             self.max_buffer,
-            if self.busy { "BUSY (channel busy)" } else { "channel clear" }
+            if self.busy {
+                "BUSY (channel busy)"
+            } else {
+                "channel clear"
+            }
         );
         let due = match &self.status_sent {
             None => true,
-            Some((l, at)) => *l != line && (now >= *at + STATUS_EVERY || !l.starts_with(&line[..line.find(';').unwrap_or(0)])),
+            Some((l, at)) => {
+                *l != line
+                    && (now >= *at + STATUS_EVERY
+                        || !l.starts_with(&line[..line.find(';').unwrap_or(0)]))
+            }
         };
         if !due {
             return None;
@@ -897,7 +943,9 @@ async fn run(
                 if failures == 0 {
                     tracing::warn!(link = %shared.name, error = %e, "retrying with backoff until ardopcf answers");
                     shared
-                        .down(format!("{e}: is ardopcf running there? retrying with backoff"))
+                        .down(format!(
+                            "{e}: is ardopcf running there? retrying with backoff"
+                        ))
                         .await?;
                 }
                 failures += 1;
@@ -984,7 +1032,11 @@ async fn session(
                 tracing::info!(link = %shared.name, rate_bps = ?p.rate_bps, "ardop drain rate measured");
                 shared.emit(LinkEvent::Up(p)).await?;
             }
-            if let Some(since) = m.credit.stalled_since(now).filter(|&s| now >= s + cfg.stall_timeout) {
+            if let Some(since) = m
+                .credit
+                .stalled_since(now)
+                .filter(|&s| now >= s + cfg.stall_timeout)
+            {
                 let held = m.credit.held(now);
                 let why = format!(
                     "ardopcf has held {held} bytes for {:.0} s without sending any (BUFFER not draining): the channel may be busy or the far station gone",

@@ -24,29 +24,108 @@ fn a_callsign_is_required_and_amateur_cannot_be_turned_off() {
 fn bad_settings_name_the_setting() {
     let base = ArdopConfig::new("127.0.0.1:8515", "N0CALL-1");
     let cases: Vec<(ArdopConfig, &str)> = vec![
-        (ArdopConfig { modem: "nowhere".into(), ..base.clone() }, "modem"),
-        (ArdopConfig { modem: "h:65535".into(), ..base.clone() }, "modem"),
-        (ArdopConfig { call: Some("N0 CALL".into()), ..base.clone() }, "call"),
         (
-            ArdopConfig { call: Some("N0CALL-2".into()), mode: ArdopMode::Fec, ..base.clone() },
+            ArdopConfig {
+                modem: "nowhere".into(),
+                ..base.clone()
+            },
+            "modem",
+        ),
+        (
+            ArdopConfig {
+                modem: "h:65535".into(),
+                ..base.clone()
+            },
+            "modem",
+        ),
+        (
+            ArdopConfig {
+                call: Some("N0 CALL".into()),
+                ..base.clone()
+            },
             "call",
         ),
-        (ArdopConfig { call_repeats: 1, ..base.clone() }, "call_repeats"),
-        (ArdopConfig { arq_timeout: 10, ..base.clone() }, "arq_timeout"),
-        (ArdopConfig { arq_bandwidth: "2000 MAX\r".into(), ..base.clone() }, "arq_bandwidth"),
-        (ArdopConfig { fec_mode: "X;Y".into(), ..base.clone() }, "fec_mode"),
-        (ArdopConfig { busy_detect: Some(11), ..base.clone() }, "busy_detect"),
-        (ArdopConfig { buffer: Some(50_000), ..base.clone() }, "buffer"),
-        (ArdopConfig { buffer: Some(100), ..base.clone() }, "buffer"),
-        (ArdopConfig { mtu: 20, ..base.clone() }, "mtu"),
-        (ArdopConfig { watchdog: Duration::from_secs(1), ..base.clone() }, "watchdog"),
+        (
+            ArdopConfig {
+                call: Some("N0CALL-2".into()),
+                mode: ArdopMode::Fec,
+                ..base.clone()
+            },
+            "call",
+        ),
+        (
+            ArdopConfig {
+                call_repeats: 1,
+                ..base.clone()
+            },
+            "call_repeats",
+        ),
+        (
+            ArdopConfig {
+                arq_timeout: 10,
+                ..base.clone()
+            },
+            "arq_timeout",
+        ),
+        (
+            ArdopConfig {
+                arq_bandwidth: "2000 MAX\r".into(),
+                ..base.clone()
+            },
+            "arq_bandwidth",
+        ),
+        (
+            ArdopConfig {
+                fec_mode: "X;Y".into(),
+                ..base.clone()
+            },
+            "fec_mode",
+        ),
+        (
+            ArdopConfig {
+                busy_detect: Some(11),
+                ..base.clone()
+            },
+            "busy_detect",
+        ),
+        (
+            ArdopConfig {
+                buffer: Some(50_000),
+                ..base.clone()
+            },
+            "buffer",
+        ),
+        (
+            ArdopConfig {
+                buffer: Some(100),
+                ..base.clone()
+            },
+            "buffer",
+        ),
+        (
+            ArdopConfig {
+                mtu: 20,
+                ..base.clone()
+            },
+            "mtu",
+        ),
+        (
+            ArdopConfig {
+                watchdog: Duration::from_secs(1),
+                ..base.clone()
+            },
+            "watchdog",
+        ),
     ];
     for (c, field) in cases {
         let e = refused(&c);
         assert!(e.contains(&format!("'{field}'")), "{field}: {e}");
     }
     // The buffer's limit is named with why.
-    let e = refused(&ArdopConfig { buffer: Some(50_000), ..base });
+    let e = refused(&ArdopConfig {
+        buffer: Some(50_000),
+        ..base
+    });
     assert!(e.contains("20000") && e.contains("100,000"), "{e}");
 }
 
@@ -71,7 +150,10 @@ fn the_setup_sets_the_mode_and_callsign_and_clears_the_buffer() {
     );
     c.mode = ArdopMode::Fec;
     let s = c.setup_commands(&me);
-    assert!(s.contains(&"PROTOCOLMODE FEC".to_string()) && s.contains(&"FECMODE 4FSK.500.100S".to_string()));
+    assert!(
+        s.contains(&"PROTOCOLMODE FEC".to_string())
+            && s.contains(&"FECMODE 4FSK.500.100S".to_string())
+    );
 }
 
 /// The credit never lets the modem hold more than `buffer`, even when a BUFFER report
@@ -84,7 +166,10 @@ fn the_modem_never_holds_more_than_the_buffer() {
     let t0 = Instant::now();
     let mut m = Modem::new(&c, &me, t0);
     let counters = LinkCounters::default();
-    m.phase = Phase::Connected { peer: "N0CALL-2".into(), bandwidth: 2000 };
+    m.phase = Phase::Connected {
+        peer: "N0CALL-2".into(),
+        bandwidth: 2000,
+    };
     let mut modem_holds = 0usize;
     for i in 0..200u32 {
         let now = t0 + Duration::from_millis(u64::from(i) * 10);
@@ -107,16 +192,28 @@ fn the_modem_never_holds_more_than_the_buffer() {
                 m.offer("t", Bytes::from(vec![0; room]), now, &counters);
                 m.pump(now, &counters);
             }
-            modem_holds += m.data_out.len().saturating_sub(2 * usize::from(!m.data_out.is_empty()));
+            modem_holds += m
+                .data_out
+                .len()
+                .saturating_sub(2 * usize::from(!m.data_out.is_empty()));
             m.data_out.clear();
             assert!(modem_holds <= 4000, "{modem_holds} bytes in the modem");
         }
-        m.command_bytes(format!("BUFFER {modem_holds}\r").as_bytes(), now, "t", &counters);
+        m.command_bytes(
+            format!("BUFFER {modem_holds}\r").as_bytes(),
+            now,
+            "t",
+            &counters,
+        );
         if i % 50 == 49 {
             modem_holds = 0; // it sent everything
         }
     }
-    assert!(m.max_buffer <= 4000 && m.max_buffer > 3000, "{}", m.max_buffer);
+    assert!(
+        m.max_buffer <= 4000 && m.max_buffer > 3000,
+        "{}",
+        m.max_buffer
+    );
     // A write waits for the report after the one before it.
     let now = t0 + Duration::from_secs(10);
     m.command_bytes(b"BUFFER 0\r", now, "t", &counters);
