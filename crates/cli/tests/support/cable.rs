@@ -58,6 +58,17 @@ pub enum Hears {
     Fifo(PathBuf, usize),
 }
 
+/// Where the mixer sends one modem's audio.
+enum Sink {
+    Udp(u16),
+    Fifo {
+        file: File,
+        block: usize,
+        /// Audio short of a whole block.
+        pending: Vec<u8>,
+    },
+}
+
 /// Why the cable cannot be built here, if it cannot.
 pub fn missing_tools() -> Option<String> {
     if !have("gcc") {
@@ -192,10 +203,10 @@ impl Cable {
             .collect();
         // Capture FIFOs are opened read-write: opening never waits for the modem, and a
         // modem that has not opened its end yet does not make writes fail.
-        let mut sinks: Vec<(Option<File>, Option<(u16, usize)>, Vec<u8>)> = hears
+        let mut sinks: Vec<Sink> = hears
             .iter()
             .map(|h| match h {
-                Hears::Udp(p) => (None, Some((*p, 0)), Vec::new()),
+                Hears::Udp(p) => Sink::Udp(*p),
                 Hears::Fifo(p, block) => {
                     let f = std::fs::OpenOptions::new()
                         .read(true)
@@ -205,7 +216,11 @@ impl Cable {
                         .unwrap();
                     // Little backlog for a modem that starts late.
                     let _ = nix::fcntl::fcntl(&f, nix::fcntl::FcntlArg::F_SETPIPE_SZ(4096));
-                    (Some(f), Some((0, *block)), Vec::new())
+                    Sink::Fifo {
+                        file: f,
+                        block: *block,
+                        pending: Vec::new(),
+                    }
                 }
             })
             .collect();
@@ -271,7 +286,7 @@ impl Cable {
                 if frames.iter().filter(|f| f.is_some()).count() > 1 {
                     c.fetch_add(1, Ordering::Relaxed);
                 }
-                for (j, (file, to, pending)) in sinks.iter_mut().enumerate() {
+                for (j, sink) in sinks.iter_mut().enumerate() {
                     let mut mix = vec![0f32; tick_bytes / 2];
                     if frames.get(j).is_none_or(|f| f.is_none()) {
                         for (i, f) in frames.iter().enumerate() {
@@ -286,29 +301,29 @@ impl Cable {
                         .iter()
                         .flat_map(|&m| (m.clamp(-32768.0, 32767.0) as i16).to_le_bytes())
                         .collect();
-                    match (file, to) {
+                    match sink {
                         // Nothing into the capture of a modem that transmits: it does
                         // not read it meanwhile, and a backlog would delay what it hears
                         // next (a blocked read waits for the cable instead).
-                        (Some(_), _) if frames.get(j).is_some_and(|f| f.is_some()) => {}
-                        (Some(f), Some((_, block))) => {
+                        Sink::Fifo { .. } if frames.get(j).is_some_and(|f| f.is_some()) => {}
+                        Sink::Fifo {
+                            file,
+                            block,
+                            pending,
+                        } => {
                             // Whole blocks only: a write under the pipe's atomic size
                             // lands whole or not at all.
                             pending.extend_from_slice(&out);
                             while pending.len() >= *block {
-                                match f.write(&pending[..*block]) {
-                                    Ok(_) => {}
-                                    Err(_) => {
-                                        ov.fetch_add(1, Ordering::Relaxed);
-                                    }
+                                if file.write(&pending[..*block]).is_err() {
+                                    ov.fetch_add(1, Ordering::Relaxed);
                                 }
                                 pending.drain(..*block);
                             }
                         }
-                        (None, Some((port, _))) => {
+                        Sink::Udp(port) => {
                             let _ = sock.send_to(&out, ("127.0.0.1", *port));
                         }
-                        _ => {}
                     }
                 }
                 next += spec.tick;
