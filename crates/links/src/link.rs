@@ -127,6 +127,59 @@ pub(crate) async fn wait_away(
     }
 }
 
+/// A frame the daemon offers a modem driver that holds one frame at a time: `None`
+/// (counted) when it is larger than the MTU; one sent past the room is counted and kept.
+/// An empty frame (the daemon's "nothing more to send") is `None`.
+pub(crate) fn accept_frame(
+    name: &str,
+    f: Bytes,
+    mtu: usize,
+    room: usize,
+    counters: &LinkCounters,
+) -> Option<Bytes> {
+    if f.is_empty() {
+        return None;
+    }
+    if f.len() > mtu {
+        tracing::warn!(
+            link = name,
+            len = f.len(),
+            mtu,
+            "frame refused: larger than the link MTU"
+        );
+        LinkCounters::add(&counters.dropped_frames, 1);
+        return None;
+    }
+    if f.len() > room {
+        LinkCounters::add(&counters.over_room, 1);
+    }
+    Some(f)
+}
+
+/// The measured rate a modem driver told the protocol (bytes/s), and when: a new one is
+/// told when it differs by a fifth, at most once a minute after the first.
+#[derive(Debug, Default)]
+pub(crate) struct ToldRate(Option<(f64, Instant)>);
+
+impl ToldRate {
+    /// The rate to tell now, if any.
+    pub(crate) fn update(&mut self, measured: Option<f64>, now: Instant) -> Option<f64> {
+        let r = measured?;
+        if let Some((told, at)) = self.0
+            && ((r - told).abs() < told * 0.2 || now < at + Duration::from_secs(60))
+        {
+            return None;
+        }
+        self.0 = Some((r, now));
+        Some(r)
+    }
+
+    /// The rate last told.
+    pub(crate) fn get(&self) -> Option<f64> {
+        self.0.map(|(r, _)| r)
+    }
+}
+
 /// Doubling delays between attempts, reset after a success.
 #[derive(Debug, Clone)]
 pub(crate) struct Backoff {

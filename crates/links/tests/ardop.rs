@@ -4,7 +4,6 @@ mod common;
 
 use std::time::Duration;
 
-use bytes::Bytes;
 use common::*;
 use skywave_links::ardop::{self, ArdopConfig, ArdopMode, fake::FakeArdops};
 use skywave_links::{LinkCounters, LinkEvent, LinkHandle};
@@ -45,17 +44,6 @@ async fn until_down(h: &mut LinkHandle, secs: f64) -> String {
     }
 }
 
-/// Frames until one arrives (skipping rate updates).
-async fn frame_from(h: &mut LinkHandle, secs: f64) -> Bytes {
-    loop {
-        match next_event(h, secs).await {
-            LinkEvent::Frame(f) => return f,
-            LinkEvent::Up(_) => continue,
-            other => panic!("{}: expected a frame, got {other:?}", h.name),
-        }
-    }
-}
-
 /// A calls B; both come up.
 async fn pair(m: &FakeArdops) -> (LinkHandle, LinkHandle) {
     let mut b = ardop::spawn(link(m, 1, "N0CALL-2", None)).unwrap();
@@ -75,7 +63,7 @@ async fn pair(m: &FakeArdops) -> (LinkHandle, LinkHandle) {
 async fn an_arq_call_connects_and_frames_cross_both_ways_within_the_buffer() {
     init_tracing();
     let m = FakeArdops::start(2, FAST).await.unwrap();
-    let (mut a, mut b) = pair(&m).await;
+    let (a, mut b) = pair(&m).await;
     let s = m.stats(0);
     for c in [
         "INITIALIZE",
@@ -91,12 +79,7 @@ async fn an_arq_call_connects_and_frames_cross_both_ways_within_the_buffer() {
         );
     }
     let n = 40;
-    let send_a = tokio::spawn(async move {
-        for i in 0..n {
-            send(&mut a, frame(i, 500), 20.0).await;
-        }
-        a
-    });
+    let send_a = send_all(a, (0..n).map(|i| frame(i, 500)).collect(), 20.0);
     for i in 0..n {
         assert_eq!(frame_from(&mut b, 20.0).await, frame(i, 500));
     }
@@ -327,6 +310,12 @@ async fn fec_broadcasts_reach_the_other_station() {
     let mut b = ardop::spawn(cfg(1, "N0CALL-2")).unwrap();
     until_up(&mut a, 5.0).await;
     until_up(&mut b, 5.0).await;
+    // (A broadcast reaches only the modems already in FEC mode.)
+    let t = tokio::time::Instant::now();
+    while !m.stats(1).commands.iter().any(|c| c == "STATE") {
+        assert!(t.elapsed() < Duration::from_secs(5), "B's modem not set up");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     for i in 0..3 {
         send(&mut a, frame(i, 200), 5.0).await;
     }

@@ -47,29 +47,13 @@ fn blob(i: u32, len: usize) -> Bytes {
     Bytes::from(v)
 }
 
-/// Frames until one arrives (skipping rate updates).
-async fn frame_from(h: &mut LinkHandle, secs: f64) -> Bytes {
-    loop {
-        match next_event(h, secs).await {
-            LinkEvent::Frame(f) => return f,
-            LinkEvent::Up(_) => continue,
-            other => panic!("{}: expected a frame, got {other:?}", h.name),
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn frames_cross_both_ways_within_the_tnc_buffer() {
     init_tracing();
     let tncs = FakeTncs::start(2, FAST).await.unwrap();
-    let (mut a, mut b) = pair(&tncs).await;
+    let (a, mut b) = pair(&tncs).await;
     let n = 40;
-    let sender = tokio::spawn(async move {
-        for i in 0..n {
-            send(&mut a, frame(i, 256), 10.0).await;
-        }
-        a
-    });
+    let sender = send_all(a, (0..n).map(|i| frame(i, 256)).collect(), 10.0);
     for i in 0..n {
         assert_eq!(frame_from(&mut b, 10.0).await, frame(i, 256), "frame {i}");
     }
@@ -172,12 +156,7 @@ async fn a_tnc_that_stops_answering_txbuf_is_paced_by_airtime() {
     tncs.answer_txbuf(0, false);
     let answers = tncs.stats(0).answers;
     let n = 30;
-    let sender = tokio::spawn(async move {
-        for i in 1..=n {
-            send(&mut a, frame(i, 256), 10.0).await;
-        }
-        a
-    });
+    let sender = send_all(a, (1..=n).map(|i| frame(i, 256)).collect(), 10.0);
     for i in 1..=n {
         assert_eq!(frame_from(&mut b, 10.0).await, frame(i, 256), "frame {i}");
     }
@@ -233,14 +212,9 @@ async fn the_measured_drain_rate_becomes_the_link_rate() {
     init_tracing();
     // A channel slower than configured: 600 B/s against 24 kbit/s.
     let tncs = FakeTncs::start(2, 600.0).await.unwrap();
-    let (mut a, mut b) = pair(&tncs).await;
+    let (a, mut b) = pair(&tncs).await;
     let n = 40;
-    let sender = tokio::spawn(async move {
-        for i in 0..n {
-            send(&mut a, blob(i, 240), 30.0).await;
-        }
-        a
-    });
+    let sender = send_all(a, (0..n).map(|i| blob(i, 240)).collect(), 30.0);
     for i in 0..n {
         assert_eq!(frame_from(&mut b, 30.0).await, blob(i, 240));
     }

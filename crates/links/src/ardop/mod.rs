@@ -41,7 +41,9 @@ use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 use crate::kiss::ax25::Callsign;
-use crate::link::{Backoff, Closed, MIN_ROOM, Shared, sleep_until, wait_away};
+use crate::link::{
+    Backoff, Closed, MIN_ROOM, Shared, ToldRate, accept_frame, sleep_until, wait_away,
+};
 use crate::stream::TICK;
 use crate::{Error, LinkCounters, LinkEvent, LinkHandle};
 use host::{Data, Notice};
@@ -472,8 +474,8 @@ pub(crate) struct Modem {
     last_poll: Instant,
     /// FEC: a send was asked for and the modem has not yet started.
     fec_asked: Option<Instant>,
-    /// The rate last told to the protocol (bytes/s), and when.
-    told: Option<(f64, Instant)>,
+    /// The rate last told to the protocol.
+    told: ToldRate,
     base: LinkParams,
     status_sent: Option<(String, Instant)>,
 }
@@ -517,7 +519,7 @@ impl Modem {
             last_heard: now,
             last_poll: now,
             fec_asked: None,
-            told: None,
+            told: ToldRate::default(),
             base: params(cfg),
             status_sent: None,
         }
@@ -565,23 +567,8 @@ impl Modem {
     }
 
     pub(crate) fn offer(&mut self, name: &str, f: Bytes, now: Instant, counters: &LinkCounters) {
-        if f.is_empty() {
-            return;
-        }
-        if f.len() > self.mtu {
-            tracing::warn!(
-                link = name,
-                len = f.len(),
-                mtu = self.mtu,
-                "frame refused: larger than the link MTU"
-            );
-            LinkCounters::add(&counters.dropped_frames, 1);
-            return;
-        }
-        if f.len() > self.room(now) {
-            LinkCounters::add(&counters.over_room, 1);
-        }
-        self.queue = Some(f);
+        let room = self.room(now);
+        self.queue = accept_frame(name, f, self.mtu, room, counters);
     }
 
     /// Queues what may go to the modem now: the waiting frame when there is room, a call
@@ -887,20 +874,14 @@ impl Modem {
     /// The link's parameters with the measured rate, when it differs enough from what
     /// the protocol was last told (a fifth), at most once a minute after the first.
     pub(crate) fn rate_update(&mut self, now: Instant) -> Option<LinkParams> {
-        let r = self.credit.measured_rate()?;
-        if let Some((told, at)) = self.told
-            && ((r - told).abs() < told * 0.2 || now < at + Duration::from_secs(60))
-        {
-            return None;
-        }
-        self.told = Some((r, now));
+        self.told.update(self.credit.measured_rate(), now)?;
         Some(self.params())
     }
 
     /// The current parameters (measured rate if any).
     pub(crate) fn params(&self) -> LinkParams {
-        match self.told {
-            Some((r, _)) => LinkParams {
+        match self.told.get() {
+            Some(r) => LinkParams {
                 rate_bps: Some((r * 8.0).round().max(1.0) as u64),
                 ..self.base
             },

@@ -32,7 +32,9 @@ use skywave_proto::LinkParams;
 use tokio::sync::mpsc;
 
 use crate::device::Device;
-use crate::link::{Backoff, Closed, MIN_ROOM, Shared, sleep_until, wait_away};
+use crate::link::{
+    Backoff, Closed, MIN_ROOM, Shared, ToldRate, accept_frame, sleep_until, wait_away,
+};
 use crate::serial::check_baud;
 use crate::stream::TICK;
 use crate::{Error, LinkCounters, LinkEvent, LinkHandle};
@@ -407,8 +409,8 @@ pub(crate) struct KissTx {
     first_ask: Option<Instant>,
     answered: bool,
     told_silent: bool,
-    /// The rate last told to the protocol (bytes/s), and when.
-    told: Option<(f64, Instant)>,
+    /// The rate last told to the protocol.
+    told: ToldRate,
     base: LinkParams,
 }
 
@@ -453,7 +455,7 @@ impl KissTx {
             first_ask: None,
             answered: false,
             told_silent: false,
-            told: None,
+            told: ToldRate::default(),
             base: params(cfg),
         }
     }
@@ -468,24 +470,9 @@ impl KissTx {
     }
 
     pub(crate) fn offer(&mut self, name: &str, f: Bytes, now: Instant, counters: &LinkCounters) {
-        if f.is_empty() {
-            // (The daemon's "nothing more to send": no over to end on a KISS link.)
-            return;
-        }
-        if f.len() > self.mtu {
-            tracing::warn!(
-                link = name,
-                len = f.len(),
-                mtu = self.mtu,
-                "frame refused: larger than the link MTU"
-            );
-            LinkCounters::add(&counters.dropped_frames, 1);
-            return;
-        }
-        if f.len() > self.room(now) {
-            LinkCounters::add(&counters.over_room, 1);
-        }
-        self.queue = Some(f);
+        // (An empty frame, the daemon's "nothing more to send": no over to end here.)
+        let room = self.room(now);
+        self.queue = accept_frame(name, f, self.mtu, room, counters);
     }
 
     /// Queues what may go to the TNC now: a `TXBUF:` query when one is due, the waiting
@@ -625,13 +612,7 @@ impl KissTx {
     /// The link's parameters with the measured rate, when it differs enough from what
     /// the protocol was last told (a fifth), at most once a minute after the first.
     pub(crate) fn rate_update(&mut self, now: Instant) -> Option<LinkParams> {
-        let r = self.credit.measured_rate()?;
-        if let Some((told, at)) = self.told
-            && ((r - told).abs() < told * 0.2 || now < at + Duration::from_secs(60))
-        {
-            return None;
-        }
-        self.told = Some((r, now));
+        let r = self.told.update(self.credit.measured_rate(), now)?;
         Some(self.measured_params(r))
     }
 
@@ -647,8 +628,8 @@ impl KissTx {
 
     /// The current parameters (measured rate if any).
     pub(crate) fn params(&self) -> LinkParams {
-        match self.told {
-            Some((r, _)) => self.measured_params(r),
+        match self.told.get() {
+            Some(r) => self.measured_params(r),
             None => self.base,
         }
     }

@@ -94,3 +94,29 @@ pub fn noise(seed: u64, n: usize) -> Vec<u8> {
         })
         .collect()
 }
+
+/// The next frame, skipping rate updates (`Up` with new parameters).
+pub async fn frame_from(h: &mut LinkHandle, secs: f64) -> Bytes {
+    loop {
+        match next_event(h, secs).await {
+            LinkEvent::Frame(f) => return f,
+            LinkEvent::Up(_) => continue,
+            other => panic!("{}: expected a frame, got {other:?}", h.name),
+        }
+    }
+}
+
+/// Sends `frames` in order from a task, each once the link has room for it; the task
+/// hands the link back.
+pub fn send_all(
+    mut h: LinkHandle,
+    frames: Vec<Bytes>,
+    secs: f64,
+) -> tokio::task::JoinHandle<LinkHandle> {
+    tokio::spawn(async move {
+        for f in frames {
+            send(&mut h, f, secs).await;
+        }
+        h
+    })
+}
