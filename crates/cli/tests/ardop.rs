@@ -233,50 +233,35 @@ fn exchange(sizes: [&[usize]; 2], limit: Duration) -> (Option<Outcome>, String) 
         }
     }
     let all = ids.len() as u64;
-    let mut done = false;
     let mut max_buffer = 0;
-    let mut timeline = Vec::new();
-    let mut next_sample = Duration::ZERO;
-    while start.elapsed() < limit {
-        for d in &daemons {
-            d.check_alive();
-        }
-        let st: Vec<_> = daemons.iter().map(|d| d.status()).collect();
-        for s in &st {
-            if let Some(b) = largest_buffer(s.links[0].reason.as_deref()) {
-                max_buffer = max_buffer.max(b);
+    let Held {
+        done,
+        took,
+        timeline,
+        last: st,
+    } = until_all_hold(
+        &daemons,
+        all,
+        start,
+        limit,
+        Duration::from_secs(10),
+        |s| {
+            format!(
+                "{} bundles, {} B out, {} ({})",
+                s.store.bundles,
+                s.links[0].bytes_out,
+                s.links[0].state,
+                s.links[0].reason.as_deref().unwrap_or("")
+            )
+        },
+        |st| {
+            for s in st {
+                if let Some(b) = largest_buffer(s.links[0].reason.as_deref()) {
+                    max_buffer = max_buffer.max(b);
+                }
             }
-        }
-        if start.elapsed() >= next_sample {
-            next_sample += Duration::from_secs(10);
-            timeline.push(format!(
-                "{:5.1} s: {}",
-                start.elapsed().as_secs_f64(),
-                st.iter()
-                    .map(|s| format!(
-                        "{} bundles, {} B out, {} ({})",
-                        s.store.bundles,
-                        s.links[0].bytes_out,
-                        s.links[0].state,
-                        s.links[0].reason.as_deref().unwrap_or("")
-                    ))
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            ));
-        }
-        if st.iter().all(|s| s.store.bundles == all) {
-            done = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    let took = start.elapsed();
-    let st: Vec<_> = daemons.iter().map(|d| d.status()).collect();
-    for s in &st {
-        if let Some(b) = largest_buffer(s.links[0].reason.as_deref()) {
-            max_buffer = max_buffer.max(b);
-        }
-    }
+        },
+    );
     let outcome = Outcome {
         took,
         payload,

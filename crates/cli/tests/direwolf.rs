@@ -191,37 +191,26 @@ fn exchange(modem: u32, each: usize, size: usize, limit: Duration) -> (Option<Ou
         }
     }
     let all = 2 * each as u64;
-    let mut done = false;
     // Every 5 s: bundles held, frames handed to the TNC and the room, per daemon.
-    let mut timeline = Vec::new();
-    let mut next_sample = Duration::ZERO;
-    while start.elapsed() < limit {
-        for d in &daemons {
-            d.check_alive();
-        }
-        let st: Vec<_> = daemons.iter().map(|d| d.status()).collect();
-        if start.elapsed() >= next_sample {
-            next_sample += Duration::from_secs(5);
-            timeline.push(format!(
-                "{:5.1} s: {}",
-                start.elapsed().as_secs_f64(),
-                st.iter()
-                    .map(|s| format!(
-                        "{} bundles, {} frames out, room {:?}",
-                        s.store.bundles, s.links[0].frames_out, s.links[0].room
-                    ))
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            ));
-        }
-        if st.iter().all(|s| s.store.bundles == all) {
-            done = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let took = start.elapsed();
-    let st: Vec<_> = daemons.iter().map(|d| d.status()).collect();
+    let Held {
+        done,
+        took,
+        timeline,
+        last: st,
+    } = until_all_hold(
+        &daemons,
+        all,
+        start,
+        limit,
+        Duration::from_secs(5),
+        |s| {
+            format!(
+                "{} bundles, {} frames out, room {:?}",
+                s.store.bundles, s.links[0].frames_out, s.links[0].room
+            )
+        },
+        |_| {},
+    );
     let outcome = Outcome {
         took,
         useful: st.iter().map(|s| s.protocol.useful_bytes_received).sum(),
