@@ -209,6 +209,43 @@ async fn a_buffer_that_never_drains_ends_the_session_and_says_why() {
     assert!(sent > 0);
 }
 
+/// A buffer that waits while the far station holds the turn (its frames keep coming)
+/// is no stall: the session stays up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_buffer_waiting_while_frames_arrive_is_no_stall() {
+    init_tracing();
+    let m = FakeArdops::start(2, FAST).await.unwrap();
+    let (mut a, b) = pair(&m).await;
+    m.sending(0, false);
+    send(&mut a, frame(0, 300), 5.0).await;
+    // B sends a frame every 500 ms for twice the stall timeout (3 s).
+    let sender = tokio::spawn(async move {
+        let mut b = b;
+        for i in 1..=12 {
+            send(&mut b, frame(i, 200), 5.0).await;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        b
+    });
+    for i in 1..=12 {
+        assert_eq!(frame_from(&mut a, 5.0).await, frame(i, 200));
+    }
+    let _b = sender.await.unwrap();
+    assert!(
+        m.buffered(0) > 0,
+        "A's modem still holds its frame: {:?}",
+        m.stats(0)
+    );
+    assert!(
+        !m.stats(0).commands.iter().any(|c| c == "DISCONNECT"),
+        "{:?}",
+        m.stats(0).commands
+    );
+    // Once nothing comes either, it is a stall.
+    let why = until_down(&mut a, 10.0).await;
+    assert!(why.contains("BUFFER not draining"), "{why}");
+}
+
 /// BUSY TRUE: no call while the channel is busy, and (FEC) nothing handed to the
 /// modem; a BUSY TRUE left from before a session does not hold the session.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -467,8 +467,9 @@ pub(crate) struct Modem {
     pub buffer: usize,
     /// The largest `BUFFER` ever reported.
     pub max_buffer: usize,
-    /// Last frame in or out (the session's idleness).
+    /// Last frame in or out (the session's idleness), and last frame in.
     last_traffic: Instant,
+    last_rx: Instant,
     /// Last line from the command port, and the last state query.
     last_heard: Instant,
     last_poll: Instant,
@@ -516,6 +517,7 @@ impl Modem {
             buffer: 0,
             max_buffer: 0,
             last_traffic: now,
+            last_rx: now,
             last_heard: now,
             last_poll: now,
             fec_asked: None,
@@ -697,6 +699,7 @@ impl Modem {
                 self.backoff.reset();
                 self.set_busy(false);
                 self.last_traffic = now;
+                self.last_rx = now;
                 self.deframer.reset();
                 self.phase = Phase::Connected {
                     peer: call,
@@ -797,6 +800,7 @@ impl Modem {
                 LinkCounters::add(&counters.frames_in, 1);
                 LinkCounters::add(&counters.bytes_in, f.len() as u64);
                 self.last_traffic = now;
+                self.last_rx = now;
                 frames.push(Bytes::from(f));
             }
         }
@@ -1013,15 +1017,18 @@ async fn session(
                 tracing::info!(link = %shared.name, rate_bps = ?p.rate_bps, "ardop drain rate measured");
                 shared.emit(LinkEvent::Up(p)).await?;
             }
+            // While frames arrive the far station holds the turn (ARQ) or the channel:
+            // our buffer waits, and that is no stall.
             if let Some(since) = m
                 .credit
                 .stalled_since(now)
-                .filter(|&s| now >= s + cfg.stall_timeout)
+                .filter(|&s| now >= s.max(m.last_rx) + cfg.stall_timeout)
             {
                 let held = m.credit.held(now);
                 let why = format!(
-                    "ardopcf has held {held} bytes for {:.0} s without sending any (BUFFER not draining): the channel may be busy or the far station gone",
-                    (now - since).as_secs_f64()
+                    "ardopcf has held {held} bytes for {:.0} s without sending any (BUFFER not draining), and nothing came from the far station for {:.0} s: the channel may be busy or the far station gone",
+                    (now - since).as_secs_f64(),
+                    (now - m.last_rx).as_secs_f64()
                 );
                 if m.mode == ArdopMode::Arq {
                     m.close(why.clone());
