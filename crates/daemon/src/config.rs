@@ -653,10 +653,17 @@ impl DaemonConfig {
             let ty = self.links[a.index].kind();
             let field = |f: &str| format!("{f} of link #{} (type = \"{ty}\")", a.index + 1);
             let Some(call) = &a.callsign else {
+                let why = if ty == "ardop" {
+                    "ARDOP is amateur radio, and ardopcf needs it (MYCALL) to identify the station and to take calls"
+                } else {
+                    "`amateur = true` requires it"
+                };
                 return Err(ConfigError::Invalid {
                     field: field("callsign"),
                     value: "(not set)".into(),
-                    expected: "this station's licensed callsign (e.g. \"N0CALL-7\"): `amateur = true` requires it".into(),
+                    expected: format!(
+                        "this station's licensed callsign (e.g. \"N0CALL-7\"): {why}"
+                    ),
                 });
             };
             skywave_links::kiss::ax25::Callsign::parse(call).map_err(|e| ConfigError::Invalid {
@@ -1484,7 +1491,10 @@ mod tests {
         let e = check("[[link]]\ntype = \"ardop\"\nmodem = \"127.0.0.1:8515\"\n")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("callsign of link #1 (type = \"ardop\")"), "{e}");
+        assert!(
+            e.contains("callsign of link #1 (type = \"ardop\")") && e.contains("MYCALL"),
+            "{e}"
+        );
         let e = check("[[link]]\ntype = \"ardop\"\ncallsign = \"N0CALL\"\nplaintext = false\n")
             .unwrap_err()
             .to_string();
