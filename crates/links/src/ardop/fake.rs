@@ -295,6 +295,8 @@ fn command(ms: &mut [Modem], i: usize, text: &str, inner: &Arc<Mutex<Vec<Modem>>
                 }
             });
         }
+        // (The fake's channel carries both ways at once: no turn to ask for.)
+        "BREAK" => m.say("BREAK"),
         "DISCONNECT" => match m.peer.take() {
             Some(j) => {
                 m.say("DISCONNECT NOW TRUE");

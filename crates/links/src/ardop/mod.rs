@@ -108,6 +108,11 @@ pub struct ArdopConfig {
     /// The channel's rate in bit/s until one is measured.
     #[serde(default)]
     pub rate: Option<u64>,
+    /// ARQ: ask for the turn (`BREAK`) when our bytes have waited this long while the
+    /// far station sends: ardopcf gives the turn on its own only when the sender runs
+    /// out of data, and the far station waits for our answers (acknowledgements).
+    #[serde(default = "default_turn", deserialize_with = "crate::de::duration")]
+    pub turn: Duration,
     /// End the session when the modem keeps bytes without sending any for this long.
     #[serde(default = "default_stall", deserialize_with = "crate::de::duration")]
     pub stall_timeout: Duration,
@@ -154,6 +159,9 @@ fn default_fec_mode() -> String {
 fn default_mtu() -> usize {
     512
 }
+fn default_turn() -> Duration {
+    Duration::from_secs(20)
+}
 fn default_stall() -> Duration {
     Duration::from_secs(300)
 }
@@ -190,6 +198,7 @@ impl ArdopConfig {
             buffer: None,
             mtu: default_mtu(),
             rate: None,
+            turn: default_turn(),
             stall_timeout: default_stall(),
             watchdog: default_watchdog(),
             name: None,
@@ -302,6 +311,13 @@ impl ArdopConfig {
                 "rate",
                 self.rate().to_string(),
                 "the channel's rate in bit/s, 10 to 100000",
+            ));
+        }
+        if self.turn < Duration::from_secs(2) {
+            return Err(invalid(
+                "turn",
+                format!("{:?}", self.turn),
+                "at least 2s (a BREAK and the change of turn take seconds)",
             ));
         }
         if self.watchdog < Duration::from_secs(10) {
@@ -449,6 +465,11 @@ pub(crate) struct Modem {
     backoff: Backoff,
     /// The frame waiting for room.
     queue: Option<Bytes>,
+    turn: Duration,
+    /// Since when our bytes have waited in the modem while it receives, and when the
+    /// turn was last asked for.
+    waiting_since: Option<Instant>,
+    last_break: Option<Instant>,
     /// A write not yet followed by a `BUFFER` report, since then: the next waits for one.
     unreported: Option<Instant>,
     pub cmd_out: Vec<u8>,
@@ -503,6 +524,9 @@ impl Modem {
             next_call: now,
             backoff: Backoff::new(REDIAL_MIN, cfg.redial.max(REDIAL_MIN)),
             queue: None,
+            turn: cfg.turn,
+            waiting_since: None,
+            last_break: None,
             unreported: None,
             cmd_out: Vec::new(),
             data_out: Vec::new(),
@@ -592,6 +616,18 @@ impl Modem {
                 &mut self.cmd_out,
             );
             self.phase = Phase::Calling(now);
+        }
+        // Our bytes wait while the far station holds the turn: ask for it now and then.
+        let receiving =
+            matches!(self.phase, Phase::Connected { .. }) && self.state == "IRS" && self.buffer > 0;
+        if !receiving {
+            self.waiting_since = None;
+        } else {
+            let since = *self.waiting_since.get_or_insert(now);
+            if now >= since + self.turn && self.last_break.is_none_or(|t| now >= t + self.turn) {
+                host::command("BREAK", &mut self.cmd_out);
+                self.last_break = Some(now);
+            }
         }
         // (A report lost for good must not hold the link: after a while the credit's
         // own figure is trusted.)
@@ -1053,6 +1089,7 @@ async fn session(
             busy.then(|| now + TICK),
             Some(m.last_poll + POLL),
             m.call_due(),
+            m.waiting_since.map(|t| t + cfg.turn),
             m.carrying().then(|| now + Duration::from_secs(1)),
         ]
         .into_iter()

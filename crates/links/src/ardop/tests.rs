@@ -229,3 +229,52 @@ fn the_modem_never_holds_more_than_the_buffer() {
     m.pump(now, &counters);
     assert!(!m.data_out.is_empty());
 }
+
+/// Our bytes waiting while the far station sends: the turn is asked for (`BREAK`) after
+/// `turn`, and again only a `turn` later.
+#[test]
+fn the_turn_is_asked_for_when_our_bytes_wait() {
+    let c = ArdopConfig::new("127.0.0.1:8515", "N0CALL-1");
+    let me = c.check().unwrap();
+    let t0 = Instant::now();
+    let mut m = Modem::new(&c, &me, t0);
+    let counters = LinkCounters::default();
+    m.command_bytes(
+        b"CONNECTED N0CALL-2 2000\rNEWSTATE IRS\rBUFFER 300\r",
+        t0,
+        "t",
+        &counters,
+    );
+    let breaks = |m: &mut Modem| {
+        let n = String::from_utf8_lossy(&m.cmd_out)
+            .matches("BREAK\r")
+            .count();
+        m.cmd_out.clear();
+        n
+    };
+    m.pump(t0, &counters);
+    m.pump(t0 + Duration::from_secs(19), &counters);
+    assert_eq!(breaks(&mut m), 0, "not before the turn time");
+    m.pump(t0 + Duration::from_secs(20), &counters);
+    assert_eq!(breaks(&mut m), 1);
+    m.pump(t0 + Duration::from_secs(30), &counters);
+    assert_eq!(breaks(&mut m), 0, "once per turn time");
+    m.pump(t0 + Duration::from_secs(40), &counters);
+    assert_eq!(breaks(&mut m), 1);
+    // Our turn (or nothing of ours waiting): no BREAK.
+    m.command_bytes(
+        b"NEWSTATE ISS\r",
+        t0 + Duration::from_secs(41),
+        "t",
+        &counters,
+    );
+    m.pump(t0 + Duration::from_secs(80), &counters);
+    m.command_bytes(
+        b"NEWSTATE IRS\rBUFFER 0\r",
+        t0 + Duration::from_secs(81),
+        "t",
+        &counters,
+    );
+    m.pump(t0 + Duration::from_secs(120), &counters);
+    assert_eq!(breaks(&mut m), 0);
+}
