@@ -349,7 +349,7 @@ async fn fec_broadcasts_reach_the_other_station() {
     until_up(&mut b, 5.0).await;
     // (A broadcast reaches only the modems already in FEC mode.)
     let t = tokio::time::Instant::now();
-    while !m.stats(1).commands.iter().any(|c| c == "STATE") {
+    while !m.stats(1).commands.iter().any(|c| c == "STATE") || m.stats(1).data_connections == 0 {
         assert!(t.elapsed() < Duration::from_secs(5), "B's modem not set up");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }

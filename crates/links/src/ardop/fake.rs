@@ -35,8 +35,9 @@ pub struct FakeArdopStats {
     pub discarded: usize,
     /// Bytes sent on the channel.
     pub sent: usize,
-    /// Host connections accepted on the command port.
+    /// Host connections accepted on the command port, and on the data port.
     pub connections: u64,
+    pub data_connections: u64,
 }
 
 #[derive(Debug, Default)]
@@ -315,7 +316,11 @@ fn command(ms: &mut [Modem], i: usize, text: &str, inner: &Arc<Mutex<Vec<Modem>>
 async fn accept_data(l: TcpListener, i: usize, inner: Arc<Mutex<Vec<Modem>>>) {
     while let Ok((s, _)) = l.accept().await {
         let (mut r, w) = s.into_split();
-        inner.lock().unwrap_or_else(|e| e.into_inner())[i].data = Some(writer(w));
+        {
+            let mut ms = inner.lock().unwrap_or_else(|e| e.into_inner());
+            ms[i].data = Some(writer(w));
+            ms[i].stats.data_connections += 1;
+        }
         let inner = inner.clone();
         tokio::spawn(async move {
             let mut pending = Vec::new();
