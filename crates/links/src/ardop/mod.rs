@@ -111,8 +111,9 @@ pub struct ArdopConfig {
     /// ARQ: ask for the turn (`BREAK`) when our bytes have waited this long while the
     /// far station sends: ardopcf gives the turn on its own only when the sender runs
     /// out of data, and the far station waits for our answers (acknowledgements).
-    #[serde(default = "default_turn", deserialize_with = "crate::de::duration")]
-    pub turn: Duration,
+    /// Unset: never (a sync both ways takes turns well without it).
+    #[serde(default, deserialize_with = "crate::de::opt_duration")]
+    pub turn: Option<Duration>,
     /// End the session when the modem keeps bytes without sending any for this long.
     #[serde(default = "default_stall", deserialize_with = "crate::de::duration")]
     pub stall_timeout: Duration,
@@ -159,9 +160,6 @@ fn default_fec_mode() -> String {
 fn default_mtu() -> usize {
     512
 }
-fn default_turn() -> Duration {
-    Duration::from_secs(20)
-}
 fn default_stall() -> Duration {
     Duration::from_secs(300)
 }
@@ -198,7 +196,7 @@ impl ArdopConfig {
             buffer: None,
             mtu: default_mtu(),
             rate: None,
-            turn: default_turn(),
+            turn: None,
             stall_timeout: default_stall(),
             watchdog: default_watchdog(),
             name: None,
@@ -313,10 +311,12 @@ impl ArdopConfig {
                 "the channel's rate in bit/s, 10 to 100000",
             ));
         }
-        if self.turn < Duration::from_secs(2) {
+        if let Some(turn) = self.turn
+            && turn < Duration::from_secs(2)
+        {
             return Err(invalid(
                 "turn",
-                format!("{:?}", self.turn),
+                format!("{turn:?}"),
                 "at least 2s (a BREAK and the change of turn take seconds)",
             ));
         }
@@ -465,7 +465,7 @@ pub(crate) struct Modem {
     backoff: Backoff,
     /// The frame waiting for room.
     queue: Option<Bytes>,
-    turn: Duration,
+    turn: Option<Duration>,
     /// Since when our bytes have waited in the modem while it receives, and when the
     /// turn was last asked for.
     waiting_since: Option<Instant>,
@@ -620,14 +620,14 @@ impl Modem {
         // Our bytes wait while the far station holds the turn: ask for it now and then.
         let receiving =
             matches!(self.phase, Phase::Connected { .. }) && self.state == "IRS" && self.buffer > 0;
-        if !receiving {
-            self.waiting_since = None;
-        } else {
+        if let (true, Some(turn)) = (receiving, self.turn) {
             let since = *self.waiting_since.get_or_insert(now);
-            if now >= since + self.turn && self.last_break.is_none_or(|t| now >= t + self.turn) {
+            if now >= since + turn && self.last_break.is_none_or(|t| now >= t + turn) {
                 host::command("BREAK", &mut self.cmd_out);
                 self.last_break = Some(now);
             }
+        } else {
+            self.waiting_since = None;
         }
         // (A report lost for good must not hold the link: after a while the credit's
         // own figure is trusted.)
@@ -1089,7 +1089,7 @@ async fn session(
             busy.then(|| now + TICK),
             Some(m.last_poll + POLL),
             m.call_due(),
-            m.waiting_since.map(|t| t + cfg.turn),
+            m.waiting_since.zip(cfg.turn).map(|(t, d)| t + d),
             m.carrying().then(|| now + Duration::from_secs(1)),
         ]
         .into_iter()

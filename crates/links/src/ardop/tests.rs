@@ -234,7 +234,8 @@ fn the_modem_never_holds_more_than_the_buffer() {
 /// `turn`, and again only a `turn` later.
 #[test]
 fn the_turn_is_asked_for_when_our_bytes_wait() {
-    let c = ArdopConfig::new("127.0.0.1:8515", "N0CALL-1");
+    let mut c = ArdopConfig::new("127.0.0.1:8515", "N0CALL-1");
+    c.turn = Some(Duration::from_secs(20));
     let me = c.check().unwrap();
     let t0 = Instant::now();
     let mut m = Modem::new(&c, &me, t0);
