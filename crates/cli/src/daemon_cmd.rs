@@ -333,6 +333,30 @@ fn describe_link(
                     }
                     ("vara".into(), kv)
                 }
+                DriverConfig::Ardop(c) => {
+                    let mut kv = vec![
+                        ("modem", c.modem.clone()),
+                        (
+                            "callsign",
+                            c.callsign.clone().unwrap_or_else(|| "(not set)".into()),
+                        ),
+                        (
+                            "mode",
+                            match (c.mode, &c.call) {
+                                (skywave_links::ardop::ArdopMode::Fec, _) => "FEC broadcast".into(),
+                                (_, Some(s)) => format!("ARQ, calling {s}"),
+                                (_, None) => "ARQ, answering calls".into(),
+                            },
+                        ),
+                        ("buffer", format!("at most {} B in the modem", c.buffer())),
+                        (
+                            "amateur",
+                            "yes: identified by the modem, never encrypted".into(),
+                        ),
+                    ];
+                    kv.push(access);
+                    ("ardop".into(), kv)
+                }
                 DriverConfig::Emulated(c) => (
                     "emulated".into(),
                     vec![

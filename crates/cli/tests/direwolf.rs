@@ -1,13 +1,12 @@
 //! Two real Dire Wolf modems on a virtual audio cable, each under a real `skywave daemon`
 //! on its KISS TCP port (a `kiss` link): 20+20 bundles of 100 B sync over the air.
 //!
-//! The cable (facts in ../shared/modems/README.md): each Dire Wolf plays into an ALSA
-//! `file` PCM whose slave is `null`, writing raw S16_LE 48 kHz mono samples into a FIFO;
-//! an `LD_PRELOAD` interposer caps its playback buffer at 4096 frames (else a whole
-//! transmission is rendered at once); a mixer thread here reads each FIFO only as fast as
-//! real time plays it (behind a 100 ms jitter buffer) and every 10 ms sends each modem
-//! (`ADEVICE udp:PORT`) the sum of the others' audio at a quarter of its level (silence
-//! to a modem while it transmits).
+//! The cable (`support::cable`): each Dire Wolf plays into an ALSA `file` PCM writing
+//! raw S16_LE 48 kHz mono samples into a FIFO, its playback buffer capped at 4096 frames
+//! (else a whole transmission is rendered at once); the mixer reads each FIFO only as
+//! fast as real time plays it (behind a 100 ms playout delay) and every 10 ms sends each
+//! modem (`ADEVICE udp:PORT`) the sum of the others' audio at a quarter of its level
+//! (silence to a modem while it transmits).
 //! Everything runs in real time.
 //!
 //! Needs `direwolf` (Debian: `apt-get install direwolf`), `gcc` and the ALSA headers
@@ -20,211 +19,34 @@
 mod support;
 
 use std::fs::File;
-use std::io::Read;
-use std::net::{TcpListener, UdpSocket};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use support::cable::{self, Cable, CableSpec, Hears, free_tcp_port, free_udp_port};
 use support::*;
 
-/// Caps an ALSA playback buffer (see the module docs).
-const CAP_C: &str = r#"
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <alsa/asoundlib.h>
+/// Dire Wolf at 48 kHz, its audio every 10 ms behind a 100 ms playout delay (300 ms held
+/// at most), at a quarter of its level: its transmit level is about four times what its
+/// receiver likes.
+const SPEC: CableSpec = CableSpec {
+    rate: 48_000,
+    tick: Duration::from_millis(10),
+    gain: 0.25,
+    playout_delay: Duration::from_millis(100),
+    jitter: Duration::from_millis(300),
+};
 
-int snd_pcm_hw_params(snd_pcm_t *pcm, snd_pcm_hw_params_t *params) {
-    static int (*real)(snd_pcm_t *, snd_pcm_hw_params_t *);
-    if (!real) real = (int (*)(snd_pcm_t *, snd_pcm_hw_params_t *))dlsym(RTLD_NEXT, "snd_pcm_hw_params");
-    if (snd_pcm_stream(pcm) == SND_PCM_STREAM_PLAYBACK) {
-        snd_pcm_uframes_t frames = 4096;
-        snd_pcm_hw_params_set_buffer_size_near(pcm, params, &frames);
-    }
-    return real(pcm, params);
-}
-"#;
-
-const RATE: usize = 48_000;
-const TICK: Duration = Duration::from_millis(10);
-const TICK_BYTES: usize = RATE / 100 * 2;
-/// Audio held per modem at most (300 ms), and before a transmission starts playing
-/// (100 ms): the machine's load may hold a modem up for a moment.
-const JITTER_BYTES: usize = TICK_BYTES * 30;
-const PREROLL_BYTES: usize = TICK_BYTES * 10;
-/// Dire Wolf's transmit level is about four times what its receiver likes.
-const GAIN: f32 = 0.25;
+/// Frames of Dire Wolf's playback buffer (see the module docs).
+const BUFFER_CAP: usize = 4096;
 
 /// Why the tests cannot run here, if they cannot.
 fn missing() -> Option<String> {
-    let have = |cmd: &str| {
-        Command::new("sh")
-            .args(["-c", &format!("command -v {cmd}")])
-            .stdout(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if !have("direwolf") {
+    if !cable::have("direwolf") {
         return Some("direwolf is not installed (Debian: apt-get install -y direwolf)".into());
     }
-    if !have("gcc") {
-        return Some("gcc is not installed (needed for the ALSA buffer cap)".into());
-    }
-    if !Path::new("/usr/include/alsa/asoundlib.h").exists() {
-        return Some(
-            "the ALSA headers are missing (Debian: apt-get install -y libasound2-dev)".into(),
-        );
-    }
-    None
-}
-
-fn free_tcp_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn free_udp_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// The mixer: see the module docs. Stops when dropped.
-struct Cable {
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-    /// Ticks in which two or more modems transmitted at once.
-    collisions: Arc<AtomicU64>,
-    /// Ticks in which each modem transmitted.
-    on_air: Arc<Vec<AtomicU64>>,
-}
-
-impl Cable {
-    fn start(fifos: &[PathBuf], ports: &[u16]) -> Cable {
-        let mut inputs: Vec<File> = fifos
-            .iter()
-            .map(|f| {
-                nix::unistd::mkfifo(f, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
-                // Non-blocking: opening does not wait for a writer, reading never blocks.
-                let file = std::fs::OpenOptions::new()
-                    .read(true)
-                    .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-                    .open(f)
-                    .unwrap();
-                // A small pipe keeps the writer close to real time.
-                let _ = nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_SETPIPE_SZ(16384));
-                file
-            })
-            .collect();
-        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let ports = ports.to_vec();
-        let stop = Arc::new(AtomicBool::new(false));
-        let collisions = Arc::new(AtomicU64::new(0));
-        let on_air: Arc<Vec<AtomicU64>> =
-            Arc::new((0..ports.len()).map(|_| AtomicU64::new(0)).collect());
-        let (s, c, o) = (stop.clone(), collisions.clone(), on_air.clone());
-        let thread = std::thread::spawn(move || {
-            let n = ports.len();
-            let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); n];
-            // Whether each modem's transmission is being played out.
-            let mut playing = vec![false; n];
-            let mut next = Instant::now();
-            let mut chunk = vec![0u8; JITTER_BYTES];
-            while !s.load(Ordering::Relaxed) {
-                // What each modem played this tick (a tick's worth: real time). A
-                // transmission starts playing once the jitter buffer holds its preroll
-                // (or the modem wrote nothing more), so that a modem the machine's load
-                // holds up for a moment does not cut its own frame short.
-                let mut frames: Vec<Option<Vec<i16>>> = Vec::with_capacity(n);
-                for (i, input) in inputs.iter_mut().enumerate() {
-                    let mut arrived = false;
-                    while bufs[i].len() < JITTER_BYTES {
-                        let want = JITTER_BYTES - bufs[i].len();
-                        match input.read(&mut chunk[..want]) {
-                            Ok(0) => break,
-                            Ok(k) => {
-                                arrived = true;
-                                bufs[i].extend_from_slice(&chunk[..k]);
-                            }
-                            Err(_) => break,
-                        }
-                    }
-                    if !playing[i] && !bufs[i].is_empty() {
-                        playing[i] = bufs[i].len() >= PREROLL_BYTES || !arrived;
-                    }
-                    if !playing[i] {
-                        frames.push(None);
-                        continue;
-                    }
-                    if bufs[i].is_empty() {
-                        playing[i] = false;
-                        frames.push(None);
-                        continue;
-                    }
-                    let take = bufs[i].len().min(TICK_BYTES) & !1;
-                    let mut samples = vec![0i16; TICK_BYTES / 2];
-                    for (k, pair) in bufs[i][..take].chunks_exact(2).enumerate() {
-                        samples[k] = i16::from_le_bytes([pair[0], pair[1]]);
-                    }
-                    bufs[i].drain(..take);
-                    o[i].fetch_add(1, Ordering::Relaxed);
-                    frames.push(Some(samples));
-                }
-                if frames.iter().filter(|f| f.is_some()).count() > 1 {
-                    c.fetch_add(1, Ordering::Relaxed);
-                }
-                for (j, &port) in ports.iter().enumerate() {
-                    let mut mix = vec![0f32; TICK_BYTES / 2];
-                    if frames[j].is_none() {
-                        for (i, f) in frames.iter().enumerate() {
-                            if let (true, Some(f)) = (i != j, f) {
-                                for (m, &x) in mix.iter_mut().zip(f) {
-                                    *m += f32::from(x) * GAIN;
-                                }
-                            }
-                        }
-                    }
-                    let out: Vec<u8> = mix
-                        .iter()
-                        .flat_map(|&m| (m.clamp(-32768.0, 32767.0) as i16).to_le_bytes())
-                        .collect();
-                    let _ = sock.send_to(&out, ("127.0.0.1", port));
-                }
-                next += TICK;
-                let now = Instant::now();
-                if next > now {
-                    std::thread::sleep(next - now);
-                } else if now - next > Duration::from_millis(200) {
-                    // Far behind (a stalled machine): start again from now.
-                    next = now;
-                }
-            }
-            drop(inputs);
-        });
-        Cable {
-            stop,
-            thread: Some(thread),
-            collisions,
-            on_air,
-        }
-    }
-}
-
-impl Drop for Cable {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
+    cable::missing_tools()
 }
 
 /// A Dire Wolf process, killed when dropped.
@@ -258,10 +80,7 @@ impl Direwolf {
         let child = Command::new("direwolf")
             .args(["-t", "0", "-q", "d", "-c"])
             .arg(&conf)
-            .env(
-                "ALSA_CONFIG_PATH",
-                format!("/usr/share/alsa/alsa.conf:{}", alsa.display()),
-            )
+            .env("ALSA_CONFIG_PATH", cable::alsa_path(alsa))
             .env("LD_PRELOAD", cap)
             .current_dir(root)
             .stdin(Stdio::null())
@@ -298,12 +117,10 @@ impl Drop for Direwolf {
         let _ = self.child.kill();
         let _ = self.child.wait();
         if std::thread::panicking() {
-            let log = self.log();
-            let lines: Vec<&str> = log.lines().collect();
             eprintln!(
                 "---- {} (tail) ----\n{}",
                 self.log.display(),
-                lines[lines.len().saturating_sub(30)..].join("\n")
+                cable::tail(&self.log, 30)
             );
         }
     }
@@ -329,30 +146,12 @@ struct Outcome {
 fn exchange(modem: u32, each: usize, size: usize, limit: Duration) -> (Option<Outcome>, String) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
-    let c = root.join("cap.c");
-    std::fs::write(&c, CAP_C).unwrap();
-    let cap = root.join("cap.so");
-    let st = Command::new("gcc")
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(&cap)
-        .arg(&c)
-        .args(["-ldl", "-lasound"])
-        .status()
-        .unwrap();
-    assert!(st.success(), "building the ALSA buffer cap failed");
+    let cap = cable::build_buffer_cap(root, BUFFER_CAP);
     let fifos: Vec<PathBuf> = (0..2).map(|i| root.join(format!("out{i}.fifo"))).collect();
-    let alsa = root.join("cable.conf");
-    let mut conf = String::new();
-    for (i, f) in fifos.iter().enumerate() {
-        conf += &format!(
-            "pcm.skyout{i} {{ type file; slave.pcm \"null\"; file \"{}\"; format \"raw\" }}\n",
-            f.display()
-        );
-    }
-    std::fs::write(&alsa, conf).unwrap();
+    let alsa = cable::alsa_config(root, &fifos, &[None, None]);
     let udp: Vec<u16> = (0..2).map(|_| free_udp_port()).collect();
     let kiss: Vec<u16> = (0..2).map(|_| free_tcp_port()).collect();
-    let cable = Cable::start(&fifos, &udp);
+    let cable = Cable::start(SPEC, &fifos, udp.iter().map(|&p| Hears::Udp(p)).collect());
     let mut tncs = Vec::new();
     for i in 0..2 {
         tncs.push(Direwolf::start(
@@ -380,37 +179,26 @@ fn exchange(modem: u32, each: usize, size: usize, limit: Duration) -> (Option<Ou
     let start = Instant::now();
     insert_each(&daemons, each, size);
     let all = 2 * each as u64;
-    let mut done = false;
     // Every 5 s: bundles held, frames handed to the TNC and the room, per daemon.
-    let mut timeline = Vec::new();
-    let mut next_sample = Duration::ZERO;
-    while start.elapsed() < limit {
-        for d in &daemons {
-            d.check_alive();
-        }
-        let st: Vec<_> = daemons.iter().map(|d| d.status()).collect();
-        if start.elapsed() >= next_sample {
-            next_sample += Duration::from_secs(5);
-            timeline.push(format!(
-                "{:5.1} s: {}",
-                start.elapsed().as_secs_f64(),
-                st.iter()
-                    .map(|s| format!(
-                        "{} bundles, {} frames out, room {:?}",
-                        s.store.bundles, s.links[0].frames_out, s.links[0].room
-                    ))
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            ));
-        }
-        if st.iter().all(|s| s.store.bundles == all) {
-            done = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let took = start.elapsed();
-    let st: Vec<_> = daemons.iter().map(|d| d.status()).collect();
+    let Held {
+        done,
+        took,
+        timeline,
+        last: st,
+    } = until_all_hold(
+        &daemons,
+        all,
+        start,
+        limit,
+        Duration::from_secs(5),
+        |s| {
+            format!(
+                "{} bundles, {} frames out, room {:?}",
+                s.store.bundles, s.links[0].frames_out, s.links[0].room
+            )
+        },
+        |_| {},
+    );
     let outcome = Outcome {
         took,
         useful: st.iter().map(|s| s.protocol.useful_bytes_received).sum(),
@@ -432,11 +220,7 @@ fn exchange(modem: u32, each: usize, size: usize, limit: Duration) -> (Option<Ou
             .map(|s| s.protocol.piece_bytes_resent)
             .sum::<u64>(),
         outcome.rates,
-        cable
-            .on_air
-            .iter()
-            .map(|a| a.load(Ordering::Relaxed))
-            .collect::<Vec<_>>(),
+        cable.on_air(),
         outcome.collisions,
         st.iter().map(|s| s.store.bundles).collect::<Vec<_>>(),
         outcome.tnc_drops,
@@ -450,13 +234,7 @@ fn exchange(modem: u32, each: usize, size: usize, limit: Duration) -> (Option<Ou
             eprintln!("---- {} ----\n{}", d.name, d.log_tail());
         }
         for t in &tncs {
-            let log = t.log();
-            let lines: Vec<&str> = log.lines().collect();
-            eprintln!(
-                "---- {} ----\n{}",
-                t.log.display(),
-                lines[lines.len().saturating_sub(30)..].join("\n")
-            );
+            eprintln!("---- {} ----\n{}", t.log.display(), cable::tail(&t.log, 30));
         }
     }
     if let Ok(keep) = std::env::var("SKYWAVE_DIREWOLF_KEEP") {
@@ -539,14 +317,10 @@ fn direwolf_figures_over_three_runs() {
                 None => eprintln!("run failed: {report}"),
             }
         }
-        let mmm = |v: &mut Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            v.first().map(|lo| (*lo, v[v.len() / 2], v[v.len() - 1]))
-        };
         eprintln!(
             "FIGURES {modem} baud: time s (min, median, max) {:?}; x floor {:?}",
-            mmm(&mut times),
-            mmm(&mut ratios)
+            cable::min_median_max(&mut times),
+            cable::min_median_max(&mut ratios)
         );
     }
 }

@@ -161,6 +161,7 @@ impl LinkConfig {
                 DriverConfig::Kiss(_) => "kiss",
                 DriverConfig::Rnode(_) => "rnode",
                 DriverConfig::Vara(_) => "vara",
+                DriverConfig::Ardop(_) => "ardop",
                 DriverConfig::Emulated(_) => "emulated",
             },
         }
@@ -484,7 +485,7 @@ struct FileConfig {
     limits: LimitsConfig,
 }
 
-const LINK_TYPES: &str = "udp, tcp, serial, rfd900, hf-modem, kiss, rnode, vara, emulated";
+const LINK_TYPES: &str = "udp, tcp, serial, rfd900, hf-modem, kiss, rnode, vara, ardop, emulated";
 
 /// Licensed-band rules for one link (`amateur = true`), as the configuration gives them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -497,8 +498,8 @@ pub struct AmateurLink {
     pub encrypted: bool,
     /// How the link identifies the station, when it does: a `kiss` link puts the
     /// callsign in every frame (the AX.25 source); a `vara` link's modem identifies
-    /// itself (its calls carry the callsign, and `CWID ON`). On the others the station
-    /// must identify by other means.
+    /// itself (its calls carry the callsign, and `CWID ON`), and so does ardopcf (its ID
+    /// frames). On the others the station must identify by other means.
     pub identifies: Option<&'static str>,
 }
 
@@ -525,11 +526,22 @@ impl DaemonConfig {
                 .to_string();
             let ty = ty.as_str();
             let ctx = |e: String| perr(format!("link #{} (type = \"{ty}\"): {e}", i + 1));
-            // `amateur` and `callsign` are the daemon's for every kind but `kiss` and
-            // `vara`, whose drivers identify the station themselves.
+            // `amateur` and `callsign` are the daemon's for every kind but `kiss`,
+            // `vara` and `ardop`, whose drivers (or modems) identify the station.
             let mut v = v;
+            if ty == "ardop"
+                && let Some(t) = v.as_table()
+                && let Some(k) = ["plaintext", "trust", "encrypt", "peers_trust"]
+                    .into_iter()
+                    .find(|k| t.contains_key(*k))
+            {
+                return Err(ctx(format!(
+                    "`{k}` is not accepted: ARDOP is amateur radio, whose rules forbid encryption; an ardop link always runs in the clear"
+                )));
+            }
             if ty != "kiss"
                 && ty != "vara"
+                && ty != "ardop"
                 && let Some(t) = v.as_table_mut()
             {
                 let amateur = match t.remove("amateur") {
@@ -586,8 +598,9 @@ impl DaemonConfig {
                     let mut t = v.as_table().cloned().unwrap_or_default();
                     match t.remove("channel_access") {
                         // A TNC senses the carrier itself (p-persistence CSMA); so does
-                        // the RNode firmware (listen before talk, a contention window).
-                        None if ty == "kiss" || ty == "rnode" => {
+                        // the RNode firmware (listen before talk, a contention window);
+                        // ardopcf takes turns in a session and waits out a busy channel.
+                        None if ty == "kiss" || ty == "rnode" || ty == "ardop" => {
                             radio_access.insert(links.len());
                         }
                         None => {}
@@ -644,10 +657,17 @@ impl DaemonConfig {
             let ty = self.links[a.index].kind();
             let field = |f: &str| format!("{f} of link #{} (type = \"{ty}\")", a.index + 1);
             let Some(call) = &a.callsign else {
+                let why = if ty == "ardop" {
+                    "ARDOP is amateur radio, and ardopcf needs it (MYCALL) to identify the station and to take calls"
+                } else {
+                    "`amateur = true` requires it"
+                };
                 return Err(ConfigError::Invalid {
                     field: field("callsign"),
                     value: "(not set)".into(),
-                    expected: "this station's licensed callsign (e.g. \"N0CALL-7\"): `amateur = true` requires it".into(),
+                    expected: format!(
+                        "this station's licensed callsign (e.g. \"N0CALL-7\"): {why}"
+                    ),
                 });
             };
             skywave_links::kiss::ax25::Callsign::parse(call).map_err(|e| ConfigError::Invalid {
@@ -678,12 +698,16 @@ impl DaemonConfig {
                 LinkConfig::Udp(u) => ("udp", u.mtu, u.link_trust()),
                 LinkConfig::Tcp(t) => ("tcp", t.mtu, t.link_trust()),
                 LinkConfig::Driver(
-                    d @ (DriverConfig::Kiss(_) | DriverConfig::Rnode(_) | DriverConfig::Vara(_)),
+                    d @ (DriverConfig::Kiss(_)
+                    | DriverConfig::Rnode(_)
+                    | DriverConfig::Vara(_)
+                    | DriverConfig::Ardop(_)),
                 ) => {
                     let checked = match d {
-                        DriverConfig::Kiss(k) => k.check().map(|_| ()),
+                        DriverConfig::Kiss(k) => k.check().map(drop),
                         DriverConfig::Rnode(r) => r.check(),
-                        DriverConfig::Vara(v) => v.check().map(|_| ()),
+                        DriverConfig::Vara(v) => v.check().map(drop),
+                        DriverConfig::Ardop(a) => a.check().map(drop),
                         _ => Ok(()),
                     };
                     checked.map_err(|e| match e {
@@ -755,6 +779,11 @@ impl DaemonConfig {
                     Some(
                         "VARA identifies the station: its calls carry the callsign (MYCALL), and CWID ON sends it in CW",
                     ),
+                ),
+                // Always amateur radio.
+                LinkConfig::Driver(DriverConfig::Ardop(a)) => (
+                    a.callsign.clone(),
+                    Some("ardopcf identifies the station (MYCALL) with its ID frames"),
                 ),
                 _ => match self.amateur.get(&index) {
                     Some(c) => (c.clone(), None),
@@ -1546,6 +1575,42 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("amateur = true"), "{e}");
+    }
+
+    /// `ardop` links are amateur radio: a callsign is required, encryption settings are
+    /// refused with why, and the modem identifies the station.
+    #[test]
+    fn ardop_links_are_amateur_radio() {
+        let check =
+            |t: &str| DaemonConfig::from_toml(t, "t.toml").and_then(|c| c.validate().map(|()| c));
+        let e = check("[[link]]\ntype = \"ardop\"\nmodem = \"127.0.0.1:8515\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("callsign of link #1 (type = \"ardop\")") && e.contains("MYCALL"),
+            "{e}"
+        );
+        let e = check("[[link]]\ntype = \"ardop\"\ncallsign = \"N0CALL\"\nplaintext = false\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("plaintext") && e.contains("forbid encryption"),
+            "{e}"
+        );
+        let e = check("[[link]]\ntype = \"ardop\"\ncallsign = \"N0CALL\"\nbuffer = 60000\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("buffer of link #1 (type = \"ardop\")"), "{e}");
+        let c = check(
+            "[[link]]\ntype = \"ardop\"\nmodem = \"127.0.0.1:8515\"\ncallsign = \"N0CALL-1\"\ncall = \"N0CALL-2\"\n",
+        )
+        .unwrap();
+        let a = c.amateur_links();
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].callsign.as_deref(), Some("N0CALL-1"));
+        assert!(a[0].identifies.is_some() && !a[0].encrypted);
+        assert!(c.radio_access.contains(&0));
+        assert_eq!(c.links[0].kind(), "ardop");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! when one fits ([`skywave_proto::Endpoint::poll_transmit`] with `max_len = room`), so
 //! back-pressure reaches the protocol instead of a modem buffer.
 
+pub mod ardop;
 mod de;
 mod device;
 pub mod emulated;
@@ -30,6 +31,7 @@ use serde::Deserialize;
 pub use skywave_proto::LinkParams;
 use tokio::sync::{mpsc, watch};
 
+pub use ardop::ArdopConfig;
 pub use emulated::EmulatedConfig;
 pub use hf::HfModemConfig;
 pub use kiss::KissConfig;
@@ -56,6 +58,9 @@ pub enum LinkEvent {
     Frame(Bytes),
     /// Radio status as the device reports it.
     Status(RadioStatus),
+    /// A modem's own account of itself, for the status screen (ARDOP: the station
+    /// connected to, its state, its buffer, busy or clear).
+    Modem(String),
 }
 
 /// Signal and buffer figures from a radio.
@@ -172,6 +177,7 @@ pub enum DriverConfig {
     Kiss(KissConfig),
     Rnode(RnodeConfig),
     Vara(VaraConfig),
+    Ardop(ArdopConfig),
     Emulated(EmulatedConfig),
 }
 
@@ -185,6 +191,7 @@ impl DriverConfig {
             DriverConfig::Kiss(c) => kiss::spawn(c),
             DriverConfig::Rnode(c) => rnode::spawn(c),
             DriverConfig::Vara(c) => vara::spawn(c),
+            DriverConfig::Ardop(c) => ardop::spawn(c),
             DriverConfig::Emulated(c) => emulated::spawn(c),
         }
     }

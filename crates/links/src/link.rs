@@ -193,6 +193,35 @@ pub(crate) async fn wait_away(
     }
 }
 
+/// A frame the daemon offers a modem driver that holds one frame at a time: `None`
+/// (counted) when it is larger than the MTU; one sent past the room is counted and kept.
+/// An empty frame (the daemon's "nothing more to send") is `None`.
+pub(crate) fn accept_frame(
+    name: &str,
+    f: Bytes,
+    mtu: usize,
+    room: usize,
+    counters: &LinkCounters,
+) -> Option<Bytes> {
+    if f.is_empty() {
+        return None;
+    }
+    if f.len() > mtu {
+        tracing::warn!(
+            link = name,
+            len = f.len(),
+            mtu,
+            "frame refused: larger than the link MTU"
+        );
+        LinkCounters::add(&counters.dropped_frames, 1);
+        return None;
+    }
+    if f.len() > room {
+        LinkCounters::add(&counters.over_room, 1);
+    }
+    Some(f)
+}
+
 /// Doubling delays between attempts, reset after a success.
 #[derive(Debug, Clone)]
 pub(crate) struct Backoff {

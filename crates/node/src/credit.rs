@@ -272,7 +272,11 @@ impl<T: PacerTime> ModemCredit<T> {
                     self.run = (queued > 0).then_some((now, drained, first));
                     self.stalled_since = None;
                 } else if queued > 0 {
-                    self.stalled_since.get_or_insert(p.at);
+                    // Held since the last report, unless the modem was empty then: the
+                    // bytes came after it (a write after a long quiet spell has not
+                    // stalled for all that spell).
+                    self.stalled_since
+                        .get_or_insert(if p.queued > 0 { p.at } else { now });
                 }
                 if queued == 0 {
                     self.run = None;
@@ -596,6 +600,21 @@ mod tests {
         c.answered(t, 768);
         assert!(c.stalled_since(t).is_none());
         assert_eq!(c.room(t), 256);
+    }
+
+    /// Bytes written after a long quiet spell (an empty modem) have not been held for
+    /// that spell: the stall counts from the first report that holds them.
+    #[test]
+    fn a_write_after_a_quiet_spell_is_not_a_stall_at_once() {
+        let mut c = credit();
+        c.reported_queued(ms(0), 0);
+        c.wrote(ms(60_000), 500);
+        c.reported_queued(ms(60_010), 500);
+        assert_eq!(c.stalled_since(ms(60_010)), Some(ms(60_010)));
+        c.reported_queued(ms(61_000), 500);
+        assert_eq!(c.stalled_since(ms(61_000)), Some(ms(60_010)));
+        c.reported_queued(ms(62_000), 300);
+        assert_eq!(c.stalled_since(ms(62_000)), None);
     }
 
     #[test]

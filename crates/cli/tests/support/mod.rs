@@ -7,6 +7,8 @@
 
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod cable;
+
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
@@ -448,4 +450,62 @@ pub fn assert_clean(text: &str) {
         })
         .collect();
     assert!(bad.is_empty(), "{bad:?} in {text:?}");
+}
+
+/// What [`until_all_hold`] saw.
+pub struct Held {
+    /// Every daemon held all the bundles.
+    pub done: bool,
+    /// From `start` to done (or to giving up).
+    pub took: Duration,
+    /// One line per `every`: what `line` said of each daemon's status.
+    pub timeline: Vec<String>,
+    /// The last status of each daemon.
+    pub last: Vec<Status>,
+}
+
+/// Polls `daemons` until each holds `all` bundles or `limit` has passed since `start`;
+/// `look` sees every round of statuses, and every `every` a timeline line is made of
+/// `line` for each daemon.
+pub fn until_all_hold(
+    daemons: &[Daemon],
+    all: u64,
+    start: Instant,
+    limit: Duration,
+    every: Duration,
+    line: impl Fn(&Status) -> String,
+    mut look: impl FnMut(&[Status]),
+) -> Held {
+    let mut timeline = Vec::new();
+    let mut next_sample = Duration::ZERO;
+    let mut done = false;
+    while start.elapsed() < limit {
+        for d in daemons {
+            d.check_alive();
+        }
+        let st: Vec<Status> = daemons.iter().map(|d| d.status()).collect();
+        look(&st);
+        if start.elapsed() >= next_sample {
+            next_sample += every;
+            timeline.push(format!(
+                "{:5.1} s: {}",
+                start.elapsed().as_secs_f64(),
+                st.iter().map(&line).collect::<Vec<_>>().join(" | ")
+            ));
+        }
+        if st.iter().all(|s| s.store.bundles == all) {
+            done = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let took = start.elapsed();
+    let last: Vec<Status> = daemons.iter().map(|d| d.status()).collect();
+    look(&last);
+    Held {
+        done,
+        took,
+        timeline,
+        last,
+    }
 }

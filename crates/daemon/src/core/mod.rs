@@ -88,6 +88,11 @@ pub enum Input {
         link: LinkId,
         status: RadioStatus,
     },
+    /// A modem's account of itself.
+    Modem {
+        link: LinkId,
+        line: String,
+    },
     TcpAccepted {
         stream: TcpStream,
         /// Largest frame on the stream, sealed.
@@ -153,6 +158,8 @@ struct LinkEntry {
     frames_in: u64,
     rate: RateMeter,
     radio: Option<RadioStatus>,
+    /// The modem's last account of itself (`LinkEvent::Modem`), shown with the state.
+    modem: Option<String>,
     /// An accepted TCP connection: forgotten when it closes.
     ephemeral: bool,
     /// A UDP peer learnt from traffic (not configured): forgotten after a long silence.
@@ -379,6 +386,7 @@ impl Core {
                 frames_in: 0,
                 rate: RateMeter::default(),
                 radio: None,
+                modem: None,
                 ephemeral: false,
                 learnt: false,
                 last_in: Instant::now(),
@@ -747,6 +755,11 @@ impl Core {
             Input::Radio { link, status } => {
                 if let Some(e) = self.links.get_mut(&link) {
                     e.radio = Some(status);
+                }
+            }
+            Input::Modem { link, line } => {
+                if let Some(e) = self.links.get_mut(&link) {
+                    e.modem = Some(line);
                 }
             }
             Input::TcpAccepted {
@@ -1560,6 +1573,7 @@ async fn forward_driver(
                 Some(LinkEvent::Down { reason }) => Input::Down { link, reason },
                 Some(LinkEvent::Frame(data)) => Input::Frame { link, data },
                 Some(LinkEvent::Status(status)) => Input::Radio { link, status },
+                Some(LinkEvent::Modem(line)) => Input::Modem { link, line },
             },
             r = room.changed() => match r {
                 Ok(()) => Input::Room { link, room: *room.borrow_and_update() },

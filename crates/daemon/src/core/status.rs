@@ -301,8 +301,12 @@ impl Core {
             return (
                 "waiting",
                 Some(format!(
-                    "waiting for the radio: 0 B buffer space for {}",
-                    ago(now.duration_since(t))
+                    "waiting for the radio: 0 B buffer space for {}{}",
+                    ago(now.duration_since(t)),
+                    e.modem
+                        .as_ref()
+                        .map(|m| format!(" ({m})"))
+                        .unwrap_or_default()
                 )),
             );
         }
@@ -333,7 +337,7 @@ impl Core {
                 )),
             );
         }
-        ("up", None)
+        ("up", e.modem.clone())
     }
 
     /// Logs and publishes each link's change of state once.
@@ -356,8 +360,9 @@ impl Core {
                 continue; // `set_up` announced it
             }
             match &reason {
-                Some(r) => tracing::warn!(link = id, name = %e.name, state, "{r}"),
-                None => tracing::info!(link = id, name = %e.name, "link {state} again"),
+                // (A modem's account of itself while up is no warning.)
+                Some(r) if state != "up" => tracing::warn!(link = id, name = %e.name, state, "{r}"),
+                _ => tracing::info!(link = id, name = %e.name, "link {state} again"),
             }
             self.shared.events.publish(
                 "link",

@@ -33,7 +33,8 @@ use tokio::sync::mpsc;
 
 use crate::device::Device;
 use crate::link::{
-    Backoff, Closed, MIN_ROOM, RateTold, Shared, sleep_until, tcp_read, tcp_write_some, wait_away,
+    Backoff, Closed, MIN_ROOM, RateTold, Shared, accept_frame, sleep_until, tcp_read,
+    tcp_write_some, wait_away,
 };
 use crate::serial::check_baud;
 use crate::stream::TICK;
@@ -457,24 +458,9 @@ impl KissTx {
     }
 
     pub(crate) fn offer(&mut self, name: &str, f: Bytes, now: Instant, counters: &LinkCounters) {
-        if f.is_empty() {
-            // (The daemon's "nothing more to send": no over to end on a KISS link.)
-            return;
-        }
-        if f.len() > self.mtu {
-            tracing::warn!(
-                link = name,
-                len = f.len(),
-                mtu = self.mtu,
-                "frame refused: larger than the link MTU"
-            );
-            LinkCounters::add(&counters.dropped_frames, 1);
-            return;
-        }
-        if f.len() > self.room(now) {
-            LinkCounters::add(&counters.over_room, 1);
-        }
-        self.queue = Some(f);
+        // (An empty frame, the daemon's "nothing more to send": no over to end here.)
+        let room = self.room(now);
+        self.queue = accept_frame(name, f, self.mtu, room, counters);
     }
 
     /// Queues what may go to the TNC now: a `TXBUF:` query when one is due, the waiting

@@ -15,12 +15,12 @@ pub fn init_tracing() {
         .try_init();
 }
 
-/// The next event that is not a radio status, within `secs`.
+/// The next event that is not a radio or modem status, within `secs`.
 pub async fn next_event(h: &mut LinkHandle, secs: f64) -> LinkEvent {
     let deadline = tokio::time::Instant::now() + Duration::from_secs_f64(secs);
     loop {
         match tokio::time::timeout_at(deadline, h.events.recv()).await {
-            Ok(Some(LinkEvent::Status(_))) => continue,
+            Ok(Some(LinkEvent::Status(_) | LinkEvent::Modem(_))) => continue,
             Ok(Some(ev)) => return ev,
             Ok(None) => panic!("{}: driver stopped", h.name),
             Err(_) => panic!("{}: no event within {secs} s", h.name),
