@@ -46,7 +46,7 @@ use skywave_proto::LinkParams;
 use tokio::sync::mpsc;
 
 use crate::device::Device;
-use crate::link::{Backoff, Closed, Shared, sleep_until, wait_away};
+use crate::link::{Backoff, Closed, Shared, accept_frame, sleep_until, wait_away};
 use crate::serial::check_baud;
 use crate::{Error, LinkCounters, LinkEvent, LinkHandle};
 use wire::{Event, cmd, error};
@@ -418,19 +418,15 @@ impl RnodeTx {
 
     /// Takes a frame from the daemon (an empty one means "nothing more now").
     pub(crate) fn offer(&mut self, name: &str, f: Bytes, counters: &LinkCounters) {
-        if f.is_empty() {
+        // The room is a whole frame or nothing: a frame sent on no room counts.
+        let room = if self.room(Instant::now()) == 0 {
+            0
+        } else {
+            usize::MAX
+        };
+        let Some(f) = accept_frame(name, f, self.cfg.mtu, room, counters) else {
             return;
-        }
-        if f.len() > self.cfg.mtu {
-            tracing::warn!(
-                link = name,
-                len = f.len(),
-                mtu = self.cfg.mtu,
-                "frame refused: larger than the link MTU"
-            );
-            LinkCounters::add(&counters.dropped_frames, 1);
-            return;
-        }
+        };
         if self.queue.len() >= HELD + 8 {
             tracing::warn!(
                 link = name,
@@ -438,9 +434,6 @@ impl RnodeTx {
             );
             LinkCounters::add(&counters.dropped_frames, 1);
             return;
-        }
-        if self.room(Instant::now()) == 0 {
-            LinkCounters::add(&counters.over_room, 1);
         }
         self.queue.push_back(f);
     }

@@ -42,8 +42,8 @@ use tokio::sync::mpsc;
 
 use crate::kiss::ax25::Callsign;
 use crate::link::{
-    Backoff, Closed, MIN_ROOM, RateTold, Shared, StreamRx, sleep_until, tcp_read, tcp_write_some,
-    wait_away,
+    Backoff, Closed, MIN_ROOM, RateTold, Shared, StreamRx, accept_frame, sleep_until, tcp_read,
+    tcp_write_some, wait_away,
 };
 use crate::stream::TICK;
 use crate::{Error, LinkCounters, LinkEvent, LinkHandle};
@@ -607,23 +607,9 @@ impl VaraState {
     }
 
     pub(crate) fn offer(&mut self, name: &str, f: Bytes, now: Instant, counters: &LinkCounters) {
-        if f.is_empty() {
-            return;
+        if let Some(f) = accept_frame(name, f, self.cfg.mtu, self.room(now), counters) {
+            self.pending.push_back(f);
         }
-        if f.len() > self.cfg.mtu {
-            tracing::warn!(
-                link = name,
-                len = f.len(),
-                mtu = self.cfg.mtu,
-                "frame refused: larger than the link MTU"
-            );
-            LinkCounters::add(&counters.dropped_frames, 1);
-            return;
-        }
-        if f.len() > self.room(now) {
-            LinkCounters::add(&counters.over_room, 1);
-        }
-        self.pending.push_back(f);
     }
 
     /// Moves frames into the modem as its credit allows, and decides the commands due:
