@@ -155,7 +155,7 @@ impl ModemPacing {
         match self.half {
             Some(h) => {
                 let max = h.buffer.saturating_sub(h.chunk);
-                let lead = (self.rate * h.latency.as_secs_f64()).ceil() as usize + h.chunk;
+                let lead = crate::pacer::announce_lead(self.rate, &h);
                 if lead <= max - max / 8 {
                     shallow.max((lead + frame).min(max))
                 } else {

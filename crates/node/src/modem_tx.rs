@@ -13,10 +13,12 @@
 //! over. The side that hears an announcement knows when its modem takes the turn, and
 //! that it keeps it whenever it has data (the other side is silent), so it feeds its
 //! modem at the modem's rate however small the buffer ([`Pacer::over_end`]). While it
-//! holds the turn it takes frames a little ahead of the modem (half of what it lets the
-//! modem hold), and its announcement goes in front of those: it and they are written in
-//! one piece, so nothing can come between them, and the other side learns of the end
-//! that much earlier. An over ends within [`Pacer::hold_max`]. A side with nothing to send
+//! holds the turn it takes frames ahead of the modem (half of what it lets the modem
+//! hold, or what the modem sends in a latency where the buffer takes that), and its
+//! announcement goes in front of those: it and they are written in one piece, so
+//! nothing can come between them, and the other side learns of the end that much
+//! earlier; a latency earlier, its modem is loaded when the turn comes, and a change of
+//! turn costs only the turnaround. An over ends within [`Pacer::hold_max`]. A side with nothing to send
 //! passes the turn straight back, saying so; when both sides have said so, the turn is no
 //! one's until either has something to send, so an idle link is silent.
 //!
@@ -182,13 +184,13 @@ impl<T: PacerTime> ModemTx<T> {
         if self.closing {
             return;
         }
-        // The announcement goes in front of the last frames on the host, as many as half
-        // the modem's buffer holds: it and they are written in one piece (see `take`), so
-        // nothing can come between them, and the over ends exactly that many bytes after
-        // the announcement leaves the air. The other side learns of it that much earlier.
-        // Enough of them that the other side hears the announcement before the over
-        // ends ([`Pacer::announce_lead`]), as far as the modem takes them in one write
-        // (less a margin, so that the write comes before the modem runs dry).
+        // The announcement goes in front of the last frames on the host: it and they are
+        // written in one piece (see `take`), so nothing can come between them, and the
+        // over ends exactly that many bytes after the announcement leaves the air. As
+        // many as half of what the modem may hold, or, where one write takes them, what
+        // the modem sends while the announcement crosses the latency
+        // ([`Pacer::lead_in_one_write`]): the other side then hears of the end before
+        // it comes.
         let budget = (self.pacer.max_write() / 2).max(self.pacer.lead_in_one_write());
         let mut after = 0;
         let mut at = self.queue.len();

@@ -75,6 +75,13 @@ impl PacerTime for Duration {
     }
 }
 
+/// Bytes a modem sending at `rate` bytes/s puts on the air while an announcement
+/// written in front of them crosses the latency (and a chunk, and the host's delay).
+pub fn announce_lead(rate: f64, h: &HalfDuplex) -> usize {
+    let t = h.latency + HOST_DELAY;
+    (rate * t.as_secs_f64()).ceil() as usize + h.chunk
+}
+
 /// A half-duplex modem's timing, as the driver assumes it.
 #[derive(Debug, Clone, Copy)]
 pub struct HalfDuplex {
@@ -659,10 +666,7 @@ impl<T: PacerTime> Pacer<T> {
     /// whose end is announced that far ahead is heard to end before it does (0 but on
     /// half duplex).
     pub fn announce_lead(&self) -> usize {
-        self.half.map_or(0, |h| {
-            let t = h.latency + self.chunk_time(&h) + self.margin;
-            (self.rate * t.as_secs_f64()).ceil() as usize
-        })
+        self.half.map_or(0, |h| announce_lead(self.rate, &h))
     }
 
     /// [`Pacer::announce_lead`] if the modem takes that much in one write (less an
