@@ -78,6 +78,7 @@ pub fn frame(data: &[u8]) {
             }
             Message::Manifest(b) => w.manifest(b),
             Message::Piece { r, offset, data } => w.piece(r, *offset, data),
+            Message::PieceNext { offset, data } => w.piece_next(*offset, data),
             Message::Have { r, ranges } => w.have(r, ranges),
             Message::HaveAll { r } => w.have_all(r),
             Message::Ack(ack) => w.ack(ack),

@@ -664,3 +664,27 @@ fn a_hello_naming_another_key_than_the_link_proved_is_dropped() {
     assert_eq!(net.peers[0].ep.stats().dropped_wrong_identity, 1);
     assert_eq!(net.peers[0].ep.peers().count(), 2);
 }
+
+#[test]
+fn a_piece_next_naming_nothing_readable_is_counted_and_dropped() {
+    let mut net = Net::new(2, 0);
+    let now = net.now;
+    let id = net.peers[0].insert(now, 1, 1, 300);
+    net.connect(0, 1);
+    net.run_for(Duration::from_secs(2));
+    let before = net.peers[1].ep.stats().dropped_malformed;
+    // Nothing named before it in the frame.
+    let f = frame(1 << 20, |w| {
+        assert!(w.raw(wire::ty::PIECE_NEXT, &[0, 1, 2, 3]));
+    });
+    net.inject(1, 0, &f);
+    // After a manifest that does not verify.
+    let f = frame((1 << 20) + 1, |w| {
+        assert!(w.manifest(&[0xff; 40]));
+        assert!(w.raw(wire::ty::PIECE_NEXT, &[0, 1, 2, 3]));
+    });
+    net.inject(1, 0, &f);
+    assert_eq!(net.peers[1].ep.stats().dropped_malformed, before + 2);
+    // The session goes on.
+    assert!(net.run_until(Duration::from_secs(60), |n| n.peers[1].holds(&id)));
+}

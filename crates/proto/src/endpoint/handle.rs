@@ -93,15 +93,27 @@ impl Endpoint {
         key: [u8; 32],
         bytes: &[u8],
         store: &mut dyn BundleStore,
-    ) {
+    ) -> Option<BundleRef> {
         let m = match SignedManifest::decode(bytes) {
             Ok(m) => m,
             Err(e) => {
                 tracing::debug!(peer = %super::hex8(&key), "bad manifest: {e}");
                 self.stats.bad_manifests += 1;
-                return;
+                return None;
             }
         };
+        let r = BundleRef::new(&m.id(), m.version());
+        self.on_signed_manifest(now, key, m, store);
+        Some(r)
+    }
+
+    fn on_signed_manifest(
+        &mut self,
+        now: Duration,
+        key: [u8; 32],
+        m: SignedManifest,
+        store: &mut dyn BundleStore,
+    ) {
         let (id, version) = (m.id(), m.version());
         let r = BundleRef::new(&id, version);
         let p = self.peers.get_mut(&key).expect("checked");

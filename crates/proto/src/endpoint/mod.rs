@@ -183,7 +183,7 @@ pub struct Stats {
     pub bundles_received: u64,
     pub bundles_delivered: u64,
     /// Bytes sent per message type (index = type code), headers included.
-    pub sent_by_type: [u64; 16],
+    pub sent_by_type: [u64; crate::wire::TYPES],
     /// Transfers the FEC rule chose to send as RaptorQ symbols.
     pub fec_transfers: u64,
     /// FEC symbols sent (source and repair), and bytes of repair symbols among them.
@@ -218,7 +218,7 @@ impl Stats {
         self.bytes_sent += t.len() as u64;
         // Re-walk the messages just built to attribute bytes to types.
         crate::wire::for_each_message_size(&t.head, t.len(), |ty, len| {
-            self.sent_by_type[(ty as usize).min(15)] += len as u64;
+            self.sent_by_type[(ty as usize).min(crate::wire::TYPES - 1)] += len as u64;
         });
     }
 }
@@ -1188,6 +1188,8 @@ impl Endpoint {
             _ => None,
         });
         let mut eliciting = false;
+        // The bundle the frame last named, which a PIECE_NEXT continues.
+        let mut named: Option<BundleRef> = None;
         let mut fec_reports: Vec<BundleRef> = Vec::new();
         if tracing::enabled!(tracing::Level::TRACE) {
             tracing::trace!(t = now.as_secs_f64(), node = %hex8(&self.key), from = %hex8(&key), pn = header.pn, msgs = ?msgs.iter().map(describe).collect::<Vec<_>>(), "rx");
@@ -1240,11 +1242,20 @@ impl Endpoint {
                 }
                 Message::Manifest(bytes) => {
                     eliciting = true;
-                    self.on_manifest(now, key, bytes, store);
+                    named = self.on_manifest(now, key, bytes, store);
                 }
                 Message::Piece { r, offset, data } => {
                     eliciting = true;
+                    named = Some(r);
                     self.on_piece(now, key, r, offset, data, store);
+                }
+                Message::PieceNext { offset, data } => {
+                    eliciting = true;
+                    match named {
+                        Some(r) => self.on_piece(now, key, r, offset, data, store),
+                        // No manifest or piece before it that we could read.
+                        None => self.stats.dropped_malformed += 1,
+                    }
                 }
                 Message::Have { r, ranges } => {
                     self.on_have(now, key, r, Some(ranges), heard);
@@ -1529,6 +1540,7 @@ fn describe(m: &Message<'_>) -> String {
             r.prefix[1],
             data.len()
         ),
+        Message::PieceNext { offset, data } => format!("PIECE_NEXT @{offset}+{}", data.len()),
         Message::Have { r, ranges } => format!(
             "HAVE {:02x}{:02x} {:?}",
             r.prefix[0],

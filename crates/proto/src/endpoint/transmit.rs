@@ -521,6 +521,9 @@ impl Endpoint {
                         }
                         if !o.manifest_acked && o.manifest_sent_at.is_none_or(|t| now >= t + rto) {
                             let whole = w.manifest(&o.manifest);
+                            if whole {
+                                w.named(o.r);
+                            }
                             if !whole {
                                 // Larger than the link's frames: in fragments, one
                                 // message at a time.

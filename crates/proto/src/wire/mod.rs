@@ -40,7 +40,11 @@ pub mod ty {
     pub const HEARD: u8 = 0x0d;
     pub const FRAG: u8 = 0x0e;
     pub const PADDING: u8 = 0x0f;
+    pub const PIECE_NEXT: u8 = 0x10;
 }
+
+/// Message types there are (type codes are below this).
+pub const TYPES: usize = 0x11;
 
 /// Why a frame was dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -124,6 +128,13 @@ pub enum Message<'a> {
     Manifest(&'a [u8]),
     Piece {
         r: BundleRef,
+        offset: u64,
+        data: &'a [u8],
+    },
+    /// A piece of the bundle the frame last named (by a MANIFEST, PIECE or PIECE_NEXT
+    /// before it in the same frame): a small bundle's payload after its manifest pays
+    /// no second bundle reference.
+    PieceNext {
         offset: u64,
         data: &'a [u8],
     },
@@ -256,6 +267,7 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
         ty::WANT => "WANT",
         ty::MANIFEST => "MANIFEST",
         ty::PIECE => "PIECE",
+        ty::PIECE_NEXT => "PIECE_NEXT",
         ty::HAVE => "HAVE",
         ty::HAVE_ALL => "HAVE_ALL",
         ty::ACK => "ACK",
@@ -346,6 +358,13 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
                 offset,
                 data: c.b,
             }
+        }
+        ty::PIECE_NEXT => {
+            let offset = c.varint()?;
+            if c.b.is_empty() {
+                return Err(WireError::Malformed(name));
+            }
+            Message::PieceNext { offset, data: c.b }
         }
         ty::HAVE => {
             let r = c.bref()?;
@@ -521,6 +540,8 @@ pub struct FrameWriter {
     limit: usize,
     header_len: usize,
     tail: Bytes,
+    /// The bundle the frame last named (see [`Message::PieceNext`]).
+    named: Option<BundleRef>,
 }
 
 impl FrameWriter {
@@ -542,6 +563,7 @@ impl FrameWriter {
             limit,
             header_len,
             tail: Bytes::new(),
+            named: None,
         }
     }
 
@@ -553,6 +575,7 @@ impl FrameWriter {
             limit: MAX_FRAGMENTED,
             header_len: 0,
             tail: Bytes::new(),
+            named: None,
         }
     }
 
@@ -614,6 +637,10 @@ impl FrameWriter {
     fn begin(&mut self, ty: u8, body: usize) -> bool {
         if Self::cost(body) > self.remaining() {
             return false;
+        }
+        if matches!(ty, ty::MANIFEST | ty::PIECE | ty::FRAG) {
+            // The receiver's "last named" moves to whatever this names.
+            self.named = None;
         }
         self.flush_tail();
         self.buf.push(ty);
@@ -716,19 +743,51 @@ impl FrameWriter {
         true
     }
 
+    /// The manifest just written was `r`'s: its pieces may follow without naming it.
+    pub fn named(&mut self, r: BundleRef) {
+        self.named = Some(r);
+    }
+
+    /// Bytes naming `r` in a piece header: none right after `r`'s manifest.
+    fn ref_len(&self, r: &BundleRef) -> usize {
+        if self.named == Some(*r) { 0 } else { r.len() }
+    }
+
+    /// A piece's type and header: `PIECE_NEXT` when the frame last named `r`.
+    fn begin_piece(&mut self, r: &BundleRef, offset: u64, data: usize) -> bool {
+        let next = self.named == Some(*r);
+        let ty = if next { ty::PIECE_NEXT } else { ty::PIECE };
+        if !self.begin(ty, self.ref_len(r) + varint::len(offset) + data) {
+            return false;
+        }
+        if !next {
+            r.put(&mut self.buf);
+        }
+        varint::put(&mut self.buf, offset);
+        true
+    }
+
+    /// A `PIECE_NEXT` as is (re-encoding a parsed frame).
+    pub fn piece_next(&mut self, offset: u64, data: &[u8]) -> bool {
+        if data.is_empty() || !self.begin(ty::PIECE_NEXT, varint::len(offset) + data.len()) {
+            return false;
+        }
+        varint::put(&mut self.buf, offset);
+        self.buf.extend_from_slice(data);
+        true
+    }
+
     /// Room for piece data after the piece header for `r` at `offset`.
     pub fn piece_room(&self, r: &BundleRef, offset: u64) -> usize {
-        let head = r.len() + varint::len(offset);
+        let head = self.ref_len(r) + varint::len(offset);
         self.max_body().saturating_sub(head)
     }
 
     /// Writes a piece; `data` must fit ([`FrameWriter::piece_room`]) and be non-empty.
     pub fn piece(&mut self, r: &BundleRef, offset: u64, data: &[u8]) -> bool {
-        if data.is_empty() || !self.begin(ty::PIECE, r.len() + varint::len(offset) + data.len()) {
+        if data.is_empty() || !self.begin_piece(r, offset, data.len()) {
             return false;
         }
-        r.put(&mut self.buf);
-        varint::put(&mut self.buf, offset);
         self.buf.extend_from_slice(data);
         true
     }
@@ -774,11 +833,9 @@ impl FrameWriter {
 
     /// [`FrameWriter::piece`] with the data as a shared handle, kept as the frame's tail.
     pub fn piece_shared(&mut self, r: &BundleRef, offset: u64, data: Bytes) -> bool {
-        if !self.begin(ty::PIECE, r.len() + varint::len(offset) + data.len()) {
+        if !self.begin_piece(r, offset, data.len()) {
             return false;
         }
-        r.put(&mut self.buf);
-        varint::put(&mut self.buf, offset);
         self.tail = data;
         true
     }

@@ -316,3 +316,64 @@ fn a_shared_tail_gives_the_same_bytes() {
     let mut w = FrameWriter::new(header, 40);
     assert!(!w.fec_shared(&r(), 3, data.slice(..)));
 }
+
+#[test]
+fn a_piece_right_after_its_manifest_does_not_name_the_bundle_again() {
+    let other = BundleRef {
+        prefix: [9; 8],
+        version: 1,
+    };
+    let mut w = FrameWriter::new(Header { addr: None, pn: 1 }, 200);
+    assert!(w.manifest(b"MANIFEST-OF-R"));
+    let full = w.piece_room(&r(), 0);
+    w.named(r());
+    // 10 bytes of reference saved: the prefix and the version's two-byte varint.
+    assert_eq!(w.piece_room(&r(), 0), full + 10);
+    // Only for the bundle named: another's piece still names its bundle (its version
+    // takes one byte, not two).
+    assert_eq!(w.piece_room(&other, 0), full + 1);
+    assert!(w.piece(&r(), 0, b"abc"));
+    // A further piece of it in the same frame continues it too.
+    assert!(w.piece(&r(), 3, b"de"));
+    // Another bundle's piece names it, and the frame's "last named" moves there.
+    assert!(w.piece(&other, 0, b"xy"));
+    assert!(w.piece(&r(), 5, b"f"));
+    let f = w.finish();
+    let (_, msgs) = parse(&f).unwrap();
+    assert_eq!(
+        msgs,
+        vec![
+            Message::Manifest(b"MANIFEST-OF-R"),
+            Message::PieceNext {
+                offset: 0,
+                data: b"abc"
+            },
+            Message::PieceNext {
+                offset: 3,
+                data: b"de"
+            },
+            Message::Piece {
+                r: other,
+                offset: 0,
+                data: b"xy"
+            },
+            Message::Piece {
+                r: r(),
+                offset: 5,
+                data: b"f"
+            },
+        ]
+    );
+    // Fixed bytes: type 0x10, length, offset, data.
+    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 200);
+    w.named(r());
+    assert!(w.piece(&r(), 1000, b"abc"));
+    assert_eq!(
+        w.finish(),
+        [0x52, 0x00, 0x00, 0x10, 0x05, 0xe8, 0x07, b'a', b'b', b'c']
+    );
+    // An empty PIECE_NEXT is malformed.
+    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 200);
+    assert!(w.raw(ty::PIECE_NEXT, &[0]));
+    assert!(parse(&w.finish()).is_err());
+}
