@@ -338,13 +338,12 @@ impl LinkAdapter {
     /// Air time of a frame of `len` bytes as the radio sends it, if the driver knows it
     /// (LoRa) or can estimate it from the rate.
     pub fn airtime(&self, len: usize) -> Duration {
-        match self.lora {
-            Some(p) => p.airtime(len),
-            None => Duration::from_secs_f64(
-                8.0 * (len + self.params.frame_overhead) as f64
-                    / self.params.rate_bps.unwrap_or(9600).max(1) as f64,
-            ),
-        }
+        crate::lora::frame_airtime(
+            self.lora,
+            len,
+            self.params.frame_overhead,
+            self.params.rate_bps.unwrap_or(9600),
+        )
     }
 
     /// Whether the driver takes turns on the channel for the radio.

@@ -41,7 +41,7 @@ const MAX_OVER_FRAMES: u32 = 16;
 /// Channel access in software for one radio link. See the module docs.
 #[derive(Clone, Debug)]
 pub struct SoftMac {
-    rate_bytes: f64,
+    rate_bps: u64,
     /// A LoRa radio: air time by Semtech's formula rather than bytes at a rate.
     lora: Option<crate::lora::LoraPhy>,
     mtu: usize,
@@ -76,7 +76,7 @@ impl SoftMac {
     /// differ between stations (a node key's bytes).
     pub fn new(rate_bps: u64, mtu: usize, seed: u64) -> Self {
         Self {
-            rate_bytes: (rate_bps.max(1) as f64) / 8.0,
+            rate_bps,
             lora: None,
             mtu,
             frame_overhead: MIN_FRAME_OVERHEAD,
@@ -113,10 +113,7 @@ impl SoftMac {
     }
 
     fn airtime(&self, bytes: usize) -> Duration {
-        if let Some(p) = self.lora {
-            return p.airtime(bytes);
-        }
-        Duration::from_secs_f64((bytes + self.frame_overhead) as f64 / self.rate_bytes)
+        crate::lora::frame_airtime(self.lora, bytes, self.frame_overhead, self.rate_bps)
     }
 
     /// Airtime of a largest frame: the slot, and what a quiet channel must last before
