@@ -99,6 +99,8 @@ pub enum Input {
         mtu: usize,
         /// The listener's trust index (`None`: plaintext).
         trust: Option<usize>,
+        /// The listener's link is under amateur rules: sealed bundles stay off it.
+        amateur: bool,
         /// Its place under the connection caps, held while it runs.
         permit: crate::limits::Permit,
     },
@@ -224,6 +226,8 @@ struct UdpSock {
     peers: HashMap<SocketAddr, LinkId>,
     /// Index into `Core::trusts`; `None` for a plaintext socket.
     trust: Option<usize>,
+    /// Under amateur rules: sealed bundles stay off its peers' links.
+    amateur: bool,
     /// A frame the socket would not take (send buffer full), retried when writable.
     blocked: VecDeque<Batch>,
     /// Segmentation (GSO) and coalescing (GRO) support of this socket.
@@ -446,7 +450,13 @@ impl Core {
     }
 
     /// Opens a UDP socket as configured, with a link per static peer.
-    pub async fn add_udp(&mut self, cfg: crate::config::UdpConfig) -> anyhow::Result<SocketAddr> {
+    /// `amateur`: the link is under amateur rules, and sealed bundles stay off it
+    /// ([`Endpoint::withhold_sealed`]).
+    pub async fn add_udp(
+        &mut self,
+        cfg: crate::config::UdpConfig,
+        amateur: bool,
+    ) -> anyhow::Result<SocketAddr> {
         let sock = bind_udp(cfg.bind).map_err(|e| {
             anyhow::anyhow!(
                 "binding UDP {}: {e} (is another daemon using it?)",
@@ -472,6 +482,7 @@ impl Core {
             cfg,
             peers: HashMap::new(),
             trust,
+            amateur,
             blocked: VecDeque::new(),
             state,
             beacon_at: Instant::now(),
@@ -518,6 +529,7 @@ impl Core {
             Io::Udp { sock, addr },
             adapter,
         );
+        self.ep.withhold_sealed(id, self.udp[sock].amateur);
         let known = self.known_keys.get(&addr).copied();
         let trust = self.udp[sock].trust;
         if let Some(e) = self.links.get_mut(&id) {
@@ -537,6 +549,7 @@ impl Core {
     pub async fn add_tcp(
         &mut self,
         cfg: crate::config::TcpConfig,
+        amateur: bool,
     ) -> anyhow::Result<Option<SocketAddr>> {
         let mut local = None;
         let trust = self.add_trust(cfg.link_trust())?;
@@ -558,6 +571,7 @@ impl Core {
                             stream,
                             mtu: wire_mtu,
                             trust,
+                            amateur,
                             permit,
                         },
                         other => other,
@@ -585,6 +599,7 @@ impl Core {
                 Io::None,
                 LinkAdapter::tcp(mtu),
             );
+            self.ep.withhold_sealed(id, amateur);
             if let Some(e) = self.links.get_mut(&id) {
                 e.reason = Some("connecting".into());
                 e.sec = trust.map(|trust| Sec {
@@ -611,7 +626,8 @@ impl Core {
     /// Runs a serial, radio, modem or emulated driver as a link. `take_turns`: if the
     /// link turns out to be a shared radio, the core takes turns on the channel for it
     /// ([`SoftMac`]) rather than leave channel access to the radio.
-    pub fn add_driver(&mut self, kind: &str, h: LinkHandle, take_turns: bool) {
+    /// `amateur`: the link is under amateur rules, and sealed bundles stay off it.
+    pub fn add_driver(&mut self, kind: &str, h: LinkHandle, take_turns: bool, amateur: bool) {
         let LinkHandle {
             name,
             events,
@@ -625,6 +641,7 @@ impl Core {
             Io::Driver { frames, counters },
             LinkAdapter::device_starting(),
         );
+        self.ep.withhold_sealed(id, amateur);
         if let Some(e) = self.links.get_mut(&id) {
             e.reason = Some("starting".into());
             e.want_mac = take_turns;
@@ -766,6 +783,7 @@ impl Core {
                 stream,
                 mtu,
                 trust,
+                amateur,
                 permit,
             } => {
                 let from = stream.peer_addr().ok();
@@ -776,6 +794,7 @@ impl Core {
                     Io::None,
                     LinkAdapter::tcp(mtu - if trust.is_some() { DATA_OVERHEAD } else { 0 }),
                 );
+                self.ep.withhold_sealed(id, amateur);
                 if let Some(e) = self.links.get_mut(&id) {
                     e.ephemeral = true;
                     e.sec = trust.map(|trust| Sec {

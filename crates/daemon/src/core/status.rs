@@ -30,6 +30,8 @@ impl Core {
             ("no_room", stats.offers_refused_no_room),
             ("incoming_limit", stats.incoming_limit),
             ("paused_offer", stats.paused_offers),
+            ("withheld_want", stats.withheld_wants_refused),
+            ("withheld_offer", stats.withheld_offers_refused),
         ] {
             dropped.insert(k.into(), v);
         }
