@@ -34,8 +34,19 @@ pub struct DaemonConfig {
     /// Links (by index in `links`) set `amateur = true` outside a `kiss` link's own
     /// settings, with their `callsign` if given (see [`DaemonConfig::amateur_links`]).
     pub amateur: std::collections::BTreeMap<usize, Option<String>>,
+    /// Driver links (by index in `links`) whose frames carry a network-key tag
+    /// (`network_key_file`, `network_tag_bytes`; docs/daemon.md, "Network key").
+    pub network_tags: std::collections::BTreeMap<usize, NetworkTag>,
     /// Caps and timeouts on what peers and API clients may hold (`[limits]`).
     pub limits: LimitsConfig,
+}
+
+/// A driver link's network-key tag: every frame carries `tag_bytes` of a keyed hash
+/// under the key in `key_file` (64 hex digits, as an IP link's `trust = "network"` key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetworkTag {
+    pub key_file: PathBuf,
+    pub tag_bytes: usize,
 }
 
 /// `[limits]`: how much sync peers and HTTP clients may hold, and for how long. Each
@@ -503,6 +514,38 @@ pub struct AmateurLink {
     pub identifies: Option<&'static str>,
 }
 
+/// Takes a driver link's `network_key_file` and `network_tag_bytes` out of its table
+/// (they are the daemon's, not the driver's).
+fn take_network_tag(
+    t: &mut toml::map::Map<String, toml::Value>,
+) -> Result<Option<NetworkTag>, String> {
+    use skywave_node::netkey::{DEFAULT_TAG, MAX_TAG, MIN_TAG};
+    let bytes = match t.remove("network_tag_bytes") {
+        None => None,
+        Some(toml::Value::Integer(n)) if (MIN_TAG as i64..=MAX_TAG as i64).contains(&n) => {
+            Some(n as usize)
+        }
+        Some(other) => {
+            return Err(format!(
+                "invalid network_tag_bytes {other}: expected {MIN_TAG} to {MAX_TAG} (default {DEFAULT_TAG}); each byte is one more on every frame"
+            ));
+        }
+    };
+    match t.remove("network_key_file") {
+        None if bytes.is_some() => Err(
+            "network_tag_bytes is used only with network_key_file = \"PATH\" (a file of 64 hex digits; make one with `head -c32 /dev/urandom | xxd -p -c64`)".into(),
+        ),
+        None => Ok(None),
+        Some(toml::Value::String(f)) => Ok(Some(NetworkTag {
+            key_file: PathBuf::from(f),
+            tag_bytes: bytes.unwrap_or(DEFAULT_TAG),
+        })),
+        Some(other) => Err(format!(
+            "invalid network_key_file {other}: expected a path to a file of 64 hex digits"
+        )),
+    }
+}
+
 impl DaemonConfig {
     /// Parses a configuration file's text; `path` names it in errors.
     pub fn from_toml(text: &str, path: &str) -> Result<DaemonConfig, ConfigError> {
@@ -518,6 +561,7 @@ impl DaemonConfig {
         let mut links = Vec::new();
         let mut radio_access = std::collections::BTreeSet::new();
         let mut amateur_links = std::collections::BTreeMap::new();
+        let mut network_tags = std::collections::BTreeMap::new();
         for (i, v) in f.link.into_iter().enumerate() {
             let ty = v
                 .get("type")
@@ -614,6 +658,9 @@ impl DaemonConfig {
                             )));
                         }
                     }
+                    if let Some(tag) = take_network_tag(&mut t).map_err(ctx)? {
+                        network_tags.insert(links.len(), tag);
+                    }
                     LinkConfig::Driver(toml::Value::Table(t).try_into().map_err(
                         |e: toml::de::Error| ctx(format!("{e} (accepted types: {LINK_TYPES})")),
                     )?)
@@ -637,6 +684,7 @@ impl DaemonConfig {
             links,
             radio_access,
             amateur: amateur_links,
+            network_tags,
             limits: f.limits,
         })
     }
@@ -947,6 +995,9 @@ impl DaemonConfig {
         let parsed = DaemonConfig::from_toml(&text, "--link")?;
         if !parsed.radio_access.is_empty() {
             self.radio_access.insert(self.links.len());
+        }
+        if let Some(tag) = parsed.network_tags.into_values().next() {
+            self.network_tags.insert(self.links.len(), tag);
         }
         self.links.extend(parsed.links);
         Ok(())

@@ -192,11 +192,22 @@ pub async fn run(
                     }
                 }
                 let kind = LinkConfig::Driver(d.clone()).kind();
+                let tag = match cfg.network_tags.get(&i) {
+                    None => None,
+                    Some(t) => {
+                        let key = trust::read_network_key(&t.key_file)
+                            .with_context(|| format!("the network key of the {kind} link"))?;
+                        let tag = skywave_node::netkey::FrameTag::new(&key, t.tag_bytes)
+                            .map_err(anyhow::Error::msg)?;
+                        tracing::info!(tag_bytes = t.tag_bytes, file = %t.key_file.display(), "{kind} link: frames carry a network-key tag");
+                        Some(tag)
+                    }
+                };
                 let h = d
                     .spawn()
                     .with_context(|| format!("starting a {kind} link"))?;
                 tracing::info!(device = %h.name, channel_access = if take_turns { "driver" } else { "radio" }, "{kind} link: starting");
-                core.add_driver(kind, h, take_turns, amateur);
+                core.add_driver(kind, h, take_turns, amateur, tag);
                 driver_links += 1;
             }
         }

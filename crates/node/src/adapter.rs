@@ -212,6 +212,9 @@ pub struct LinkAdapter {
     lora: Option<LoraPhy>,
     /// The driver holds frames to keep the radio within a duty-cycle budget.
     duty: Option<DutyCycleConfig>,
+    /// Bytes each frame carries below the protocol (a network-key tag,
+    /// [`crate::netkey`]): counted in the device's room, not in the endpoint's frames.
+    tag: usize,
 }
 
 impl LinkAdapter {
@@ -225,6 +228,7 @@ impl LinkAdapter {
             driver_mac: false,
             lora: None,
             duty: None,
+            tag: 0,
             params: LinkParams {
                 mtu: cfg.mtu.clamp(MIN_FRAME, MAX_DATAGRAM),
                 shared: false,
@@ -249,6 +253,7 @@ impl LinkAdapter {
             driver_mac: false,
             lora: None,
             duty: None,
+            tag: 0,
             params: LinkParams {
                 mtu: mtu.clamp(MIN_FRAME, u16::MAX as usize),
                 shared: false,
@@ -274,6 +279,7 @@ impl LinkAdapter {
             driver_mac: false,
             lora: None,
             duty: None,
+            tag: 0,
         }
     }
 
@@ -288,6 +294,7 @@ impl LinkAdapter {
             driver_mac: false,
             lora: None,
             duty: None,
+            tag: 0,
         }
     }
 
@@ -325,6 +332,16 @@ impl LinkAdapter {
             duty: Some(duty),
             ..self
         }
+    }
+
+    /// Every frame carries `len` more bytes below the protocol (a network-key tag): the
+    /// endpoint's frames shrink by as much, so the frame on the wire stays within the
+    /// device's MTU and room. Applied once to an adapter.
+    pub fn with_frame_tag(self, len: usize) -> LinkAdapter {
+        let mut a = self;
+        a.params.mtu = a.params.mtu.saturating_sub(len);
+        a.tag = len;
+        a
     }
 
     pub fn lora(&self) -> Option<LoraPhy> {
@@ -399,7 +416,7 @@ impl LinkAdapter {
                     0
                 }
             }
-            Readiness::Room(room) => room.min(mtu),
+            Readiness::Room(room) => room.saturating_sub(self.tag).min(mtu),
             Readiness::DeviceBuffer { free, held } => {
                 // Keep at most QUEUED_FRAMES frames in the device, and never write past
                 // its buffer: ask for a frame that fits whole (once framed).
@@ -407,9 +424,10 @@ impl LinkAdapter {
                 if held >= QUEUED_FRAMES * unit {
                     0
                 } else if self.framed {
-                    free.saturating_sub(framing::overhead(unit)).min(unit)
+                    free.saturating_sub(framing::overhead(unit) + self.tag)
+                        .min(unit)
                 } else {
-                    free.min(mtu)
+                    free.saturating_sub(self.tag).min(mtu)
                 }
             }
         };

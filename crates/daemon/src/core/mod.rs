@@ -18,6 +18,7 @@ use skywave_links::{LinkCounters, LinkEvent, LinkHandle, LinkParams, RadioStatus
 use skywave_node::StoreAdapter;
 use skywave_node::adapter::{IpLinkConfig, LinkAdapter, Readiness};
 use skywave_node::mac::SoftMac;
+use skywave_node::netkey::FrameTag;
 use skywave_node::secure::{self, Channel, DATA_OVERHEAD};
 use skywave_proto::{Direction, Endpoint, Event, LinkId, TransferState};
 use tokio::net::{TcpStream, UdpSocket};
@@ -177,6 +178,10 @@ struct LinkEntry {
     health: &'static str,
     /// IP links: the encrypted channel and the link's trust settings (`None`: plaintext).
     sec: Option<Sec>,
+    /// Driver links with a network key: tags frames sent, checks frames received.
+    tag: Option<FrameTag>,
+    /// Frames received without a valid network tag (dropped).
+    bad_tags: u64,
 }
 
 #[derive(Debug)]
@@ -399,6 +404,8 @@ impl Core {
                 refused_at: None,
                 health: "down",
                 sec: None,
+                tag: None,
+                bad_tags: 0,
             },
         );
         id
@@ -408,6 +415,11 @@ impl Core {
         let now = self.now();
         let Some(e) = self.links.get_mut(&link) else {
             return;
+        };
+        // The tag's bytes come out of each frame the protocol may build.
+        let adapter = match &e.tag {
+            Some(t) => adapter.with_frame_tag(t.len()),
+            None => adapter,
         };
         e.adapter = adapter;
         let params = adapter.params();
@@ -627,7 +639,16 @@ impl Core {
     /// link turns out to be a shared radio, the core takes turns on the channel for it
     /// ([`SoftMac`]) rather than leave channel access to the radio.
     /// `amateur`: the link is under amateur rules, and sealed bundles stay off it.
-    pub fn add_driver(&mut self, kind: &str, h: LinkHandle, take_turns: bool, amateur: bool) {
+    /// `tag`: every frame carries a network-key tag, and frames without a valid one are
+    /// dropped (`skywave_node::netkey`).
+    pub fn add_driver(
+        &mut self,
+        kind: &str,
+        h: LinkHandle,
+        take_turns: bool,
+        amateur: bool,
+        tag: Option<FrameTag>,
+    ) {
         let LinkHandle {
             name,
             events,
@@ -645,6 +666,7 @@ impl Core {
         if let Some(e) = self.links.get_mut(&id) {
             e.reason = Some("starting".into());
             e.want_mac = take_turns;
+            e.tag = tag;
         }
         tokio::spawn(forward_driver(id, events, room, self.inputs.clone()));
     }
@@ -943,6 +965,22 @@ impl Core {
         if let Some(m) = &mut e.mac {
             m.heard(now, self.ep.peers_on(link));
         }
+        let data = match &e.tag {
+            None => data,
+            Some(t) => match t.verify(data) {
+                Some(body) => body,
+                None => {
+                    // Not from a holder of the network key (or damaged): the protocol
+                    // never sees it.
+                    e.bad_tags += 1;
+                    *self.drops.entry("bad_tag").or_default() += 1;
+                    if e.bad_tags.is_power_of_two() {
+                        tracing::debug!(link, name = %e.name, dropped = e.bad_tags, "frame without a valid network tag dropped");
+                    }
+                    return;
+                }
+            },
+        };
         if e.sec.is_some() {
             self.on_sealed(link, data, now);
             return;
@@ -1160,6 +1198,10 @@ impl Core {
         let Some(e) = self.links.get_mut(&id) else {
             return false;
         };
+        let mut f = f;
+        if let Some(t) = &e.tag {
+            t.append(&mut f);
+        }
         let len = f.len() as u64;
         match &e.io {
             Io::None => return false,

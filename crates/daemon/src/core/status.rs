@@ -55,6 +55,10 @@ impl Core {
                         LinkCounters::get(&counters.foreign_frames),
                     );
                 }
+                if e.tag.is_some() {
+                    // Frames without a valid network-key tag.
+                    d.insert("bad_tag".into(), e.bad_tags);
+                }
                 let rate = e.adapter.params().rate_bps.filter(|_| e.up);
                 let (over_ends_sent, over_ends_heard) = match &e.io {
                     Io::Driver { counters, .. } => {
