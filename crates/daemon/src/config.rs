@@ -1174,6 +1174,11 @@ mtu = 1472
 # [[link]]
 # type = "rfd900"
 # device = "/dev/ttyUSB1"
+# network_key_file = "/etc/skywave/radiokey"  # any radio or serial link: every
+#                                    # frame carries a tag under this key (64 hex
+#                                    # digits); frames without one are dropped.
+#                                    # Authentication only: allowed on amateur links
+# network_tag_bytes = 8              # the tag's length, 4-32 bytes
 # channel_access = "driver"          # the daemon takes turns on the shared channel
 #                                    # (default); "radio": leave it to the radio
 # queue_frames = 1                   # frames let wait in the radio (default 1 when
@@ -1582,6 +1587,61 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("frequency"), "{e}");
+    }
+
+    /// A driver link's network-key tag: the file and tag length are the daemon's
+    /// settings, taken out of the driver's; lengths outside 4-32 and a length without a
+    /// key file are refused, named; IP links do not take them (theirs is `trust`).
+    #[test]
+    fn network_tags_on_driver_links() {
+        let c = DaemonConfig::from_toml(
+            "[[link]]\ntype = \"kiss\"\ntnc = \"tcp://127.0.0.1:8001\"\ncallsign = \"N0CALL-1\"\namateur = true\nnetwork_key_file = \"/k\"\n\n[[link]]\ntype = \"serial\"\ndevice = \"/dev/x\"\nnetwork_key_file = \"/k2\"\nnetwork_tag_bytes = 16\n\n[[link]]\ntype = \"rfd900\"\ndevice = \"/dev/y\"\n",
+            "c.toml",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.network_tags.len(), 2);
+        assert_eq!(
+            c.network_tags[&0],
+            NetworkTag {
+                key_file: "/k".into(),
+                tag_bytes: skywave_node::netkey::DEFAULT_TAG
+            }
+        );
+        assert_eq!(c.network_tags[&1].tag_bytes, 16);
+        for (extra, want) in [
+            (
+                "network_tag_bytes = 3\nnetwork_key_file = \"/k\"\n",
+                "expected 4 to 32",
+            ),
+            (
+                "network_tag_bytes = 33\nnetwork_key_file = \"/k\"\n",
+                "expected 4 to 32",
+            ),
+            ("network_tag_bytes = 8\n", "used only with network_key_file"),
+            ("network_key_file = 5\n", "invalid network_key_file"),
+        ] {
+            let e = DaemonConfig::from_toml(
+                &format!("[[link]]\ntype = \"serial\"\ndevice = \"/dev/x\"\n{extra}"),
+                "c.toml",
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains(want) && e.contains("link #1"), "{e}");
+        }
+        // An IP link authenticates by its handshake: the radio setting is not its.
+        assert!(
+            DaemonConfig::from_toml(
+                "[[link]]\ntype = \"udp\"\nbind = \"127.0.0.1:0\"\nnetwork_tag_bytes = 8\n",
+                "c.toml"
+            )
+            .is_err()
+        );
+        // A `--link` flag takes it too.
+        let mut c = DaemonConfig::default();
+        c.add_link_flag("serial:device=/dev/x,network_key_file=/k")
+            .unwrap();
+        assert_eq!(c.network_tags[&0].key_file, PathBuf::from("/k"));
     }
 
     /// `amateur = true` on any link: a callsign is required, and the link may not

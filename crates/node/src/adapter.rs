@@ -533,6 +533,30 @@ pub fn adapter_for(cfg: &LinkConfig) -> LinkAdapter {
 mod tests {
     use super::*;
 
+    /// A network-key tag's bytes come out of the protocol's frames: the MTU it is told
+    /// and every budget shrink by the tag, so tagged frames fit the device as before.
+    #[test]
+    fn a_frame_tag_shrinks_what_the_protocol_may_send() {
+        let params = device_params(&LinkConfig::profile("uhf-csma").unwrap());
+        let plain = LinkAdapter::device(params);
+        let tagged = plain.with_frame_tag(8);
+        assert_eq!(tagged.params().mtu + 8, plain.params().mtu);
+        let mtu = plain.params().mtu;
+        assert_eq!(
+            tagged.frame_budget(Readiness::Room(mtu)),
+            Some(mtu - 8),
+            "a full MTU of room takes a frame of MTU - tag"
+        );
+        assert_eq!(tagged.frame_budget(Readiness::Room(100)), Some(92));
+        let modem = LinkAdapter::modem(params).with_frame_tag(8);
+        let untagged = LinkAdapter::modem(params);
+        let free = Readiness::DeviceBuffer { free: 150, held: 0 };
+        assert_eq!(
+            modem.frame_budget(free).unwrap() + 8,
+            untagged.frame_budget(free).unwrap()
+        );
+    }
+
     #[test]
     fn ip_paths_show_no_rate_or_loss() {
         let cfg = LinkConfig::profile("lfn-lossy").unwrap();
