@@ -67,6 +67,40 @@ pub enum SealError {
         "the payload is sealed with scheme {0}, which this version of skywave cannot open; upgrade to read it"
     )]
     UnknownScheme(u8),
+    #[error("sealed to node {recipient}; this node ({me}) carries it but cannot read it")]
+    NotTheRecipient { recipient: Identity, me: Identity },
+    #[error("the payload is sealed but names no recipient")]
+    NoRecipient,
+}
+
+/// Whether a payload must be opened before it is handed out as the content: false for
+/// one in clear, true for one sealed to `me`; an error naming the recipient for one this
+/// node only carries, so sealed bytes are never given out as the content.
+pub fn must_open(
+    sealed: Option<u8>,
+    recipient: Option<Identity>,
+    me: &Identity,
+) -> Result<bool, SealError> {
+    let Some(scheme) = sealed else {
+        return Ok(false);
+    };
+    if scheme != SEALED_V1 {
+        return Err(SealError::UnknownScheme(scheme));
+    }
+    match recipient {
+        Some(r) if r == *me => Ok(true),
+        Some(recipient) => Err(SealError::NotTheRecipient { recipient, me: *me }),
+        // Manifest validation refuses a sealed bundle without a recipient.
+        None => Err(SealError::NoRecipient),
+    }
+}
+
+/// A [`must_open`] refusal about bundle `id`, as a sentence.
+pub fn refusal(id: &BundleId, e: &SealError) -> String {
+    match e {
+        SealError::NotTheRecipient { .. } => format!("bundle {id} is {e}"),
+        _ => format!("bundle {id}: {e}"),
+    }
 }
 
 impl SealError {
