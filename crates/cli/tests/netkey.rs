@@ -1,7 +1,7 @@
 //! The network-key tag on a radio link: three real daemons on one channel (`kiss`
 //! links on fake TNCs sharing it). Two hold the network key and sync; the third has
 //! another key: nothing of it gets in, nothing gets to it, and its frames are dropped
-//! and counted on both sides.
+//! and counted on both sides. The links are amateur, so a sealed bundle stays off them.
 
 mod support;
 
@@ -63,6 +63,17 @@ fn only_holders_of_the_network_key_sync_over_the_radio() {
                 .collect()
         })
         .collect();
+    // The links are amateur: a bundle sealed to node 1 stays off them (docs/daemon.md,
+    // "Licensed bands"), authentication or not.
+    let node1 = daemons[1].status().node;
+    let file = root.join("orders.txt");
+    std::fs::write(&file, payload(500, 99)).unwrap();
+    let sealed = cli(
+        &daemons[0].dir,
+        &["add", "--to", &node1, file.to_str().unwrap()],
+    )
+    .trim()
+    .to_string();
     // The two holders of the key sync.
     for id in &ids[0] {
         daemons[1].wait_bundle(id, LONG);
@@ -79,6 +90,10 @@ fn only_holders_of_the_network_key_sync_over_the_radio() {
             "a bundle reached the node without the key"
         );
     }
+    assert!(
+        !daemons[1].has(&sealed),
+        "a sealed bundle crossed an amateur link"
+    );
     for id in &ids[2] {
         assert!(
             !daemons[0].has(id) && !daemons[1].has(id),
