@@ -115,3 +115,32 @@ fn only_holders_of_the_network_key_sync_over_the_radio() {
     }
     drop(rt);
 }
+
+/// `skywave config check` reads a radio link's network key as the daemon will: a file
+/// that is not 64 hex digits is refused, naming the link and the file; a good one is
+/// shown with the tag's length.
+#[test]
+fn config_check_reads_the_network_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let key = tmp.path().join("radiokey");
+    let conf = tmp.path().join("d.toml");
+    std::fs::write(
+        &conf,
+        format!(
+            "[[link]]\ntype = \"serial\"\ndevice = \"/dev/null\"\nnetwork_key_file = \"{}\"\nnetwork_tag_bytes = 12\n",
+            key.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(&key, "not hex\n").unwrap();
+    let out = run(tmp.path(), &["config", "check", conf.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("link #1") && err.contains("64 hex digits") && err.contains("radiokey"),
+        "{err}"
+    );
+    std::fs::write(&key, "ab".repeat(32)).unwrap();
+    let shown = cli(tmp.path(), &["config", "check", conf.to_str().unwrap()]);
+    assert!(shown.contains("network_tag 12 B, key "), "{shown}");
+}
