@@ -67,6 +67,40 @@ pub enum SealError {
         "the payload is sealed with scheme {0}, which this version of skywave cannot open; upgrade to read it"
     )]
     UnknownScheme(u8),
+    #[error("sealed to node {recipient}; this node ({me}) carries it but cannot read it")]
+    NotTheRecipient { recipient: Identity, me: Identity },
+    #[error("the payload is sealed but names no recipient")]
+    NoRecipient,
+}
+
+/// Whether a payload must be opened before it is handed out as the content: false for
+/// one in clear, true for one sealed to `me`; an error naming the recipient for one this
+/// node only carries, so sealed bytes are never given out as the content.
+pub fn must_open(
+    sealed: Option<u8>,
+    recipient: Option<Identity>,
+    me: &Identity,
+) -> Result<bool, SealError> {
+    let Some(scheme) = sealed else {
+        return Ok(false);
+    };
+    if scheme != SEALED_V1 {
+        return Err(SealError::UnknownScheme(scheme));
+    }
+    match recipient {
+        Some(r) if r == *me => Ok(true),
+        Some(recipient) => Err(SealError::NotTheRecipient { recipient, me: *me }),
+        // Manifest validation refuses a sealed bundle without a recipient.
+        None => Err(SealError::NoRecipient),
+    }
+}
+
+/// A [`must_open`] refusal about bundle `id`, as a sentence.
+pub fn refusal(id: &BundleId, e: &SealError) -> String {
+    match e {
+        SealError::NotTheRecipient { .. } => format!("bundle {id} is {e}"),
+        _ => format!("bundle {id}: {e}"),
+    }
 }
 
 impl SealError {
@@ -340,13 +374,54 @@ fn read_up_to(r: &mut impl Read, buf: &mut Vec<u8>, n: usize) -> io::Result<()> 
     r.take(n as u64).read_to_end(buf).map(|_| ())
 }
 
-/// Reads a payload from `inner` and yields its sealed form, one chunk in memory. An
-/// error reading `inner` ends the stream: every later read fails.
+/// The error of every read after a failed one.
+fn stopped() -> io::Error {
+    io::Error::other("the sealed stream stopped at an earlier error")
+}
+
+/// One direction of the chunked cipher, as [`ChunkReader`] drives it: sealing
+/// (plaintext chunks in, sealed out) or opening (sealed chunks in, plaintext out).
+pub trait ChunkCipher {
+    /// Input bytes of every chunk but the last.
+    const CHUNK_IN: usize;
+    /// Turns a whole chunk that is not the last, in place.
+    fn next_chunk(&mut self, chunk: &mut Vec<u8>) -> Result<(), SealError>;
+    /// Turns the last chunk (at most `CHUNK_IN` bytes), in place.
+    fn last_chunk(self, chunk: &mut Vec<u8>) -> Result<(), SealError>;
+}
+
+impl ChunkCipher for Sealer {
+    const CHUNK_IN: usize = CHUNK_LEN;
+
+    fn next_chunk(&mut self, chunk: &mut Vec<u8>) -> Result<(), SealError> {
+        self.seal_next(chunk)
+    }
+
+    fn last_chunk(self, chunk: &mut Vec<u8>) -> Result<(), SealError> {
+        self.seal_last(chunk)
+    }
+}
+
+impl ChunkCipher for Opener {
+    const CHUNK_IN: usize = SEALED_CHUNK;
+
+    fn next_chunk(&mut self, chunk: &mut Vec<u8>) -> Result<(), SealError> {
+        self.open_next(chunk)
+    }
+
+    fn last_chunk(self, chunk: &mut Vec<u8>) -> Result<(), SealError> {
+        self.open_last(chunk)
+    }
+}
+
+/// Reads `inner` a chunk at a time and yields it sealed or opened by `C`, one chunk in
+/// memory. An error (reading `inner`, or a chunk that does not open) ends the stream:
+/// what the buffer held is dropped, never handed out, and every later read fails.
 #[derive(Debug)]
-pub struct SealReader<R> {
+pub struct ChunkReader<R, C> {
     inner: R,
-    sealer: Option<Sealer>,
-    /// Sealed bytes not yet handed out, from `pos`.
+    cipher: Option<C>,
+    /// Output not yet handed out, from `pos`.
     out: Vec<u8>,
     pos: usize,
     /// A byte read past the current chunk to learn that it was not the last.
@@ -355,12 +430,18 @@ pub struct SealReader<R> {
     failed: bool,
 }
 
-/// The error of every read after a failed one.
-fn stopped() -> io::Error {
-    io::Error::other("the sealed stream stopped at an earlier error")
-}
+/// Reads a payload from `inner` and yields its sealed form (the key box first).
+pub type SealReader<R> = ChunkReader<R, Sealer>;
 
-impl<R: Read> SealReader<R> {
+/// Reads a sealed payload from `inner` and yields the plaintext.
+///
+/// Each chunk is authenticated before any of its bytes are handed out, so what is read
+/// is always genuine; a damaged or truncated payload ends in an error of kind
+/// `InvalidData` carrying a [`SealError`] (see [`SealError::from_io`]) after the chunks
+/// before the damage.
+pub type OpenReader<R> = ChunkReader<R, Opener>;
+
+impl<R: Read> ChunkReader<R, Sealer> {
     /// See [`Sealer::new`] for what is drawn from `rng`.
     pub fn new(
         inner: R,
@@ -369,133 +450,71 @@ impl<R: Read> SealReader<R> {
         rng: &mut impl CryptoRngCore,
     ) -> Result<Self, SealError> {
         let (sealer, key_box) = Sealer::new(recipient, bundle, rng)?;
-        let mut out = Vec::with_capacity(SEALED_CHUNK + 1);
-        out.extend_from_slice(&key_box);
-        Ok(Self {
-            inner,
-            sealer: Some(sealer),
-            out,
-            pos: 0,
-            carry: None,
-            failed: false,
-        })
-    }
-
-    fn fail(&mut self) {
-        self.failed = true;
-        self.sealer = None;
-        self.out.clear();
-        self.pos = 0;
-    }
-
-    fn fill(&mut self) -> io::Result<()> {
-        let Some(sealer) = self.sealer.as_mut() else {
-            return Ok(());
-        };
-        self.out.clear();
-        self.pos = 0;
-        self.out.extend(self.carry.take());
-        let want = CHUNK_LEN + 1 - self.out.len();
-        read_up_to(&mut self.inner, &mut self.out, want)?;
-        if self.out.len() > CHUNK_LEN {
-            self.carry = self.out.pop();
-            sealer.seal_next(&mut self.out)?;
-        } else if let Some(sealer) = self.sealer.take() {
-            sealer.seal_last(&mut self.out)?;
-        }
-        Ok(())
+        let mut r = Self::with(inner, sealer);
+        r.out.extend_from_slice(&key_box);
+        Ok(r)
     }
 }
 
-impl<R: Read> Read for SealReader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.failed {
-            return Err(stopped());
-        }
-        if self.pos == self.out.len()
-            && let Err(e) = self.fill()
-        {
-            // The buffer may hold plaintext read before the error: it must never be
-            // handed out, so the stream ends here for good.
-            self.fail();
-            return Err(e);
-        }
-        let n = buf.len().min(self.out.len() - self.pos);
-        buf[..n].copy_from_slice(&self.out[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
-    }
-}
-
-/// Reads a sealed payload from `inner` and yields the plaintext, one chunk in memory.
-///
-/// Each chunk is authenticated before any of its bytes are handed out, so what is read
-/// is always genuine; a damaged or truncated payload ends in an error of kind
-/// `InvalidData` carrying a [`SealError`] (see [`SealError::from_io`]) after the chunks
-/// before the damage.
-#[derive(Debug)]
-pub struct OpenReader<R> {
-    inner: R,
-    opener: Option<Opener>,
-    /// Plaintext not yet handed out, from `pos`.
-    out: Vec<u8>,
-    pos: usize,
-    carry: Option<u8>,
-    failed: bool,
-}
-
-impl<R: Read> OpenReader<R> {
+impl<R: Read> ChunkReader<R, Opener> {
     /// Reads and opens the key box with `node`, the recipient's identity key.
     pub fn new(mut inner: R, node: &SecretKey, bundle: &BundleId) -> io::Result<Self> {
         let mut key_box = Vec::with_capacity(KEY_BOX_LEN);
         read_up_to(&mut inner, &mut key_box, KEY_BOX_LEN)?;
         let opener = Opener::new(&key_box, node, bundle)?;
-        Ok(Self {
+        Ok(Self::with(inner, opener))
+    }
+}
+
+impl<R: Read, C: ChunkCipher> ChunkReader<R, C> {
+    fn with(inner: R, cipher: C) -> Self {
+        Self {
             inner,
-            opener: Some(opener),
+            cipher: Some(cipher),
             out: Vec::with_capacity(SEALED_CHUNK + 1),
             pos: 0,
             carry: None,
             failed: false,
-        })
+        }
     }
 
     fn fail(&mut self) {
         self.failed = true;
-        self.opener = None;
+        self.cipher = None;
         self.out.clear();
         self.pos = 0;
     }
 
     fn fill(&mut self) -> io::Result<()> {
-        let Some(opener) = self.opener.as_mut() else {
+        let Some(cipher) = self.cipher.as_mut() else {
             return Ok(());
         };
         self.out.clear();
         self.pos = 0;
         self.out.extend(self.carry.take());
-        let want = SEALED_CHUNK + 1 - self.out.len();
+        let want = C::CHUNK_IN + 1 - self.out.len();
         read_up_to(&mut self.inner, &mut self.out, want)?;
-        if self.out.len() > SEALED_CHUNK {
+        if self.out.len() > C::CHUNK_IN {
             self.carry = self.out.pop();
-            opener.open_next(&mut self.out)?;
-        } else if let Some(opener) = self.opener.take() {
-            opener.open_last(&mut self.out)?;
+            cipher.next_chunk(&mut self.out)?;
+        } else if let Some(cipher) = self.cipher.take() {
+            cipher.last_chunk(&mut self.out)?;
         }
         Ok(())
     }
 }
 
-impl<R: Read> Read for OpenReader<R> {
+impl<R: Read, C: ChunkCipher> Read for ChunkReader<R, C> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        // An empty chunk (only an empty payload has one) yields nothing: read on.
         if self.failed {
             return Err(stopped());
         }
-        while self.pos == self.out.len() && self.opener.is_some() {
+        // An empty opened chunk (only an empty payload has one) yields nothing: read on.
+        while self.pos == self.out.len() && self.cipher.is_some() {
             if let Err(e) = self.fill() {
-                // Nothing more comes from a stream that failed to open, not even an
-                // end that would look like a clean one.
+                // The buffer may hold input read before the error (plaintext, or bytes
+                // not authenticated): it is never handed out, and nothing more comes,
+                // not even an end that would look like a clean one.
                 self.fail();
                 return Err(e);
             }

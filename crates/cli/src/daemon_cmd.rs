@@ -110,6 +110,11 @@ pub fn config(a: ConfigArgs, json: bool) -> anyhow::Result<ExitCode> {
         ConfigCommand::Check { file } => {
             let c = DaemonConfig::load(&file)?;
             c.validate()?;
+            // A radio link's network key is read here as the daemon reads it at start.
+            for (i, t) in &c.network_tags {
+                skywave_daemon::trust::read_network_key(&t.key_file)
+                    .with_context(|| format!("link #{}", i + 1))?;
+            }
             for w in &c.warnings {
                 eprintln!("warning: {w}");
             }
@@ -121,7 +126,16 @@ pub fn config(a: ConfigArgs, json: bool) -> anyhow::Result<ExitCode> {
                 .links
                 .iter()
                 .enumerate()
-                .map(|(i, l)| describe_link(l, c.radio_access.contains(&i)))
+                .map(|(i, l)| {
+                    let (ty, mut kv) = describe_link(l, c.radio_access.contains(&i));
+                    if let Some(t) = c.network_tags.get(&i) {
+                        kv.push((
+                            "network_tag",
+                            format!("{} B, key {}", t.tag_bytes, t.key_file.display()),
+                        ));
+                    }
+                    (ty, kv)
+                })
                 .collect();
             if json {
                 let list: Vec<serde_json::Value> = links

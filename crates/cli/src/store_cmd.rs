@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, anyhow, bail};
 use clap::Args;
-use skywave_bundle::sealed::{OpenReader, SEALED_V1, plain_len};
+use skywave_bundle::sealed::{OpenReader, plain_len};
 use skywave_bundle::text::printable;
 use skywave_bundle::{BundleId, Identity, SealError};
 use skywave_store::{NewBundle, Query, Store, StoreConfig, StoredBundle};
@@ -460,29 +460,15 @@ pub(crate) fn sealed_mark(
     }
 }
 
-/// Whether a payload must be opened before it is handed out: false for a payload in
-/// clear, true for one sealed to `me`, and an error naming the recipient for one that
-/// this node only carries, so sealed bytes are never given out as the content.
+/// [`skywave_bundle::sealed::must_open`], its error naming the bundle.
 pub(crate) fn must_open(
     id: &BundleId,
     sealed: Option<u8>,
     recipient: Option<Identity>,
     me: &Identity,
 ) -> anyhow::Result<bool> {
-    let Some(scheme) = sealed else {
-        return Ok(false);
-    };
-    if scheme != SEALED_V1 {
-        bail!("bundle {id}: {}", SealError::UnknownScheme(scheme));
-    }
-    match recipient {
-        Some(r) if r == *me => Ok(true),
-        Some(r) => bail!(
-            "bundle {id} is sealed to node {r}; this node ({me}) carries it but cannot read it"
-        ),
-        // Manifest validation refuses a sealed bundle without a recipient.
-        None => bail!("bundle {id} is sealed but names no recipient"),
-    }
+    skywave_bundle::sealed::must_open(sealed, recipient, me)
+        .map_err(|e| anyhow!("{}", skywave_bundle::sealed::refusal(id, &e)))
 }
 
 /// An error from handing a payload out: a sealing error says what is wrong with the

@@ -99,6 +99,46 @@ fn a_sealed_bundle_crosses_a_relay_that_cannot_read_it() {
     let ls = cli(&b.dir, &["ls"]);
     assert!(ls.contains("orders.txt (sealed to this node)"), "{ls}");
 
+    // The API opens the payload on the recipient's node, streamed, ranges included;
+    // `?sealed=raw` gives the bytes as held; other nodes are refused, naming the
+    // recipient, and get the sealed bytes only by asking for them.
+    let path = format!("/v1/bundles/{id}/payload");
+    let api = |d: &Daemon, path: &str, headers: &[(&str, &str)]| {
+        let mut out = Vec::new();
+        d.client.get_bytes(path, headers, &mut out).map(|_| out)
+    };
+    assert_eq!(api(&b, &path, &[]).unwrap(), secret);
+    assert_eq!(
+        api(&b, &path, &[("Range", "bytes=70000-70009")]).unwrap(),
+        &secret[70_000..70_010],
+        "a range of the opened payload, past its first chunk"
+    );
+    assert_eq!(
+        api(&b, &path, &[("Range", "bytes=-5")]).unwrap(),
+        &secret[secret.len() - 5..]
+    );
+    let raw = api(&b, &format!("{path}?sealed=raw"), &[]).unwrap();
+    assert_eq!(raw, held, "?sealed=raw: the bytes as held");
+    assert_eq!(
+        api(&b, &format!("{path}?sealed=open"), &[]).unwrap(),
+        secret
+    );
+    for d in [&r, &a] {
+        let err = format!("{:#}", api(d, &path, &[]).unwrap_err());
+        assert!(
+            err.contains(&format!("sealed to node {node_b}"))
+                && err.contains("sealed=raw")
+                && err.contains("HTTP 403"),
+            "{err}"
+        );
+        assert_eq!(api(d, &format!("{path}?sealed=raw"), &[]).unwrap(), held);
+    }
+    let err = format!(
+        "{:#}",
+        api(&b, &format!("{path}?sealed=maybe"), &[]).unwrap_err()
+    );
+    assert!(err.contains("HTTP 400") && err.contains("sealed"), "{err}");
+
     // The HTTP upload's `to` field: B seals a reply to A.
     let reply = b"received; two jerrycans on the way".to_vec();
     let v = b

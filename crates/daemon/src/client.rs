@@ -147,12 +147,27 @@ impl Client {
             .with_context(|| format!("DELETE {path}: the daemon's answer is not JSON"))
     }
 
-    /// Streams a bundle's payload into `out`; returns the bytes written.
+    /// Streams a bundle's payload as held (a sealed one sealed) into `out`; returns the
+    /// bytes written.
     pub fn payload(&self, id: &str, out: &mut dyn Write) -> anyhow::Result<u64> {
-        let path = format!("/v1/bundles/{id}/payload");
-        let r = self.check(&format!("GET {path}"), self.get(&path).call())?;
+        // As held: a sealed payload comes sealed, and the caller opens it if it may.
+        self.get_bytes(&format!("/v1/bundles/{id}/payload?sealed=raw"), &[], out)
+    }
+
+    /// GET `path` with `headers`, the body streamed into `out`; returns the bytes written.
+    pub fn get_bytes(
+        &self,
+        path: &str,
+        headers: &[(&str, &str)],
+        out: &mut dyn Write,
+    ) -> anyhow::Result<u64> {
+        let mut req = self.get(path);
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let r = self.check(&format!("GET {path}"), req.call())?;
         let n = std::io::copy(&mut r.into_body().into_reader(), out)
-            .with_context(|| format!("GET {path}: reading the payload"))?;
+            .with_context(|| format!("GET {path}: reading the body"))?;
         Ok(n)
     }
 

@@ -34,8 +34,19 @@ pub struct DaemonConfig {
     /// Links (by index in `links`) set `amateur = true` outside a `kiss` link's own
     /// settings, with their `callsign` if given (see [`DaemonConfig::amateur_links`]).
     pub amateur: std::collections::BTreeMap<usize, Option<String>>,
+    /// Driver links (by index in `links`) whose frames carry a network-key tag
+    /// (`network_key_file`, `network_tag_bytes`; docs/daemon.md, "Network key").
+    pub network_tags: std::collections::BTreeMap<usize, NetworkTag>,
     /// Caps and timeouts on what peers and API clients may hold (`[limits]`).
     pub limits: LimitsConfig,
+}
+
+/// A driver link's network-key tag: every frame carries `tag_bytes` of a keyed hash
+/// under the key in `key_file` (64 hex digits, as an IP link's `trust = "network"` key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetworkTag {
+    pub key_file: PathBuf,
+    pub tag_bytes: usize,
 }
 
 /// `[limits]`: how much sync peers and HTTP clients may hold, and for how long. Each
@@ -503,6 +514,38 @@ pub struct AmateurLink {
     pub identifies: Option<&'static str>,
 }
 
+/// Takes a driver link's `network_key_file` and `network_tag_bytes` out of its table
+/// (they are the daemon's, not the driver's).
+fn take_network_tag(
+    t: &mut toml::map::Map<String, toml::Value>,
+) -> Result<Option<NetworkTag>, String> {
+    use skywave_node::netkey::{DEFAULT_TAG, MAX_TAG, MIN_TAG};
+    let bytes = match t.remove("network_tag_bytes") {
+        None => None,
+        Some(toml::Value::Integer(n)) if (MIN_TAG as i64..=MAX_TAG as i64).contains(&n) => {
+            Some(n as usize)
+        }
+        Some(other) => {
+            return Err(format!(
+                "invalid network_tag_bytes {other}: expected {MIN_TAG} to {MAX_TAG} (default {DEFAULT_TAG}); each byte is one more on every frame"
+            ));
+        }
+    };
+    match t.remove("network_key_file") {
+        None if bytes.is_some() => Err(
+            "network_tag_bytes is used only with network_key_file = \"PATH\" (a file of 64 hex digits; make one with `head -c32 /dev/urandom | xxd -p -c64`)".into(),
+        ),
+        None => Ok(None),
+        Some(toml::Value::String(f)) => Ok(Some(NetworkTag {
+            key_file: PathBuf::from(f),
+            tag_bytes: bytes.unwrap_or(DEFAULT_TAG),
+        })),
+        Some(other) => Err(format!(
+            "invalid network_key_file {other}: expected a path to a file of 64 hex digits"
+        )),
+    }
+}
+
 impl DaemonConfig {
     /// Parses a configuration file's text; `path` names it in errors.
     pub fn from_toml(text: &str, path: &str) -> Result<DaemonConfig, ConfigError> {
@@ -518,6 +561,7 @@ impl DaemonConfig {
         let mut links = Vec::new();
         let mut radio_access = std::collections::BTreeSet::new();
         let mut amateur_links = std::collections::BTreeMap::new();
+        let mut network_tags = std::collections::BTreeMap::new();
         for (i, v) in f.link.into_iter().enumerate() {
             let ty = v
                 .get("type")
@@ -614,6 +658,9 @@ impl DaemonConfig {
                             )));
                         }
                     }
+                    if let Some(tag) = take_network_tag(&mut t).map_err(ctx)? {
+                        network_tags.insert(links.len(), tag);
+                    }
                     LinkConfig::Driver(toml::Value::Table(t).try_into().map_err(
                         |e: toml::de::Error| ctx(format!("{e} (accepted types: {LINK_TYPES})")),
                     )?)
@@ -637,6 +684,7 @@ impl DaemonConfig {
             links,
             radio_access,
             amateur: amateur_links,
+            network_tags,
             limits: f.limits,
         })
     }
@@ -948,6 +996,9 @@ impl DaemonConfig {
         if !parsed.radio_access.is_empty() {
             self.radio_access.insert(self.links.len());
         }
+        if let Some(tag) = parsed.network_tags.into_values().next() {
+            self.network_tags.insert(self.links.len(), tag);
+        }
         self.links.extend(parsed.links);
         Ok(())
     }
@@ -1123,6 +1174,11 @@ mtu = 1472
 # [[link]]
 # type = "rfd900"
 # device = "/dev/ttyUSB1"
+# network_key_file = "/etc/skywave/radiokey"  # any radio or serial link: every
+#                                    # frame carries a tag under this key (64 hex
+#                                    # digits); frames without one are dropped.
+#                                    # Authentication only: allowed on amateur links
+# network_tag_bytes = 8              # the tag's length, 4-32 bytes
 # channel_access = "driver"          # the daemon takes turns on the shared channel
 #                                    # (default); "radio": leave it to the radio
 # queue_frames = 1                   # frames let wait in the radio (default 1 when
@@ -1531,6 +1587,61 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("frequency"), "{e}");
+    }
+
+    /// A driver link's network-key tag: the file and tag length are the daemon's
+    /// settings, taken out of the driver's; lengths outside 4-32 and a length without a
+    /// key file are refused, named; IP links do not take them (theirs is `trust`).
+    #[test]
+    fn network_tags_on_driver_links() {
+        let c = DaemonConfig::from_toml(
+            "[[link]]\ntype = \"kiss\"\ntnc = \"tcp://127.0.0.1:8001\"\ncallsign = \"N0CALL-1\"\namateur = true\nnetwork_key_file = \"/k\"\n\n[[link]]\ntype = \"serial\"\ndevice = \"/dev/x\"\nnetwork_key_file = \"/k2\"\nnetwork_tag_bytes = 16\n\n[[link]]\ntype = \"rfd900\"\ndevice = \"/dev/y\"\n",
+            "c.toml",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.network_tags.len(), 2);
+        assert_eq!(
+            c.network_tags[&0],
+            NetworkTag {
+                key_file: "/k".into(),
+                tag_bytes: skywave_node::netkey::DEFAULT_TAG
+            }
+        );
+        assert_eq!(c.network_tags[&1].tag_bytes, 16);
+        for (extra, want) in [
+            (
+                "network_tag_bytes = 3\nnetwork_key_file = \"/k\"\n",
+                "expected 4 to 32",
+            ),
+            (
+                "network_tag_bytes = 33\nnetwork_key_file = \"/k\"\n",
+                "expected 4 to 32",
+            ),
+            ("network_tag_bytes = 8\n", "used only with network_key_file"),
+            ("network_key_file = 5\n", "invalid network_key_file"),
+        ] {
+            let e = DaemonConfig::from_toml(
+                &format!("[[link]]\ntype = \"serial\"\ndevice = \"/dev/x\"\n{extra}"),
+                "c.toml",
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains(want) && e.contains("link #1"), "{e}");
+        }
+        // An IP link authenticates by its handshake: the radio setting is not its.
+        assert!(
+            DaemonConfig::from_toml(
+                "[[link]]\ntype = \"udp\"\nbind = \"127.0.0.1:0\"\nnetwork_tag_bytes = 8\n",
+                "c.toml"
+            )
+            .is_err()
+        );
+        // A `--link` flag takes it too.
+        let mut c = DaemonConfig::default();
+        c.add_link_flag("serial:device=/dev/x,network_key_file=/k")
+            .unwrap();
+        assert_eq!(c.network_tags[&0].key_file, PathBuf::from("/k"));
     }
 
     /// `amateur = true` on any link: a callsign is required, and the link may not

@@ -20,6 +20,7 @@ use axum::{Json, Router};
 use futures_util::{Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::json;
+use skywave_bundle::sealed::{self, OpenReader};
 use skywave_bundle::{BundleId, Identity};
 use skywave_store::unix_now as now_secs;
 use skywave_store::{NewBundle, StoreError, StoredBundle};
@@ -727,16 +728,97 @@ fn parse_range(v: &str, len: u64) -> Option<(u64, u64)> {
     (start < end && start < len).then_some((start, end))
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PayloadParams {
+    /// `raw`: a sealed payload as held (the sealed bytes); `open` (the default): opened
+    /// on the recipient's node, refused elsewhere.
+    sealed: Option<SealedAs>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum SealedAs {
+    Raw,
+    Open,
+}
+
+/// A payload as served: as held, or opened for this node.
+enum Source {
+    Held(skywave_store::PayloadReader),
+    Opened(OpenReader<skywave_store::PayloadReader>),
+}
+
+impl Source {
+    /// Moves to byte `n` of what is served: a seek in held bytes; opened ones are read
+    /// through (each chunk is authenticated before any of it is given out).
+    fn skip(&mut self, n: u64) -> std::io::Result<()> {
+        match self {
+            Source::Held(r) => r.skip(n),
+            Source::Opened(r) => {
+                let got = std::io::copy(&mut r.take(n), &mut std::io::sink())?;
+                if got < n {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        "the opened payload ended early",
+                    ));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Read for Source {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Source::Held(r) => r.read(buf),
+            Source::Opened(r) => r.read(buf),
+        }
+    }
+}
+
 async fn payload(
     State(s): State<Arc<Shared>>,
     Path(id): Path<String>,
+    Params(q): Params<PayloadParams>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let id = resolve(&s, &id)?;
     let (mut reader, len) = {
         let store = s.store();
         let b = store.store.get(&id)?.ok_or(StoreError::NotFound(id))?;
-        (store.store.open_payload(&id)?, b.manifest.manifest().length)
+        let m = b.manifest.manifest();
+        let held = store.store.open_payload(&id)?;
+        let key = store.store.node_key();
+        let open = q.sealed != Some(SealedAs::Raw)
+            && sealed::must_open(m.sealed, m.recipient, &key.identity()).map_err(|e| {
+                let code = match e {
+                    sealed::SealError::NotTheRecipient { .. } => StatusCode::FORBIDDEN,
+                    _ => StatusCode::UNPROCESSABLE_ENTITY,
+                };
+                ApiError(
+                    code,
+                    format!(
+                        "{}; ask with ?sealed=raw for the sealed bytes as held",
+                        sealed::refusal(&id, &e)
+                    ),
+                )
+            })?;
+        if open {
+            // The key box is read and opened now, so a payload this node cannot open is
+            // an error, not a stream cut short.
+            let r = OpenReader::new(held, key, &id).map_err(|e| {
+                let why = sealed::SealError::from_io(&e).map_or(e.to_string(), |e| e.to_string());
+                ApiError(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    format!("bundle {id}: {why}"),
+                )
+            })?;
+            (Source::Opened(r), sealed::plain_len(m.length).unwrap_or(0))
+        } else {
+            (Source::Held(held), m.length)
+        }
     };
     let range = headers.get(header::RANGE).and_then(|v| v.to_str().ok());
     let (status, start, end) = match range {

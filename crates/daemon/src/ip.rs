@@ -253,6 +253,7 @@ pub async fn tcp_listener(l: TcpListener, limits: Arc<Limits>, core: mpsc::Sende
                         stream: s,
                         mtu: 0,
                         trust: None,
+                        amateur: false,
                         permit,
                     })
                     .await

@@ -162,13 +162,17 @@ pub async fn run(
             );
         }
     }
+    // Amateur rules forbid encryption on the air: sealed bundles stay off those links.
+    let amateur: std::collections::HashSet<usize> =
+        cfg.amateur_links().iter().map(|a| a.index).collect();
     let (mut udp, mut tcp) = (Vec::new(), Vec::new());
     let mut driver_links = 0;
     for (i, l) in cfg.links.into_iter().enumerate() {
+        let amateur = amateur.contains(&i);
         match l {
-            LinkConfig::Udp(u) => udp.push(core.add_udp(u).await?),
+            LinkConfig::Udp(u) => udp.push(core.add_udp(u, amateur).await?),
             LinkConfig::Tcp(t) => {
-                if let Some(a) = core.add_tcp(t).await? {
+                if let Some(a) = core.add_tcp(t, amateur).await? {
                     tcp.push(a);
                 }
             }
@@ -188,11 +192,22 @@ pub async fn run(
                     }
                 }
                 let kind = LinkConfig::Driver(d.clone()).kind();
+                let tag = match cfg.network_tags.get(&i) {
+                    None => None,
+                    Some(t) => {
+                        let key = trust::read_network_key(&t.key_file)
+                            .with_context(|| format!("the network key of the {kind} link"))?;
+                        let tag = skywave_node::netkey::FrameTag::new(&key, t.tag_bytes)
+                            .map_err(anyhow::Error::msg)?;
+                        tracing::info!(tag_bytes = t.tag_bytes, file = %t.key_file.display(), "{kind} link: frames carry a network-key tag");
+                        Some(tag)
+                    }
+                };
                 let h = d
                     .spawn()
                     .with_context(|| format!("starting a {kind} link"))?;
                 tracing::info!(device = %h.name, channel_access = if take_turns { "driver" } else { "radio" }, "{kind} link: starting");
-                core.add_driver(kind, h, take_turns);
+                core.add_driver(kind, h, take_turns, amateur, tag);
                 driver_links += 1;
             }
         }

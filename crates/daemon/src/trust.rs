@@ -231,6 +231,21 @@ fn stamp(path: &Path) -> Stamp {
     }
 }
 
+/// Reads a network key file: 64 hex digits (32 bytes), shared by every member of the
+/// network (IP links' `trust = "network"`, radio links' `network_key_file`).
+pub fn read_network_key(f: &Path) -> anyhow::Result<[u8; 32]> {
+    let text = std::fs::read_to_string(f)
+        .map_err(|e| anyhow::anyhow!("reading the network key file {}: {e}", f.display()))?;
+    let mut k = [0u8; 32];
+    hex::decode_to_slice(text.trim(), &mut k).map_err(|_| {
+        anyhow::anyhow!(
+            "the network key file {} must hold 64 hex digits (32 bytes)",
+            f.display()
+        )
+    })?;
+    Ok(k)
+}
+
 /// A link's policy as it runs: the trust file is read again when it changes.
 #[derive(Debug)]
 pub struct Trust {
@@ -245,17 +260,7 @@ impl Trust {
         cfg.check().map_err(anyhow::Error::msg)?;
         let mut policy = Policy::new(node.x25519_secret(), node.x25519_public());
         if let Some(f) = &cfg.network_key_file {
-            let text = std::fs::read_to_string(f).map_err(|e| {
-                anyhow::anyhow!("reading the network key file {}: {e}", f.display())
-            })?;
-            let mut k = [0u8; 32];
-            hex::decode_to_slice(text.trim(), &mut k).map_err(|_| {
-                anyhow::anyhow!(
-                    "the network key file {} must hold 64 hex digits (32 bytes)",
-                    f.display()
-                )
-            })?;
-            policy = policy.with_network_key(k);
+            policy = policy.with_network_key(read_network_key(f)?);
         }
         let file = (cfg.mode == TrustMode::Keys).then(|| {
             (

@@ -212,6 +212,9 @@ pub struct LinkAdapter {
     lora: Option<LoraPhy>,
     /// The driver holds frames to keep the radio within a duty-cycle budget.
     duty: Option<DutyCycleConfig>,
+    /// Bytes each frame carries below the protocol (a network-key tag,
+    /// [`crate::netkey`]): counted in the device's room, not in the endpoint's frames.
+    tag: usize,
 }
 
 impl LinkAdapter {
@@ -225,6 +228,7 @@ impl LinkAdapter {
             driver_mac: false,
             lora: None,
             duty: None,
+            tag: 0,
             params: LinkParams {
                 mtu: cfg.mtu.clamp(MIN_FRAME, MAX_DATAGRAM),
                 shared: false,
@@ -249,6 +253,7 @@ impl LinkAdapter {
             driver_mac: false,
             lora: None,
             duty: None,
+            tag: 0,
             params: LinkParams {
                 mtu: mtu.clamp(MIN_FRAME, u16::MAX as usize),
                 shared: false,
@@ -274,6 +279,7 @@ impl LinkAdapter {
             driver_mac: false,
             lora: None,
             duty: None,
+            tag: 0,
         }
     }
 
@@ -288,6 +294,7 @@ impl LinkAdapter {
             driver_mac: false,
             lora: None,
             duty: None,
+            tag: 0,
         }
     }
 
@@ -325,6 +332,16 @@ impl LinkAdapter {
             duty: Some(duty),
             ..self
         }
+    }
+
+    /// Every frame carries `len` more bytes below the protocol (a network-key tag): the
+    /// endpoint's frames shrink by as much, so the frame on the wire stays within the
+    /// device's MTU and room. Applied once to an adapter.
+    pub fn with_frame_tag(self, len: usize) -> LinkAdapter {
+        let mut a = self;
+        a.params.mtu = a.params.mtu.saturating_sub(len);
+        a.tag = len;
+        a
     }
 
     pub fn lora(&self) -> Option<LoraPhy> {
@@ -398,7 +415,7 @@ impl LinkAdapter {
                     0
                 }
             }
-            Readiness::Room(room) => room.min(mtu),
+            Readiness::Room(room) => room.saturating_sub(self.tag).min(mtu),
             Readiness::DeviceBuffer { free, held } => {
                 // Keep at most QUEUED_FRAMES frames in the device, and never write past
                 // its buffer: ask for a frame that fits whole (once framed).
@@ -406,9 +423,10 @@ impl LinkAdapter {
                 if held >= QUEUED_FRAMES * unit {
                     0
                 } else if self.framed {
-                    free.saturating_sub(framing::overhead(unit)).min(unit)
+                    free.saturating_sub(framing::overhead(unit) + self.tag)
+                        .min(unit)
                 } else {
-                    free.min(mtu)
+                    free.saturating_sub(self.tag).min(mtu)
                 }
             }
         };
@@ -513,6 +531,30 @@ pub fn adapter_for(cfg: &LinkConfig) -> LinkAdapter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A network-key tag's bytes come out of the protocol's frames: the MTU it is told
+    /// and every budget shrink by the tag, so tagged frames fit the device as before.
+    #[test]
+    fn a_frame_tag_shrinks_what_the_protocol_may_send() {
+        let params = device_params(&LinkConfig::profile("uhf-csma").unwrap());
+        let plain = LinkAdapter::device(params);
+        let tagged = plain.with_frame_tag(8);
+        assert_eq!(tagged.params().mtu + 8, plain.params().mtu);
+        let mtu = plain.params().mtu;
+        assert_eq!(
+            tagged.frame_budget(Readiness::Room(mtu)),
+            Some(mtu - 8),
+            "a full MTU of room takes a frame of MTU - tag"
+        );
+        assert_eq!(tagged.frame_budget(Readiness::Room(100)), Some(92));
+        let modem = LinkAdapter::modem(params).with_frame_tag(8);
+        let untagged = LinkAdapter::modem(params);
+        let free = Readiness::DeviceBuffer { free: 150, held: 0 };
+        assert_eq!(
+            modem.frame_budget(free).unwrap() + 8,
+            untagged.frame_budget(free).unwrap()
+        );
+    }
 
     #[test]
     fn ip_paths_show_no_rate_or_loss() {

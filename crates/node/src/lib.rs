@@ -9,6 +9,7 @@ pub mod fuzzing;
 pub mod lora;
 pub mod mac;
 pub mod modem_tx;
+pub mod netkey;
 pub mod pacer;
 pub mod secure;
 pub mod sim;

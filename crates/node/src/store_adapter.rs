@@ -136,6 +136,21 @@ impl BundleStore for StoreAdapter {
         }
     }
 
+    fn sealed_versions(&mut self) -> Vec<(BundleId, u64)> {
+        // One listing, not a read per bundle.
+        match self.store.list(&Query::default()) {
+            Ok(v) => v
+                .iter()
+                .filter(|b| b.manifest.manifest().sealed.is_some())
+                .map(|b| (b.manifest.id(), b.manifest.version()))
+                .collect(),
+            Err(e) => {
+                tracing::error!("listing the store: {e}");
+                Vec::new()
+            }
+        }
+    }
+
     fn manifest(&mut self, id: &BundleId) -> Option<SignedManifest> {
         self.store.get(id).ok().flatten().map(|b| b.manifest)
     }

@@ -540,6 +540,37 @@ pub fn bundle(n: u64, version: u64, size: usize) -> (SignedManifest, Vec<u8>) {
     (m, payload)
 }
 
+/// Bundle number `n` at `version` with its `size`-byte payload sealed to node
+/// `recipient` (see [`node_key`]): the manifest is marked sealed, as an author's is.
+pub fn sealed_bundle(
+    n: u64,
+    version: u64,
+    size: usize,
+    recipient: u64,
+) -> (SignedManifest, Vec<u8>) {
+    use rand_core::SeedableRng;
+
+    let k = bundle_key(n);
+    let (_, plain) = bundle(n, version, size);
+    let to = secret(recipient, 0x99).identity();
+    let mut rng = rand_chacha::ChaCha20Rng::from_seed([n as u8; 32]);
+    let payload = skywave_bundle::sealed::seal(&plain, &to, &k.bundle_id(), &mut rng)
+        .expect("sealing never fails");
+    let mut m = Manifest::new(
+        k.bundle_id(),
+        version,
+        payload.len() as u64,
+        hash_payload(&payload),
+        DATE,
+    );
+    m.service = Some("file".into());
+    m.name = Some(format!("sealed{n}"));
+    m.recipient = Some(to);
+    m.sealed = Some(skywave_bundle::sealed::SEALED_V1);
+    let m = m.sign(&k).expect("generated manifests are valid");
+    (m, payload)
+}
+
 /// `(id, version)` of every bundle a store holds.
 pub fn held(store: &MemStore) -> BTreeSet<(BundleId, u64)> {
     store

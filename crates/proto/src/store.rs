@@ -46,6 +46,20 @@ pub trait BundleStore {
     fn inventory(&mut self) -> Vec<(BundleId, u64, u64)>;
     /// The held manifest of `id`.
     fn manifest(&mut self, id: &BundleId) -> Option<SignedManifest>;
+    /// Every held bundle version whose payload is sealed to a recipient (end-to-end
+    /// encrypted): left out of sessions on links that must not carry encryption
+    /// ([`crate::Endpoint::withhold_sealed`]). A store that lists manifests cheaply
+    /// answers in one pass; the default reads each manifest.
+    fn sealed_versions(&mut self) -> Vec<(BundleId, u64)> {
+        self.inventory()
+            .into_iter()
+            .filter(|(id, version, _)| {
+                self.manifest(id)
+                    .is_some_and(|m| m.version() == *version && m.manifest().sealed.is_some())
+            })
+            .map(|(id, version, _)| (id, version))
+            .collect()
+    }
     /// Reads held payload bytes of `id` at `version` into `buf`; returns bytes read
     /// (0 if that version is not held).
     fn read(&mut self, id: &BundleId, version: u64, offset: u64, buf: &mut [u8]) -> usize;

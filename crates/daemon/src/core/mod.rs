@@ -18,6 +18,7 @@ use skywave_links::{LinkCounters, LinkEvent, LinkHandle, LinkParams, RadioStatus
 use skywave_node::StoreAdapter;
 use skywave_node::adapter::{IpLinkConfig, LinkAdapter, Readiness};
 use skywave_node::mac::SoftMac;
+use skywave_node::netkey::FrameTag;
 use skywave_node::secure::{self, Channel, DATA_OVERHEAD};
 use skywave_proto::{Direction, Endpoint, Event, LinkId, TransferState};
 use tokio::net::{TcpStream, UdpSocket};
@@ -99,6 +100,8 @@ pub enum Input {
         mtu: usize,
         /// The listener's trust index (`None`: plaintext).
         trust: Option<usize>,
+        /// The listener's link is under amateur rules: sealed bundles stay off it.
+        amateur: bool,
         /// Its place under the connection caps, held while it runs.
         permit: crate::limits::Permit,
     },
@@ -175,6 +178,10 @@ struct LinkEntry {
     health: &'static str,
     /// IP links: the encrypted channel and the link's trust settings (`None`: plaintext).
     sec: Option<Sec>,
+    /// Driver links with a network key: tags frames sent, checks frames received.
+    tag: Option<FrameTag>,
+    /// Frames received without a valid network tag (dropped).
+    bad_tags: u64,
 }
 
 #[derive(Debug)]
@@ -224,6 +231,8 @@ struct UdpSock {
     peers: HashMap<SocketAddr, LinkId>,
     /// Index into `Core::trusts`; `None` for a plaintext socket.
     trust: Option<usize>,
+    /// Under amateur rules: sealed bundles stay off its peers' links.
+    amateur: bool,
     /// A frame the socket would not take (send buffer full), retried when writable.
     blocked: VecDeque<Batch>,
     /// Segmentation (GSO) and coalescing (GRO) support of this socket.
@@ -395,6 +404,8 @@ impl Core {
                 refused_at: None,
                 health: "down",
                 sec: None,
+                tag: None,
+                bad_tags: 0,
             },
         );
         id
@@ -404,6 +415,11 @@ impl Core {
         let now = self.now();
         let Some(e) = self.links.get_mut(&link) else {
             return;
+        };
+        // The tag's bytes come out of each frame the protocol may build.
+        let adapter = match &e.tag {
+            Some(t) => adapter.with_frame_tag(t.len()),
+            None => adapter,
         };
         e.adapter = adapter;
         let params = adapter.params();
@@ -446,7 +462,13 @@ impl Core {
     }
 
     /// Opens a UDP socket as configured, with a link per static peer.
-    pub async fn add_udp(&mut self, cfg: crate::config::UdpConfig) -> anyhow::Result<SocketAddr> {
+    /// `amateur`: the link is under amateur rules, and sealed bundles stay off it
+    /// ([`Endpoint::withhold_sealed`]).
+    pub async fn add_udp(
+        &mut self,
+        cfg: crate::config::UdpConfig,
+        amateur: bool,
+    ) -> anyhow::Result<SocketAddr> {
         let sock = bind_udp(cfg.bind).map_err(|e| {
             anyhow::anyhow!(
                 "binding UDP {}: {e} (is another daemon using it?)",
@@ -472,6 +494,7 @@ impl Core {
             cfg,
             peers: HashMap::new(),
             trust,
+            amateur,
             blocked: VecDeque::new(),
             state,
             beacon_at: Instant::now(),
@@ -518,6 +541,7 @@ impl Core {
             Io::Udp { sock, addr },
             adapter,
         );
+        self.ep.withhold_sealed(id, self.udp[sock].amateur);
         let known = self.known_keys.get(&addr).copied();
         let trust = self.udp[sock].trust;
         if let Some(e) = self.links.get_mut(&id) {
@@ -537,6 +561,7 @@ impl Core {
     pub async fn add_tcp(
         &mut self,
         cfg: crate::config::TcpConfig,
+        amateur: bool,
     ) -> anyhow::Result<Option<SocketAddr>> {
         let mut local = None;
         let trust = self.add_trust(cfg.link_trust())?;
@@ -558,6 +583,7 @@ impl Core {
                             stream,
                             mtu: wire_mtu,
                             trust,
+                            amateur,
                             permit,
                         },
                         other => other,
@@ -585,6 +611,7 @@ impl Core {
                 Io::None,
                 LinkAdapter::tcp(mtu),
             );
+            self.ep.withhold_sealed(id, amateur);
             if let Some(e) = self.links.get_mut(&id) {
                 e.reason = Some("connecting".into());
                 e.sec = trust.map(|trust| Sec {
@@ -611,7 +638,17 @@ impl Core {
     /// Runs a serial, radio, modem or emulated driver as a link. `take_turns`: if the
     /// link turns out to be a shared radio, the core takes turns on the channel for it
     /// ([`SoftMac`]) rather than leave channel access to the radio.
-    pub fn add_driver(&mut self, kind: &str, h: LinkHandle, take_turns: bool) {
+    /// `amateur`: the link is under amateur rules, and sealed bundles stay off it.
+    /// `tag`: every frame carries a network-key tag, and frames without a valid one are
+    /// dropped (`skywave_node::netkey`).
+    pub fn add_driver(
+        &mut self,
+        kind: &str,
+        h: LinkHandle,
+        take_turns: bool,
+        amateur: bool,
+        tag: Option<FrameTag>,
+    ) {
         let LinkHandle {
             name,
             events,
@@ -625,9 +662,11 @@ impl Core {
             Io::Driver { frames, counters },
             LinkAdapter::device_starting(),
         );
+        self.ep.withhold_sealed(id, amateur);
         if let Some(e) = self.links.get_mut(&id) {
             e.reason = Some("starting".into());
             e.want_mac = take_turns;
+            e.tag = tag;
         }
         tokio::spawn(forward_driver(id, events, room, self.inputs.clone()));
     }
@@ -766,6 +805,7 @@ impl Core {
                 stream,
                 mtu,
                 trust,
+                amateur,
                 permit,
             } => {
                 let from = stream.peer_addr().ok();
@@ -776,6 +816,7 @@ impl Core {
                     Io::None,
                     LinkAdapter::tcp(mtu - if trust.is_some() { DATA_OVERHEAD } else { 0 }),
                 );
+                self.ep.withhold_sealed(id, amateur);
                 if let Some(e) = self.links.get_mut(&id) {
                     e.ephemeral = true;
                     e.sec = trust.map(|trust| Sec {
@@ -924,6 +965,22 @@ impl Core {
         if let Some(m) = &mut e.mac {
             m.heard(now, self.ep.peers_on(link));
         }
+        let data = match &e.tag {
+            None => data,
+            Some(t) => match t.verify(data) {
+                Some(body) => body,
+                None => {
+                    // Not from a holder of the network key (or damaged): the protocol
+                    // never sees it.
+                    e.bad_tags += 1;
+                    *self.drops.entry("bad_tag").or_default() += 1;
+                    if e.bad_tags.is_power_of_two() {
+                        tracing::debug!(link, name = %e.name, dropped = e.bad_tags, "frame without a valid network tag dropped");
+                    }
+                    return;
+                }
+            },
+        };
         if e.sec.is_some() {
             self.on_sealed(link, data, now);
             return;
@@ -1141,6 +1198,10 @@ impl Core {
         let Some(e) = self.links.get_mut(&id) else {
             return false;
         };
+        let mut f = f;
+        if let Some(t) = &e.tag {
+            t.append(&mut f);
+        }
         let len = f.len() as u64;
         match &e.io {
             Io::None => return false,

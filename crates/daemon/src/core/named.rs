@@ -37,6 +37,7 @@ impl Core {
     pub(super) fn add_named_udp(&mut self, sock: usize, host: String, port: u16) {
         let adapter = Self::udp_adapter(&self.udp[sock].cfg);
         let link = self.alloc("udp", format!("udp:{host}:{port}"), Io::None, adapter);
+        self.ep.withhold_sealed(link, self.udp[sock].amateur);
         if let Some(e) = self.links.get_mut(&link) {
             e.reason = Some(format!("resolving {host}:{port}"));
         }

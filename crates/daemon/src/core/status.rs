@@ -30,6 +30,8 @@ impl Core {
             ("no_room", stats.offers_refused_no_room),
             ("incoming_limit", stats.incoming_limit),
             ("paused_offer", stats.paused_offers),
+            ("withheld_want", stats.withheld_wants_refused),
+            ("withheld_offer", stats.withheld_offers_refused),
         ] {
             dropped.insert(k.into(), v);
         }
@@ -52,6 +54,10 @@ impl Core {
                         "not_ours".into(),
                         LinkCounters::get(&counters.foreign_frames),
                     );
+                }
+                if e.tag.is_some() {
+                    // Frames without a valid network-key tag.
+                    d.insert("bad_tag".into(), e.bad_tags);
                 }
                 let rate = e.adapter.params().rate_bps.filter(|_| e.up);
                 let (over_ends_sent, over_ends_heard) = match &e.io {

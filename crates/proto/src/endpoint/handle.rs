@@ -51,6 +51,13 @@ impl Endpoint {
                 .take(8)
                 .map(|(_, &b)| b)
                 .collect();
+            // A bundle this link withholds is not in the set the peer reconciled with,
+            // but a WANT may still name it (a guessed or colliding prefix): refused.
+            let withheld = p.recon.withheld.range(lo..=hi).take(8).count();
+            if withheld > 0 {
+                tracing::debug!(peer = %super::hex8(&key), withheld, "WANT of a bundle this link withholds refused");
+                self.stats.withheld_wants_refused += withheld as u64;
+            }
             // A repeated request is served even if the peer was said to hold the
             // bundle, and a transfer whose manifest went out a resend timeout ago
             // unconfirmed sends it again now rather than at its own (possibly backed-off)
@@ -120,6 +127,14 @@ impl Endpoint {
         // The peer is answering our WANT: the rest of it is on its way too.
         p.asked.answered(short_id(&p.salt, &id, version), now);
         p.peer_has.insert((id, version));
+        if p.no_sealed && m.manifest().sealed.is_some() {
+            // This link must not carry encrypted payloads: answered as held, so that the
+            // sender (whose side of the link is not set to withhold them) stops offering.
+            tracing::debug!(%id, version, peer = %super::hex8(&key), "sealed bundle offered on a link that withholds them: not taken");
+            self.stats.withheld_offers_refused += 1;
+            queue_have_all(p, r);
+            return;
+        }
         if m.manifest().journal {
             let l = p.journal_held.entry(id).or_default();
             *l = (*l).max(m.manifest().length);

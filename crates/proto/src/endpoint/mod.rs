@@ -13,6 +13,7 @@ mod peer;
 mod pmtu;
 mod suspect;
 mod transmit;
+mod withhold;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::time::Duration;
@@ -195,6 +196,12 @@ pub struct Stats {
     pub fec_symbols_dropped: u64,
     /// Bundles completed by decoding (rather than by their source symbols alone).
     pub fec_decoded: u64,
+    /// Bundles named by a peer's WANT that its link withholds (sealed bundles on a link
+    /// that must not carry encryption): never sent.
+    pub withheld_wants_refused: u64,
+    /// Sealed manifests offered on a link that withholds them: not taken (answered as
+    /// held, so the sender stops offering).
+    pub withheld_offers_refused: u64,
 }
 
 impl Stats {
@@ -319,6 +326,8 @@ pub struct Endpoint {
     /// Since when received bundles find no room (quota, disk); `None` once one is
     /// stored. Logged on each change, not for each bundle turned down.
     no_room_since: Option<Duration>,
+    /// Links whose sessions leave sealed bundles out ([`Endpoint::withhold_sealed`]).
+    no_sealed: HashSet<LinkId>,
 }
 
 const HELLO_HEARD: u8 = 1;
@@ -598,6 +607,7 @@ impl Endpoint {
             suspects: suspect::Suspects::default(),
             paused: HashSet::new(),
             no_room_since: None,
+            no_sealed: HashSet::new(),
         }
     }
 
@@ -846,6 +856,7 @@ impl Endpoint {
                     p.recon.enc.remove(sid);
                 }
             }
+            p.recon.withheld.retain(|_, (id, _)| !gone.contains(id));
             p.out.retain(|o| !gone.contains(&o.id));
             p.backlog.retain(|q| !gone.contains(&q.id));
         }
@@ -855,9 +866,17 @@ impl Endpoint {
         let (id, version) = (m.id(), m.version());
         // One copy of the manifest for every peer it goes to.
         let encoded = Bytes::copy_from_slice(m.as_bytes());
+        let sealed = m.manifest().sealed.is_some();
         for p in self.peers.values_mut() {
             // Keep the reconciliation state current.
             let sid = short_id(&p.salt, &id, version);
+            if sealed && p.no_sealed {
+                // Not in this session's set, never offered on its link.
+                if p.established {
+                    p.recon.withheld.insert(sid, (id, version));
+                }
+                continue;
+            }
             if p.established {
                 p.recon.shorts.insert(sid, (id, version));
                 if p.recon.active(p.streamer) {
@@ -885,9 +904,12 @@ impl Endpoint {
         store: &mut dyn BundleStore,
     ) {
         self.load_held(store);
-        let inv = store.inventory();
+        let mut inv = store.inventory();
+        // The set size the HELLOs carried: both ends size the round from the same counts.
+        let local = inv.len() as u64;
         let salt = session_salt((self.key, self.nonce), (key, nonce));
         let streamer = self.key < key;
+        let withheld = self.withheld_for(&key, &salt, &mut inv, store);
         let p = self.peers.get_mut(&key).expect("peer exists");
         let params = self.links.get(&p.link).map(|l| l.params);
         let half = params.is_some_and(|l| l.half_duplex);
@@ -919,6 +941,7 @@ impl Endpoint {
         p.recon = peer::Recon {
             epoch,
             last_symbol_at: now,
+            withheld,
             ..Default::default()
         };
         p.recon.enc = Encoder::new();
@@ -927,7 +950,6 @@ impl Endpoint {
             p.recon.enc.insert(sid);
             p.recon.shorts.insert(sid, (*id, *version));
         }
-        let local = inv.len() as u64;
         // The peer's answer went bare because its HELLO crossed ours, which then was
         // lost: the difference is known only to be at least the sizes' difference. The
         // burst starts small and the decoder asks for more, rather than one sized for
@@ -1347,6 +1369,7 @@ impl Endpoint {
             p.link = link;
             p.cc = Cc::new(&params);
         }
+        p.no_sealed = self.no_sealed.contains(&link);
         self.by_tag.insert((link, p.tag), key);
         let new_session = !p.established || p.peer_nonce != nonce;
         // On a point-to-point link, a HELLO of the current session that comes more than
@@ -1464,11 +1487,12 @@ impl Endpoint {
             let mut wants: Vec<(u8, u64)> = Vec::new();
             for (sid, len) in diff.remote_only.iter().zip(lens) {
                 // Not what arrived meanwhile (pushed on a guess, or relayed).
-                let got = p.recon.shorts.get(sid).is_some_and(|(id, v)| {
-                    self.held
-                        .get(&BundleRef::new(id, *v).prefix)
-                        .is_some_and(|h| h.1 >= *v)
-                });
+                let got = p.recon.withheld.contains_key(sid)
+                    || p.recon.shorts.get(sid).is_some_and(|(id, v)| {
+                        self.held
+                            .get(&BundleRef::new(id, *v).prefix)
+                            .is_some_and(|h| h.1 >= *v)
+                    });
                 if !got {
                     wants.push((len, *sid));
                 }
@@ -1584,7 +1608,7 @@ fn enqueue_shared(
     speculative: bool,
 ) {
     let (id, version) = (m.id(), m.version());
-    if p.peer_has.contains(&(id, version)) {
+    if p.peer_has.contains(&(id, version)) || (p.no_sealed && m.manifest().sealed.is_some()) {
         return;
     }
     if let Some(q) = p.backlog.get(&id) {

@@ -487,6 +487,10 @@ pub(crate) struct Recon {
     /// The round was not begun: one side's HELLO counted no bundles (see
     /// `start_session`). Cleared if the other side begins it anyway.
     pub skipped: bool,
+    /// Held bundles this session leaves out of its set (sealed ones on a link that
+    /// withholds them), by short id: never offered, and never asked for when the
+    /// peer's set holds them.
+    pub withheld: BTreeMap<u64, (BundleId, u64)>,
 }
 
 impl Recon {
@@ -516,6 +520,8 @@ pub(crate) struct Peer {
     pub key: [u8; 32],
     pub tag: u32,
     pub link: LinkId,
+    /// The session's link withholds sealed bundles ([`super::Endpoint::withhold_sealed`]).
+    pub no_sealed: bool,
     pub peer_nonce: u64,
     /// The peer's set sketch from its HELLO.
     pub peer_sketch: Vec<u64>,
@@ -622,6 +628,7 @@ impl Peer {
             key,
             tag: u32::from_le_bytes(key[..4].try_into().expect("4 bytes")),
             link,
+            no_sealed: false,
             peer_nonce: 0,
             peer_sketch: Vec::new(),
             peer_cells: None,
