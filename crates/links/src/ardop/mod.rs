@@ -18,9 +18,12 @@
 //! reports ardopcf sends after every host write and every acknowledged frame: at most
 //! `buffer` bytes (20,000 at most, far below the 100,000 ardopcf silently discards
 //! beyond). Nothing is handed to it, and no call made, while it reports `BUSY TRUE`.
-//! The rate its buffer drains at becomes the link's rate. A buffer that never drains
-//! ends the session (with why; the protocol resends what was lost); a modem that stops
-//! answering on its command port is dropped and reconnected with backoff.
+//! The rate its buffer drains at becomes the link's rate. An ARQ session in which
+//! nothing moves while something waits to (see [`watch`]: two modems once stayed
+//! connected for minutes, one in `IRS` and the other in `IRStoISS`) is reset with why:
+//! `DISCONNECT`, then `ABORT`, then a call after the backoff (spread at random); the
+//! protocol resends what the modem held. A modem that stops answering on its command
+//! port is dropped and reconnected with backoff.
 //!
 //! ARDOP is an amateur-radio mode: the station's callsign (`MYCALL`) is required, and
 //! nothing is encrypted (the daemon runs its secure channel only on IP links). ardopcf
@@ -116,7 +119,9 @@ pub struct ArdopConfig {
     /// Unset: never (a sync both ways takes turns well without it).
     #[serde(default, deserialize_with = "crate::de::opt_duration")]
     pub turn: Option<Duration>,
-    /// End the session when the modem keeps bytes without sending any for this long.
+    /// ARQ: the most a session may stand still (nothing moving while something waits)
+    /// before it is reset; the session's own figures usually reset it sooner (see
+    /// [`watch`]). FEC: the link is down while the buffer does not drain for this long.
     #[serde(default = "default_stall", deserialize_with = "crate::de::duration")]
     pub stall_timeout: Duration,
     /// Reconnect when the command port says nothing for this long (it is asked for
