@@ -314,7 +314,9 @@ fn connected(c: &ArdopConfig, t0: Instant) -> (Modem, LinkCounters) {
 
 /// A session that moves every `gap` (the modem's buffer goes down, then our next write
 /// fills it) from `from` until `until`; the time it stopped.
-fn moving(m: &mut Modem, counters: &LinkCounters, from: Instant, gap: Duration, until: Duration) {
+fn moving(m: &mut Modem, counters: &LinkCounters, from: Instant, gap: u64, until: u64) {
+    let (gap, until) = (Duration::from_secs(gap), Duration::from_secs(until));
+    m.command_bytes(b"BUFFER 1500\r", from, "t", counters);
     let mut t = from;
     while t < from + until {
         for s in 0..gap.as_secs() {
@@ -343,14 +345,7 @@ fn a_stalled_session_is_reset_after_a_limit_from_its_own_figures() {
     c.call = Some("N0CALL-2".into());
     let t0 = Instant::now();
     let (mut m, counters) = connected(&c, t0);
-    m.command_bytes(b"BUFFER 1500\r", t0, "t", &counters);
-    moving(
-        &mut m,
-        &counters,
-        t0,
-        Duration::from_secs(6),
-        Duration::from_secs(600),
-    );
+    moving(&mut m, &counters, t0, 6, 600);
     let limit = m.stall_limit();
     assert!(
         limit >= Duration::from_secs(40) && limit <= Duration::from_secs(60),
@@ -418,14 +413,7 @@ fn a_slow_but_moving_session_is_not_reset() {
     let c = ArdopConfig::new("127.0.0.1:8515", "N0CALL-1");
     let t0 = Instant::now();
     let (mut m, counters) = connected(&c, t0);
-    m.command_bytes(b"BUFFER 1500\r", t0, "t", &counters);
-    moving(
-        &mut m,
-        &counters,
-        t0,
-        Duration::from_secs(40),
-        Duration::from_secs(1200),
-    );
+    moving(&mut m, &counters, t0, 40, 1200);
     assert_eq!(m.stall_limit(), c.stall_timeout);
     assert_eq!(m.watch.resets, 0);
     // The far station sends for a long while (our buffer waits): no reset either.
