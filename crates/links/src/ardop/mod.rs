@@ -1194,7 +1194,7 @@ async fn session(
             tracing::info!(link = %shared.name, "ARQ session idle: disconnecting");
         }
         if let Some(why) = m.stall_check(now) {
-            tracing::warn!(link = %shared.name, resets = m.watch.resets, "{why}");
+            // (Logged once, by `down`.)
             publish_resets(counters, m.watch.resets);
             shared.down(why).await?;
         }
