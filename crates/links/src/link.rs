@@ -222,6 +222,17 @@ pub(crate) fn accept_frame(
     Some(f)
 }
 
+/// A seed for a driver's own jitter, different on every station (the clock and the
+/// process id if the system has no randomness to give).
+pub(crate) fn random_seed() -> u64 {
+    getrandom::u64().unwrap_or_else(|_| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+            ^ u64::from(std::process::id())
+    })
+}
+
 /// Doubling delays between attempts, reset after a success.
 #[derive(Debug, Clone)]
 pub(crate) struct Backoff {
@@ -266,12 +277,7 @@ impl StreamTx {
     /// modem (see [`ModemTx`]).
     pub(crate) fn new(pacer: Pacer<Instant>, mtu: usize) -> StreamTx {
         // Each side of a link draws its own announcement ranks.
-        let seed = getrandom::u64().unwrap_or_else(|_| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(1, |d| d.as_nanos() as u64)
-                ^ u64::from(std::process::id())
-        });
+        let seed = random_seed();
         StreamTx {
             modem: ModemTx::new(pacer.with_seed(seed), mtu),
             mtu,

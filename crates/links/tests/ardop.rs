@@ -246,6 +246,101 @@ async fn a_buffer_waiting_while_frames_arrive_is_no_stall() {
     assert!(why.contains("BUFFER not draining"), "{why}");
 }
 
+/// Two modems connected and both stuck (one in IRS, the other in IRStoISS, as two real
+/// ardopcf once were for minutes): the driver resets the session with why (DISCONNECT,
+/// which the stuck modem answers without effect, then ABORT), calls again after its
+/// backoff, and frames cross again; the frame that waited in the driver for room goes
+/// first in the new session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_session_is_reset_and_frames_cross_again() {
+    init_tracing();
+    let m = FakeArdops::start(2, FAST).await.unwrap();
+    let (mut a, mut b) = pair(&m).await;
+    send(&mut a, frame(0, 300), 5.0).await;
+    assert_eq!(frame_from(&mut b, 5.0).await, frame(0, 300));
+    m.freeze(0, "IRStoISS");
+    m.freeze(1, "IRS");
+    // Frames while there is room (they wait in A's modem), then one past it.
+    let mut sent = 1;
+    while tokio::time::timeout(Duration::from_secs(1), a.room.wait_for(|&r| r >= 500))
+        .await
+        .is_ok()
+    {
+        a.send_frame(frame(sent, 500)).await.unwrap();
+        sent += 1;
+    }
+    assert!(sent > 2, "{sent}");
+    let waiting = bytes::Bytes::from(vec![0x5a; 510]);
+    a.send_frame(waiting.clone()).await.unwrap();
+    let why = until_down(&mut a, 20.0).await;
+    assert!(
+        why.starts_with("ardopcf session with N0CALL-2 stalled: state IRStoISS for ")
+            && why.contains("with nothing moving")
+            && why.ends_with("; reset"),
+        "{why}"
+    );
+    let why = until_down(&mut a, 20.0).await;
+    assert!(
+        why.contains("stalled") && why.contains("; reset; calling N0CALL-2 in "),
+        "{why}"
+    );
+    assert_eq!(
+        a.counters.device_state.lock().unwrap()["session_resets"],
+        1.0
+    );
+    // B's side ends as its modem times out; A calls again within its backoff (10 s,
+    // and up to half again at random).
+    assert!(until_down(&mut b, 5.0).await.contains("ended"));
+    until_up(&mut a, 25.0).await;
+    until_up(&mut b, 5.0).await;
+    assert_eq!(frame_from(&mut b, 5.0).await, waiting);
+    let cmds = m.stats(0).commands;
+    let at = |c: &str| cmds.iter().position(|x| x == c);
+    let (d, ab) = (at("DISCONNECT").unwrap(), at("ABORT").unwrap());
+    assert!(d < ab, "{cmds:?}");
+    assert!(
+        cmds[ab..].iter().any(|c| c == "PURGEBUFFER")
+            && cmds[ab..].iter().any(|c| c.starts_with("ARQCALL")),
+        "{cmds:?}"
+    );
+    send(&mut a, frame(1000, 300), 5.0).await;
+    assert_eq!(frame_from(&mut b, 5.0).await, frame(1000, 300));
+    send(&mut b, frame(1001, 300), 5.0).await;
+    assert_eq!(frame_from(&mut a, 5.0).await, frame(1001, 300));
+    assert_eq!(
+        a.counters.device_state.lock().unwrap()["session_resets"],
+        1.0
+    );
+}
+
+/// A session that moves slowly (the modem sends a long frame every 2 s, the watchdog's
+/// limit here being 3 s) is not reset, however long it lasts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_but_moving_session_is_not_reset() {
+    init_tracing();
+    let m = FakeArdops::start(2, 300.0).await.unwrap();
+    let (a, mut b) = pair(&m).await;
+    m.bursts(0, Some(Duration::from_secs(2)));
+    // 6,000 B at 600 B every 2 s: about 20 s of a buffer never empty.
+    let n = 20;
+    let send_a = send_all(a, (0..n).map(|i| frame(i, 300)).collect(), 40.0);
+    for i in 0..n {
+        assert_eq!(frame_from(&mut b, 40.0).await, frame(i, 300));
+    }
+    let a = send_a.await.unwrap();
+    assert!(m.stats(0).max_buffer >= 1000, "{:?}", m.stats(0));
+    assert!(
+        !m.stats(0).commands.iter().any(|c| c == "DISCONNECT"),
+        "{:?}",
+        m.stats(0).commands
+    );
+    assert_eq!(
+        a.counters.device_state.lock().unwrap()["session_resets"],
+        0.0
+    );
+    assert!(m.connected(0));
+}
+
 /// BUSY TRUE: no call while the channel is busy, and (FEC) nothing handed to the
 /// modem; a BUSY TRUE left from before a session does not hold the session.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

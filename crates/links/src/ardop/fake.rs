@@ -7,8 +7,13 @@
 //! discarding beyond 100,000 as ardopcf does) and sends the buffer at the channel's rate
 //! to the connected modem (ARQ) or every other modem (after `FECSEND TRUE`), with a
 //! `BUFFER n` after each piece. The script can make a modem stop answering, stop
-//! sending (its buffer never drains), report the channel busy, or put raw bytes in front
-//! of its host. What it does not do: turns, loss, timing of real frames.
+//! sending (its buffer never drains), send in bursts (long frames), report the channel
+//! busy, put raw bytes in front of its host, or freeze its session as two real modems
+//! once did (one in `IRS`, the other in `IRStoISS`: connected, nothing moving, and
+//! `DISCONNECT` answered but without effect). `ABORT` ends a session as ardopcf's does:
+//! the modem goes to `DISC` (no `DISCONNECTED`) and drops its buffer; the far modem
+//! hears nothing more and ends its side a second later (its ARQ timeout, shortened).
+//! What it does not do: turns, loss, timing of real frames.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -51,6 +56,10 @@ struct Modem {
     peer: Option<usize>,
     mute: bool,
     stuck: bool,
+    /// The session is frozen: nothing sent, DISCONNECT without effect.
+    frozen: bool,
+    /// Sends only every so often, what the rate allows meanwhile (long frames).
+    burst: Option<Duration>,
     busy_at_connect: bool,
     cmd: Option<mpsc::UnboundedSender<Vec<u8>>>,
     data: Option<mpsc::UnboundedSender<Vec<u8>>>,
@@ -142,6 +151,31 @@ impl FakeArdops {
     /// Whether modem `i` sends its buffer (no: it never drains).
     pub fn sending(&self, i: usize, yes: bool) {
         self.lock()[i].stuck = !yes;
+    }
+
+    /// Modem `i` sends its buffer only every `every` (a long frame's time), what the
+    /// channel's rate carries meanwhile; `None`: a piece every 50 ms.
+    pub fn bursts(&self, i: usize, every: Option<Duration>) {
+        self.lock()[i].burst = every;
+    }
+
+    /// Modem `i`'s session freezes in protocol state `s` (say `IRStoISS`): it sends
+    /// nothing more and answers `DISCONNECT` without ending the session, until `ABORT`
+    /// (its own or the far modem's) or `thaw`.
+    pub fn freeze(&self, i: usize, s: &str) {
+        let mut ms = self.lock();
+        ms[i].frozen = true;
+        ms[i].set_state(s);
+    }
+
+    /// Modem `i`'s session moves again.
+    pub fn thaw(&self, i: usize) {
+        self.lock()[i].frozen = false;
+    }
+
+    /// Whether modem `i` is connected to another.
+    pub fn connected(&self, i: usize) -> bool {
+        self.lock()[i].peer.is_some()
     }
 
     /// Whether modem `i` reports the channel busy as a host connects.
@@ -298,6 +332,7 @@ fn command(ms: &mut [Modem], i: usize, text: &str, inner: &Arc<Mutex<Vec<Modem>>
         }
         // (The fake's channel carries both ways at once: no turn to ask for.)
         "BREAK" => m.say("BREAK"),
+        "DISCONNECT" if m.frozen && m.peer.is_some() => m.say("DISCONNECT NOW TRUE"),
         "DISCONNECT" => match m.peer.take() {
             Some(j) => {
                 m.say("DISCONNECT NOW TRUE");
@@ -309,6 +344,26 @@ fn command(ms: &mut [Modem], i: usize, text: &str, inner: &Arc<Mutex<Vec<Modem>>
             }
             None => m.say("DISCONNECT IGNORED"),
         },
+        "ABORT" => {
+            m.say("ABORT");
+            m.frozen = false;
+            m.buffer.clear();
+            if let Some(j) = m.peer.take() {
+                m.set_state("DISC");
+                ms[j].frozen = false;
+                let inner = inner.clone();
+                // The far modem hears nothing more: its side ends by its ARQ timeout.
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    let mut ms = inner.lock().unwrap_or_else(|e| e.into_inner());
+                    if ms[j].peer == Some(i) {
+                        ms[j].peer = None;
+                        ms[j].say("DISCONNECTED");
+                        ms[j].set_state("DISC");
+                    }
+                });
+            }
+        }
         _ => m.say(&format!("FAULT {text}")),
     }
 }
@@ -358,18 +413,28 @@ async fn accept_data(l: TcpListener, i: usize, inner: Arc<Mutex<Vec<Modem>>>) {
 async fn transmit(inner: Arc<Mutex<Vec<Modem>>>, rate: f64) {
     const TICK: Duration = Duration::from_millis(50);
     let mut owed = Vec::<f64>::new();
+    let mut last_burst = Vec::<tokio::time::Instant>::new();
     loop {
         tokio::time::sleep(TICK).await;
+        let now = tokio::time::Instant::now();
         let mut ms = inner.lock().unwrap_or_else(|e| e.into_inner());
         owed.resize(ms.len(), 0.0);
+        last_burst.resize(ms.len(), now);
         for i in 0..ms.len() {
             let m = &ms[i];
-            let may = !m.stuck && (m.peer.is_some() || (m.fec && m.fec_sending));
+            let may = !m.stuck && !m.frozen && (m.peer.is_some() || (m.fec && m.fec_sending));
             if m.buffer.is_empty() || !may {
                 owed[i] = 0.0;
+                last_burst[i] = now;
                 continue;
             }
             owed[i] += rate * TICK.as_secs_f64();
+            if let Some(every) = m.burst {
+                if now < last_burst[i] + every {
+                    continue;
+                }
+                last_burst[i] = now;
+            }
             let take = (owed[i] as usize)
                 .min(m.buffer.len())
                 .min(host::MAX_DATA_WRITE);

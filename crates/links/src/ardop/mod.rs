@@ -18,9 +18,12 @@
 //! reports ardopcf sends after every host write and every acknowledged frame: at most
 //! `buffer` bytes (20,000 at most, far below the 100,000 ardopcf silently discards
 //! beyond). Nothing is handed to it, and no call made, while it reports `BUSY TRUE`.
-//! The rate its buffer drains at becomes the link's rate. A buffer that never drains
-//! ends the session (with why; the protocol resends what was lost); a modem that stops
-//! answering on its command port is dropped and reconnected with backoff.
+//! The rate its buffer drains at becomes the link's rate. An ARQ session in which
+//! nothing moves while something waits to (see [`watch`]: two modems once stayed
+//! connected for minutes, one in `IRS` and the other in `IRStoISS`) is reset with why:
+//! `DISCONNECT`, then `ABORT`, then a call after the backoff (spread at random); the
+//! protocol resends what the modem held. A modem that stops answering on its command
+//! port is dropped and reconnected with backoff.
 //!
 //! ARDOP is an amateur-radio mode: the station's callsign (`MYCALL`) is required, and
 //! nothing is encrypted (the daemon runs its secure channel only on IP links). ardopcf
@@ -28,6 +31,7 @@
 
 pub mod fake;
 pub mod host;
+mod watch;
 
 use std::time::{Duration, Instant};
 
@@ -42,11 +46,12 @@ use tokio::sync::mpsc;
 
 use crate::kiss::ax25::Callsign;
 use crate::link::{
-    Backoff, Closed, MIN_ROOM, RateTold, Shared, accept_frame, sleep_until, wait_away,
+    Backoff, Closed, MIN_ROOM, RateTold, Shared, accept_frame, random_seed, sleep_until, wait_away,
 };
 use crate::stream::TICK;
 use crate::{Error, LinkCounters, LinkEvent, LinkHandle};
 use host::{Data, Notice};
+use watch::{CLOSE_WAIT, Jitter, Watch};
 
 /// Most bytes ever let wait in the modem: ardopcf discards beyond 100,000.
 pub const MAX_BUFFER: usize = 20_000;
@@ -114,7 +119,9 @@ pub struct ArdopConfig {
     /// Unset: never (a sync both ways takes turns well without it).
     #[serde(default, deserialize_with = "crate::de::opt_duration")]
     pub turn: Option<Duration>,
-    /// End the session when the modem keeps bytes without sending any for this long.
+    /// ARQ: the most a session may stand still (nothing moving while something waits)
+    /// before it is reset; the session's own figures usually reset it sooner (see
+    /// [`watch`]). FEC: the link is down while the buffer does not drain for this long.
     #[serde(default = "default_stall", deserialize_with = "crate::de::duration")]
     pub stall_timeout: Duration,
     /// Reconnect when the command port says nothing for this long (it is asked for
@@ -434,8 +441,15 @@ pub(crate) enum Phase {
     Calling(Instant),
     /// Connected to `peer`.
     Connected { peer: String, bandwidth: u32 },
-    /// We asked the modem to end the session (idle, stalled), and why.
-    Closing(String),
+    /// We asked the modem to end the session (idle, stalled): why, since when (or since
+    /// the `ABORT` that followed), and whether to call again soon (a reset) or only
+    /// `redial` later (an idle session).
+    Closing {
+        why: String,
+        since: Instant,
+        aborted: bool,
+        soon: bool,
+    },
     /// FEC: broadcasting.
     Broadcast,
 }
@@ -500,6 +514,14 @@ pub(crate) struct Modem {
     told: RateTold,
     base: LinkParams,
     status_sent: Option<(String, Instant)>,
+    /// Since when the modem has been in its `state`.
+    state_since: Instant,
+    /// The connected session's progress watchdog, and its ceiling (`stall_timeout`).
+    pub(crate) watch: Watch,
+    stall_timeout: Duration,
+    /// Spreads the delays before calling again, so that two stations do not call in
+    /// step.
+    jitter: Jitter,
 }
 
 impl Modem {
@@ -548,6 +570,10 @@ impl Modem {
             told: RateTold::default(),
             base: params(cfg),
             status_sent: None,
+            state_since: now,
+            watch: Watch::default(),
+            stall_timeout: cfg.stall_timeout,
+            jitter: Jitter::new(random_seed()),
         }
     }
 
@@ -569,6 +595,8 @@ impl Modem {
         self.unreported = None;
         self.ready = false;
         self.state = "unknown".into();
+        self.state_since = now;
+        self.watch.waiting(now, false);
         self.phase = match self.mode {
             ArdopMode::Arq => Phase::Waiting,
             ArdopMode::Fec => Phase::Broadcast,
@@ -682,6 +710,10 @@ impl Modem {
     ) -> Option<Change> {
         match n {
             Notice::Buffer(b) => {
+                // Bytes acknowledged by the far station: the session moves.
+                if b < self.buffer && matches!(self.phase, Phase::Connected { .. }) {
+                    self.watch.moved(now);
+                }
                 self.buffer = b;
                 self.unreported = None;
                 self.max_buffer = self.max_buffer.max(b);
@@ -705,6 +737,10 @@ impl Modem {
                 if s == "FECSEND" || s == "DISC" {
                     self.fec_asked = None;
                 }
+                if s != self.state {
+                    self.state_since = now;
+                }
+                let disc = s == "DISC";
                 self.state = s;
                 self.ready = true;
                 // ardopcf reports the channel busy or clear only while in DISC: a
@@ -715,6 +751,10 @@ impl Modem {
                     "DISC" | "FECSEND" | "FECRCV" | "OFFLINE"
                 ) {
                     self.set_busy(false);
+                }
+                // After `ABORT` ardopcf goes to DISC without a DISCONNECTED.
+                if disc && matches!(self.phase, Phase::Connected { .. } | Phase::Closing { .. }) {
+                    return self.ended(now);
                 }
                 None
             }
@@ -743,41 +783,129 @@ impl Modem {
                 };
                 Some(Change::Up)
             }
-            Notice::Disconnected => {
-                if self.mode != ArdopMode::Arq {
-                    return None;
-                }
-                let why = match std::mem::replace(&mut self.phase, Phase::Waiting) {
-                    Phase::Closing(why) => {
-                        self.next_call = now + self.redial;
-                        why
-                    }
-                    Phase::Connected { peer, .. } => {
-                        self.next_call = now + self.backoff.next_delay();
-                        format!("the ARQ session with {peer} ended")
-                    }
-                    Phase::Calling(_) => {
-                        self.next_call = now + self.backoff.next_delay();
-                        "the call failed".into()
-                    }
-                    _ => return None,
-                };
-                // What the modem still holds would go to the next station that connects.
-                host::command("PURGEBUFFER", &mut self.cmd_out);
-                self.credit.reset(now);
-                Some(Change::Down(self.waiting_reason(&why, now)))
-            }
+            Notice::Disconnected => self.ended(now),
             Notice::CallFailed(text) => {
                 if !matches!(self.phase, Phase::Calling(_)) {
                     return None;
                 }
                 self.phase = Phase::Waiting;
-                self.next_call = now + self.backoff.next_delay();
+                self.next_call = now + self.call_delay();
                 Some(Change::Down(
                     self.waiting_reason(&format!("the call failed ({text})"), now),
                 ))
             }
         }
+    }
+
+    /// The ARQ session (or the call) ended: `DISCONNECTED`, or DISC after `ABORT`.
+    fn ended(&mut self, now: Instant) -> Option<Change> {
+        if self.mode != ArdopMode::Arq {
+            return None;
+        }
+        let why = match std::mem::replace(&mut self.phase, Phase::Waiting) {
+            Phase::Closing { why, soon, .. } => {
+                self.next_call = now + if soon { self.call_delay() } else { self.redial };
+                why
+            }
+            Phase::Connected { peer, .. } => {
+                self.next_call = now + self.call_delay();
+                format!("the ARQ session with {peer} ended")
+            }
+            Phase::Calling(_) => {
+                self.next_call = now + self.call_delay();
+                "the call failed".into()
+            }
+            other => {
+                self.phase = other;
+                return None;
+            }
+        };
+        self.watch.waiting(now, false);
+        // What the modem still holds would go to the next station that connects (the
+        // protocol resends what was not acknowledged; a frame still waiting here for
+        // room is kept and goes first in the next session).
+        host::command("PURGEBUFFER", &mut self.cmd_out);
+        self.credit.reset(now);
+        Some(Change::Down(self.waiting_reason(&why, now)))
+    }
+
+    /// The delay before the next call: the backoff's, spread at random (both stations
+    /// may call each other).
+    fn call_delay(&mut self) -> Duration {
+        let d = self.backoff.next_delay();
+        self.jitter.spread(d)
+    }
+
+    /// One modem frame's time at the measured (or configured) rate.
+    fn frame_time(&self) -> Duration {
+        let wire = (self.mtu + framing::overhead(self.mtu) + 2) as f64;
+        let rate = self
+            .credit
+            .measured_rate()
+            .filter(|r| *r > 0.0)
+            .unwrap_or_else(|| self.base.rate_bps.unwrap_or(650) as f64 / 8.0)
+            .max(1.0);
+        Duration::from_secs_f64(wire / rate)
+    }
+
+    /// How long a connected session may stand still before it is reset.
+    pub(crate) fn stall_limit(&self) -> Duration {
+        self.watch.limit(self.frame_time(), self.stall_timeout)
+    }
+
+    /// The progress watchdog: a connected session in which something waits to move
+    /// (bytes in the modem, a frame waiting for room, the modem asking for the turn)
+    /// and nothing has moved for [`Modem::stall_limit`] is ended; why, if it was now.
+    pub(crate) fn stall_check(&mut self, now: Instant) -> Option<String> {
+        let Phase::Connected { peer, .. } = &self.phase else {
+            self.watch.waiting(now, false);
+            return None;
+        };
+        let waiting = self.buffer > 0 || self.queue.is_some() || self.state == "IRStoISS";
+        self.watch.waiting(now, waiting);
+        let limit = self.stall_limit();
+        let still = self.watch.stalled(now, limit)?;
+        let since = self.watch.since().unwrap_or(now);
+        let state = if self.state_since <= since {
+            format!("state {} for {:.0} s", self.state, still.as_secs_f64())
+        } else {
+            format!("state now {}, for {:.0} s", self.state, still.as_secs_f64())
+        };
+        let typical = match self.watch.typical() {
+            Some(t) => format!("the session's typical wait {:.1} s", t.as_secs_f64()),
+            None => format!("one frame's time {:.1} s", self.frame_time().as_secs_f64()),
+        };
+        let why = format!(
+            "ardopcf session with {peer} stalled: {state} with nothing moving (BUFFER not draining at {} B, nothing received; limit {:.0} s from {typical}); reset",
+            self.buffer,
+            limit.as_secs_f64(),
+        );
+        self.watch.resets += 1;
+        self.close(why.clone(), true, now);
+        Some(why)
+    }
+
+    /// A session asked to close that does not: `ABORT` after [`CLOSE_WAIT`]; if even that
+    /// does not end it, why the host interface is to be reconnected.
+    pub(crate) fn closing_check(&mut self, now: Instant) -> Option<String> {
+        let wait = CLOSE_WAIT.min(self.stall_limit());
+        let Phase::Closing { since, aborted, .. } = &mut self.phase else {
+            return None;
+        };
+        if now < *since + wait {
+            return None;
+        }
+        if *aborted {
+            return Some(format!(
+                "ardopcf stayed in its ARQ session (state {}) {:.0} s after DISCONNECT and ABORT: reconnecting its host interface",
+                self.state,
+                wait.as_secs_f64()
+            ));
+        }
+        *aborted = true;
+        *since = now;
+        host::command("ABORT", &mut self.cmd_out);
+        None
     }
 
     /// The channel is busy (or clear): no call and nothing written meanwhile.
@@ -814,7 +942,13 @@ impl Modem {
         let mut frames = Vec::new();
         for d in self.data.push(data) {
             let body = match (d, self.mode) {
-                (Data::Arq(b), ArdopMode::Arq) | (Data::Fec(b), ArdopMode::Fec) => b,
+                (Data::Arq(b), ArdopMode::Arq) => {
+                    if !b.is_empty() && matches!(self.phase, Phase::Connected { .. }) {
+                        self.watch.moved(now);
+                    }
+                    b
+                }
+                (Data::Fec(b), ArdopMode::Fec) => b,
                 (Data::Id(_), _) => continue,
                 (Data::Err(b), _) => {
                     LinkCounters::add(&counters.dropped_frames, 1);
@@ -859,16 +993,22 @@ impl Modem {
                 "closed the ARQ session with {peer} after {:.0} s without traffic",
                 self.idle_timeout.as_secs_f64()
             );
-            self.close(why);
+            self.close(why, false, now);
             return true;
         }
         false
     }
 
     /// Asks the modem to end the session.
-    pub(crate) fn close(&mut self, why: String) {
+    pub(crate) fn close(&mut self, why: String, soon: bool, now: Instant) {
         host::command("DISCONNECT", &mut self.cmd_out);
-        self.phase = Phase::Closing(why);
+        self.watch.waiting(now, false);
+        self.phase = Phase::Closing {
+            why,
+            since: now,
+            aborted: false,
+            soon,
+        };
     }
 
     /// Whether the modem has said nothing for `watchdog` though asked.
@@ -881,11 +1021,11 @@ impl Modem {
         let who = match &self.phase {
             Phase::Connected { peer, bandwidth } => format!("connected to {peer} ({bandwidth} Hz)"),
             Phase::Calling(_) => format!("calling {}", self.call.as_deref().unwrap_or("?")),
-            Phase::Closing(_) => "disconnecting".into(),
+            Phase::Closing { .. } => "disconnecting".into(),
             Phase::Broadcast => "FEC broadcast".into(),
             Phase::Waiting => "no session".into(),
         };
-        let line = format!(
+        let mut line = format!(
             "ardopcf {who}; state {}; BUFFER {} B (largest {}); {}",
             self.state,
             self.buffer,
@@ -896,6 +1036,9 @@ impl Modem {
                 "channel clear"
             }
         );
+        if self.watch.resets > 0 {
+            line.push_str(&format!("; stalled sessions reset: {}", self.watch.resets));
+        }
         let due = match &self.status_sent {
             None => true,
             Some((l, at)) => {
@@ -993,6 +1136,13 @@ async fn run(
     }
 }
 
+/// Mirrors the count of stalled sessions reset into the link's counters for status.
+fn publish_resets(counters: &LinkCounters, resets: u64) {
+    if let Ok(mut s) = counters.device_state.lock() {
+        s.insert("session_resets".into(), resets as f64);
+    }
+}
+
 /// Cancel-safe read: nothing is read unless it returns.
 async fn read(s: &TcpStream, buf: &mut [u8]) -> std::io::Result<usize> {
     loop {
@@ -1036,11 +1186,20 @@ async fn session(
         shared.emit(LinkEvent::Down { reason: r }).await?;
     }
     let mut stalled_told = false;
+    publish_resets(counters, m.watch.resets);
     loop {
         let now = Instant::now();
         m.pump(now, counters);
         if m.idle_check(now) {
             tracing::info!(link = %shared.name, "ARQ session idle: disconnecting");
+        }
+        if let Some(why) = m.stall_check(now) {
+            // (Logged once, by `down`.)
+            publish_resets(counters, m.watch.resets);
+            shared.down(why).await?;
+        }
+        if let Some(why) = m.closing_check(now) {
+            return Ok(why);
         }
         if m.silent(now, cfg.watchdog) {
             return Ok(format!(
@@ -1053,24 +1212,18 @@ async fn session(
                 tracing::info!(link = %shared.name, rate_bps = ?p.rate_bps, "ardop drain rate measured");
                 shared.emit(LinkEvent::Up(p)).await?;
             }
-            // While frames arrive the far station holds the turn (ARQ) or the channel:
-            // our buffer waits, and that is no stall.
-            if let Some(since) = m
-                .credit
-                .stalled_since(now)
-                .filter(|&s| now >= s.max(m.last_rx) + cfg.stall_timeout)
-            {
+            // FEC (an ARQ session has its progress watchdog): while frames arrive the
+            // channel is someone else's; our buffer waits, and that is no stall.
+            if let Some(since) = m.credit.stalled_since(now).filter(|&s| {
+                m.mode == ArdopMode::Fec && now >= s.max(m.last_rx) + cfg.stall_timeout
+            }) {
                 let held = m.credit.held(now);
                 let why = format!(
-                    "ardopcf has held {held} bytes for {:.0} s without sending any (BUFFER not draining), and nothing came from the far station for {:.0} s: the channel may be busy or the far station gone",
+                    "ardopcf has held {held} bytes for {:.0} s without sending any (BUFFER not draining), and nothing came from another station for {:.0} s: the channel may be busy",
                     (now - since).as_secs_f64(),
                     (now - m.last_rx).as_secs_f64()
                 );
-                if m.mode == ArdopMode::Arq {
-                    m.close(why.clone());
-                    shared.down(why).await?;
-                    shared.set_room(0);
-                } else if !stalled_told {
+                if !stalled_told {
                     stalled_told = true;
                     shared.down(why).await?;
                 }
@@ -1090,7 +1243,8 @@ async fn session(
             Some(m.last_poll + POLL),
             m.call_due(),
             m.waiting_since.zip(cfg.turn).map(|(t, d)| t + d),
-            m.carrying().then(|| now + Duration::from_secs(1)),
+            (m.carrying() || matches!(m.phase, Phase::Closing { .. }))
+                .then(|| now + Duration::from_secs(1)),
         ]
         .into_iter()
         .flatten()
@@ -1135,13 +1289,9 @@ async fn session(
             f = frames.recv(), if m.queue.is_none() => match f {
                 Some(f) => {
                     let now = Instant::now();
-                    if m.carrying() {
-                        m.offer(&shared.name, f, now, counters);
-                        m.pump(now, counters);
-                    } else if !f.is_empty() {
-                        // Sent on a stale room as the session ended: the protocol resends.
-                        LinkCounters::add(&counters.dropped_frames, 1);
-                    }
+                    // (Sent on a stale room as the session ended, it waits for the next.)
+                    m.offer(&shared.name, f, now, counters);
+                    m.pump(now, counters);
                     shared.took_frame(if stalled_told { 0 } else { m.room(now) });
                 }
                 None => {

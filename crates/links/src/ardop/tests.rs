@@ -279,3 +279,182 @@ fn the_turn_is_asked_for_when_our_bytes_wait() {
     m.pump(t0 + Duration::from_secs(120), &counters);
     assert_eq!(breaks(&mut m), 0);
 }
+
+/// What the session loop does each turn, time passed in: the watchdogs.
+fn step(m: &mut Modem, now: Instant, counters: &LinkCounters) -> (Option<String>, Option<String>) {
+    m.pump(now, counters);
+    (m.stall_check(now), m.closing_check(now))
+}
+
+fn commands(m: &mut Modem) -> Vec<String> {
+    let s = String::from_utf8_lossy(&m.cmd_out).to_string();
+    m.cmd_out.clear();
+    s.split('\r')
+        .filter(|c| !c.is_empty() && *c != "STATE")
+        .map(String::from)
+        .collect()
+}
+
+fn connected(c: &ArdopConfig, t0: Instant) -> (Modem, LinkCounters) {
+    let me = c.check().unwrap();
+    let mut m = Modem::new(c, &me, t0);
+    let counters = LinkCounters::default();
+    m.command_bytes(b"NEWSTATE DISC\r", t0, "t", &counters);
+    m.pump(t0, &counters);
+    m.cmd_out.clear();
+    let up = m.command_bytes(
+        b"CONNECTED N0CALL-2 2000\rNEWSTATE ISS\r",
+        t0,
+        "t",
+        &counters,
+    );
+    assert_eq!(up, [Change::Up]);
+    (m, counters)
+}
+
+/// A session that moves every `gap` (the modem's buffer goes down, then our next write
+/// fills it) from `from` until `until`; the time it stopped.
+fn moving(m: &mut Modem, counters: &LinkCounters, from: Instant, gap: u64, until: u64) {
+    let (gap, until) = (Duration::from_secs(gap), Duration::from_secs(until));
+    m.command_bytes(b"BUFFER 1500\r", from, "t", counters);
+    let mut t = from;
+    while t < from + until {
+        for s in 0..gap.as_secs() {
+            let now = t + Duration::from_secs(s);
+            let (stall, close) = step(m, now, counters);
+            assert_eq!((stall, close), (None, None), "reset at {:?}", now - from);
+        }
+        t += gap;
+        // A frame of 500 B acknowledged: the buffer goes down; our next write fills it.
+        m.command_bytes(b"BUFFER 1000\rBUFFER 1500\r", t, "t", counters);
+    }
+    assert!(
+        !commands(m)
+            .iter()
+            .any(|c| c == "DISCONNECT" || c == "ABORT")
+    );
+}
+
+/// A session standing still is reset after a limit drawn from its own figures: 8 of its
+/// typical waits (turns of 6 s here: 48 s), not the 300 s ceiling; DISCONNECT, then
+/// ABORT when the modem does not leave the session, then a call after the backoff's
+/// delay spread at random (not `redial`), with why.
+#[test]
+fn a_stalled_session_is_reset_after_a_limit_from_its_own_figures() {
+    let mut c = ArdopConfig::new("127.0.0.1:8515", "N0CALL-1");
+    c.call = Some("N0CALL-2".into());
+    let t0 = Instant::now();
+    let (mut m, counters) = connected(&c, t0);
+    moving(&mut m, &counters, t0, 6, 600);
+    let limit = m.stall_limit();
+    assert!(
+        limit >= Duration::from_secs(40) && limit <= Duration::from_secs(60),
+        "{limit:?}"
+    );
+    // Both modems think they receive: nothing moves any more.
+    let stop = t0 + Duration::from_secs(600);
+    m.command_bytes(b"NEWSTATE IRStoISS\r", stop, "t", &counters);
+    let mut why = None;
+    for s in 0..400 {
+        let now = stop + Duration::from_secs(s);
+        if let (Some(w), _) = step(&mut m, now, &counters) {
+            why = Some((w, s));
+            break;
+        }
+    }
+    let (why, after) = why.expect("the stalled session was reset");
+    assert!((40..=61).contains(&after), "reset after {after} s");
+    assert!(
+        why.starts_with("ardopcf session with N0CALL-2 stalled: state IRStoISS for ")
+            && why.contains("with nothing moving")
+            && why.contains("typical wait 6.0 s")
+            && why.ends_with("; reset"),
+        "{why}"
+    );
+    assert_eq!(m.watch.resets, 1);
+    assert_eq!(commands(&mut m), ["DISCONNECT"]);
+    assert_eq!(m.room(stop + Duration::from_secs(after)), 0);
+    // The modem answers DISCONNECT but stays in the session: ABORT after 20 s.
+    let at = stop + Duration::from_secs(after);
+    m.command_bytes(b"DISCONNECT NOW TRUE\r", at, "t", &counters);
+    for s in 1..20 {
+        assert_eq!(
+            step(&mut m, at + Duration::from_secs(s), &counters),
+            (None, None)
+        );
+    }
+    assert!(commands(&mut m).is_empty());
+    step(&mut m, at + Duration::from_secs(20), &counters);
+    assert_eq!(commands(&mut m), ["ABORT"]);
+    // ardopcf leaves the session without a DISCONNECTED.
+    let gone = at + Duration::from_secs(21);
+    let down = m.command_bytes(b"ABORT\rNEWSTATE DISC\r", gone, "t", &counters);
+    let [Change::Down(reason)] = &down[..] else {
+        panic!("{down:?}")
+    };
+    assert!(
+        reason.starts_with("ardopcf session with N0CALL-2 stalled")
+            && reason.contains("; reset; calling N0CALL-2 in "),
+        "{reason}"
+    );
+    assert_eq!(commands(&mut m), ["PURGEBUFFER"]);
+    let due = m.call_due().unwrap() - gone;
+    assert!(
+        due >= Duration::from_secs(10) && due <= Duration::from_secs(15),
+        "{due:?}: the backoff's 10 s and up to half again, not redial's 300 s"
+    );
+}
+
+/// A slow session that still moves is not reset: waits of 40 s (a poor channel's long
+/// frames and repeats) raise the limit to the ceiling; only standing still for all of
+/// it ends the session.
+#[test]
+fn a_slow_but_moving_session_is_not_reset() {
+    let c = ArdopConfig::new("127.0.0.1:8515", "N0CALL-1");
+    let t0 = Instant::now();
+    let (mut m, counters) = connected(&c, t0);
+    moving(&mut m, &counters, t0, 40, 1200);
+    assert_eq!(m.stall_limit(), c.stall_timeout);
+    assert_eq!(m.watch.resets, 0);
+    // The far station sends for a long while (our buffer waits): no reset either.
+    let t1 = t0 + Duration::from_secs(1200);
+    m.command_bytes(b"NEWSTATE IRS\r", t1, "t", &counters);
+    for s in 0..600u64 {
+        let now = t1 + Duration::from_secs(s);
+        if s % 30 == 0 {
+            let mut wire = Vec::new();
+            wire.extend_from_slice(&8u16.to_be_bytes());
+            wire.extend_from_slice(b"ARQbytes");
+            m.data_bytes(&wire, now, &counters);
+        }
+        assert_eq!(step(&mut m, now, &counters), (None, None), "reset at {s} s");
+    }
+    // Nothing in our buffer and nothing coming (the far station has nothing to send):
+    // an idle session, for the idle timeout, not a stall.
+    let t2 = t1 + Duration::from_secs(600);
+    m.command_bytes(b"BUFFER 0\r", t2, "t", &counters);
+    for s in 0..100u64 {
+        assert_eq!(
+            step(&mut m, t2 + Duration::from_secs(s), &counters),
+            (None, None)
+        );
+    }
+    assert!(!commands(&mut m).iter().any(|c| c == "DISCONNECT"));
+}
+
+#[test]
+fn call_delays_are_spread_at_random() {
+    let d = Duration::from_secs(10);
+    let mut a = watch::Jitter::new(1);
+    let mut b = watch::Jitter::new(2);
+    let xs: Vec<Duration> = (0..50).map(|_| a.spread(d)).collect();
+    let ys: Vec<Duration> = (0..50).map(|_| b.spread(d)).collect();
+    assert!(xs.iter().chain(&ys).all(|x| *x >= d && *x <= d * 3 / 2));
+    assert_ne!(xs, ys);
+    let spread = xs
+        .iter()
+        .max()
+        .unwrap()
+        .saturating_sub(*xs.iter().min().unwrap());
+    assert!(spread >= Duration::from_secs(3), "{spread:?}");
+}
