@@ -1080,8 +1080,7 @@ impl Endpoint {
         // A frame heard was sent at least this long ago (see `Peer::heard_over`): a
         // quarter of the hint, which counts the latency both ways, two turnarounds and
         // queueing, is below one way's latency and turnaround.
-        let half_duplex = l.params.half_duplex;
-        let half_duplex_one_way = half_duplex.then(|| l.params.rtt_hint / 4);
+        let half_duplex_one_way = l.params.half_duplex.then(|| l.params.rtt_hint / 4);
         if let Some((src, dst)) = header.addr
             && dst != self.tag
             && dst != wire::BROADCAST
@@ -1244,12 +1243,7 @@ impl Endpoint {
                             let end = from.saturating_add(count.min(4096));
                             p.recon.resend.push_back((from, end));
                             p.recon.burst_end = p.recon.burst_end.max(end);
-                        } else if !half_duplex || from >= p.recon.burst_end {
-                            // A further burst, as long as all sent so far. On a
-                            // half-duplex link, from a decoder that has not had the
-                            // whole burst yet, it is "go on": it hands back each turn
-                            // of a burst longer than an over (lost symbols it asks for
-                            // by their range).
+                        } else {
                             let sent = p.recon.next_symbol;
                             p.recon.burst_end = p
                                 .recon
@@ -1533,24 +1527,16 @@ impl Endpoint {
                     p.recon.gap_asked = Some(have);
                     p.recon.more_to_send = Some((have, next - have));
                 }
-            } else if half && have < p.recon.burst_end {
-                // Half-duplex: a burst longer than an over comes over several turns;
-                // each of ours hands the turn back with "go on" (count 0 extends only
-                // a burst that has ended).
-                p.recon.more_to_send = Some((have, 0));
+            } else if half {
+                // Bursts on half-duplex links: the burst is over when we get the turn.
+                // It fell short of the need, which is seldom far beyond it (the burst
+                // was sized to the estimate): a third more, not as many again.
+                p.recon.more_to_send = Some((have, (have / 3).max(self.cfg.initial_burst / 2)));
             } else if have >= p.recon.burst_end {
-                // The whole burst is here and did not decode: ask for more now.
-                if half {
-                    // The need is seldom far beyond a burst sized to the estimate: a
-                    // third more, not as many again.
-                    let extra = (have / 3).max(self.cfg.initial_burst / 2);
-                    p.recon.more_to_send = Some((have, extra));
-                    p.recon.burst_end = have + extra;
-                } else {
-                    // The streamer extends as below on RECON_MORE with count 0.
-                    p.recon.more_to_send = Some((have, 0));
-                    p.recon.burst_end = have + have.max(self.cfg.initial_burst);
-                }
+                // The whole first burst is here and did not decode: ask for more now.
+                // The streamer extends as below on RECON_MORE with count 0.
+                p.recon.more_to_send = Some((have, 0));
+                p.recon.burst_end = have + have.max(self.cfg.initial_burst);
             }
         }
     }
