@@ -280,8 +280,6 @@ struct Link {
     frag_out: Option<frag::FragOut>,
     /// The X25519 key the link's encryption authenticated (see [`Endpoint::bind_link`]).
     identity: Option<[u8; 32]>,
-    /// When a discovery HELLO last carried the set's sketch.
-    sketch_at: Option<Duration>,
 }
 
 /// The per-node protocol state machine.
@@ -333,9 +331,6 @@ pub struct Endpoint {
 const HELLO_HEARD: u8 = 1;
 /// HELLO flag: the sketch starts with the count cells (`CELLS` u16, 8 words).
 const HELLO_CELLS: u8 = 2;
-/// HELLO flag: sent without the sketch because an earlier HELLO carried it (a peer
-/// starting a session from this one lost that, and sizes its first burst small).
-const HELLO_SKETCH_EARLIER: u8 = 4;
 
 /// A bundle version's 48-bit short id in a session: `u48_le` of the first 6 bytes of
 /// `BLAKE3-keyed(salt, id || version_le)`.
@@ -488,83 +483,20 @@ fn estimate_difference(a: &BTreeSet<u64>, na: u64, b: &[u64], nb: u64) -> u64 {
 
 /// Symbols in the streamer's first burst, from the estimated difference `d_est`.
 /// Rateless IBLT decodes a difference of d from about 1.35 d symbols.
-fn first_burst(
-    params: Option<LinkParams>,
-    d_est: u64,
-    streamer_set: u64,
-    initial_burst: u64,
-) -> u64 {
-    if let Some(l) = params.filter(|l| l.half_duplex) {
-        return half_duplex_burst(d_est, l.rate_bps, l.rtt_hint, initial_burst);
-    }
-    // Full duplex: asking for more costs a round trip, and symbols sent past the
-    // point of decoding are wasted airtime. Bounded by what the streamer's own set
-    // can justify, not by a peer's claim: an honest decoder that needs more asks.
-    d_est
-        .min(1 << 24)
-        .saturating_mul(3)
-        .div_ceil(2)
-        .saturating_add(32)
-        .min(streamer_set.saturating_mul(2).saturating_add(4096))
-}
-
-/// Symbols decoding takes per id of the difference, about, and the spread of that
-/// ratio from one reconciliation to the next (relative).
-const SYMBOLS_PER_ID: f64 = 1.38;
-const SYMBOLS_SPREAD: f64 = 0.07;
-
-/// The first burst on a half-duplex link, in symbols: the size that costs the least
-/// time expected. Each symbol costs its airtime; a burst too short to decode costs a
-/// round of turns (the decoder asks for more when it gets the turn), a round trip of
-/// the link, and the symbols it lacked. The estimate is off by `sqrt(2 / CELLS)` (relative), so the need is
-/// uncertain: fast links with long turns send more to be sure, slow ones send less and
-/// ask. Where the expected time is flat the smaller burst is taken: it spends less air.
-fn half_duplex_burst(d_est: u64, rate_bps: Option<u64>, rtt: Duration, initial_burst: u64) -> u64 {
-    let d = d_est.min(1 << 20) as f64;
-    let Some(rate) = rate_bps.filter(|&r| r > 0) else {
-        // Unknown rate: generous, as each extra burst costs two turnarounds.
-        return (d_est.min(1 << 20) * 8 / 5 + initial_burst).min(8192);
-    };
-    let symbol_s = crate::recon::riblt::SYMBOL_LEN as f64 * 8.0 / rate as f64;
-    let round_s = rtt.as_secs_f64().max(symbol_s);
-    let mean = SYMBOLS_PER_ID * d + 2.0;
-    let est_err = (2.0 / CELLS as f64).sqrt();
-    // Small differences vary most: a few symbols of spread whatever d is.
-    let sd = ((mean * est_err).powi(2) + (mean * SYMBOLS_SPREAD).powi(2) + 9.0).sqrt();
-    // Expected time of a burst of b: its air, the symbols still missing when it falls
-    // short (sent after all, in the next burst), and the round that asking costs.
-    let expected = |b: f64| {
-        let z = (b - mean) / sd;
-        let tail = normal_tail(z);
-        let short = sd * ((-z * z / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt() - z * tail);
-        (b + short.max(0.0)) * symbol_s + tail * round_s
-    };
-    let (lo, hi) = ((mean - sd).max(1.0), mean + 5.0 * sd);
-    let step = ((hi - lo) / 256.0).max(1.0);
-    let grid = || {
-        (0..)
-            .map(move |i| lo + i as f64 * step)
-            .take_while(move |&b| b <= hi)
-    };
-    let best = grid().map(expected).fold(f64::INFINITY, f64::min);
-    // Within 1% of the best, the fewest symbols.
-    let b = grid().find(|&b| expected(b) <= best * 1.01).unwrap_or(hi);
-    (b.ceil() as u64).clamp(1, 8192)
-}
-
-/// `P(Z > z)` for a standard normal `Z` (Abramowitz and Stegun 7.1.26; error < 1e-7).
-fn normal_tail(z: f64) -> f64 {
-    let x = z.abs() / std::f64::consts::SQRT_2;
-    let t = 1.0 / (1.0 + 0.327_591_1 * x);
-    let poly = t
-        * (0.254_829_592
-            + t * (-0.284_496_736
-                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
-    let erfc = poly * (-x * x).exp();
-    if z >= 0.0 {
-        erfc / 2.0
+fn first_burst(half: bool, d_est: u64, streamer_set: u64, initial_burst: u64) -> u64 {
+    if half {
+        // Each extra burst costs two turnarounds: size the first generously.
+        (d_est.min(1 << 20) * 8 / 5 + initial_burst).min(8192)
     } else {
-        1.0 - erfc / 2.0
+        // Full duplex: asking for more costs a round trip, and symbols sent past the
+        // point of decoding are wasted airtime. Bounded by what the streamer's own set
+        // can justify, not by a peer's claim: an honest decoder that needs more asks.
+        d_est
+            .min(1 << 24)
+            .saturating_mul(3)
+            .div_ceil(2)
+            .saturating_add(32)
+            .min(streamer_set.saturating_mul(2).saturating_add(4096))
     }
 }
 
@@ -696,7 +628,6 @@ impl Endpoint {
             rr: 0,
             frag_out: None,
             identity: None,
-            sketch_at: None,
         });
         l.params = params;
         l.up = true;
@@ -900,7 +831,6 @@ impl Endpoint {
         key: [u8; 32],
         nonce: u64,
         set_size: u64,
-        sketch_lost: bool,
         store: &mut dyn BundleStore,
     ) {
         self.load_held(store);
@@ -950,28 +880,18 @@ impl Endpoint {
             p.recon.enc.insert(sid);
             p.recon.shorts.insert(sid, (*id, *version));
         }
-        // The peer's answer went bare because its HELLO crossed ours, which then was
-        // lost: the difference is known only to be at least the sizes' difference. The
-        // burst starts small and the decoder asks for more, rather than one sized for
-        // disjoint sets. (A discovery HELLO too large for the link's frames goes bare
-        // without HEARD; it keeps the estimate from the set sizes alone.)
-        let sketch_lost = sketch_lost && p.peer_cells.is_none() && p.peer_sketch.is_empty();
-        let d_est = if sketch_lost {
-            local.abs_diff(set_size)
-        } else {
-            estimate_set_difference(
-                (&self.cells, &self.sketch),
-                local,
-                (p.peer_cells.as_ref(), &p.peer_sketch),
-                set_size,
-            )
-        }
+        let d_est = estimate_set_difference(
+            (&self.cells, &self.sketch),
+            local,
+            (p.peer_cells.as_ref(), &p.peer_sketch),
+            set_size,
+        )
         .max(local.abs_diff(set_size));
         // Both ends compute the same estimate from the same two HELLOs, so the decoder
         // knows where the streamer's first burst ends and asks for more the moment it
         // has all of it undecoded, instead of waiting out a silence.
         let streamer_set = if streamer { local } else { set_size };
-        p.recon.burst_end = first_burst(params, d_est, streamer_set, self.cfg.initial_burst);
+        p.recon.burst_end = first_burst(half, d_est, streamer_set, self.cfg.initial_burst);
         if !streamer {
             p.recon.dec = Some(Decoder::new());
         }
@@ -1045,7 +965,7 @@ impl Endpoint {
         p.asked.clear();
         let link = p.link;
         self.events.push_back(Event::PeerUp { peer: key, link });
-        tracing::debug!(peer = %hex8(&key), streamer, local, remote = set_size, d_est, burst = p.recon.burst_end, "session established");
+        tracing::debug!(peer = %hex8(&key), streamer, local, remote = set_size, "session established");
     }
 
     /// A frame arrived on `link`.
@@ -1238,11 +1158,9 @@ impl Endpoint {
                     p.recon.skipped = false;
                     if !p.recon.stopped {
                         if count > 0 {
-                            // Symbols `[from, from + count)`: those sent already again,
-                            // the rest as a further burst.
-                            let end = from.saturating_add(count.min(4096));
-                            p.recon.resend.push_back((from, end));
-                            p.recon.burst_end = p.recon.burst_end.max(end);
+                            p.recon
+                                .resend
+                                .push_back((from, from.saturating_add(count.min(4096))));
                         } else {
                             let sent = p.recon.next_symbol;
                             p.recon.burst_end = p
@@ -1385,26 +1303,13 @@ impl Endpoint {
             p.hello_due = true;
             p.hello_after = now + spread;
         }
-        // Our sketch went out within the window: this HELLO crossed it (it would carry
-        // HEARD otherwise), and the answer need not carry the sketch again. If ours was
-        // lost after all, the peer starts without it and sizes its burst small. Not on
-        // a shared channel, where HELLOs collide: there a lost sketch is common.
-        let link_sketch = self.links.get(&link).and_then(|l| l.sketch_at);
-        let crossed = !params.shared
-            && p.sketch_at
-                .max(link_sketch)
-                .is_some_and(|t| now < t + window);
         if new_session {
             if let Some(p) = self.peers.get_mut(&key) {
                 let (cells, hashes) = split_sketch(flags, sketch);
                 p.peer_cells = cells;
                 p.peer_sketch = hashes;
             }
-            let sketch_lost = flags & HELLO_SKETCH_EARLIER != 0;
-            self.start_session(now, key, nonce, set_size, sketch_lost, store);
-            if crossed && let Some(p) = self.peers.get_mut(&key) {
-                p.hello_sketch = false;
-            }
+            self.start_session(now, key, nonce, set_size, store);
         }
     }
 
@@ -1529,9 +1434,7 @@ impl Endpoint {
                 }
             } else if half {
                 // Bursts on half-duplex links: the burst is over when we get the turn.
-                // It fell short of the need, which is seldom far beyond it (the burst
-                // was sized to the estimate): a third more, not as many again.
-                p.recon.more_to_send = Some((have, (have / 3).max(self.cfg.initial_burst / 2)));
+                p.recon.more_to_send = Some((have, 0));
             } else if have >= p.recon.burst_end {
                 // The whole first burst is here and did not decode: ask for more now.
                 // The streamer extends as below on RECON_MORE with count 0.
@@ -1800,39 +1703,6 @@ impl Endpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_half_duplex_burst_weighs_its_airtime_against_a_round_of_turns() {
-        let rtt = Duration::from_secs(45);
-        for d in [1, 5, 20, 200, 2000] {
-            let need = (SYMBOLS_PER_ID * d as f64) as u64;
-            let mut last = u64::MAX;
-            // Slower links: each symbol costs more air, so never a larger burst.
-            for rate in [9600, 1475, 300] {
-                let b = half_duplex_burst(d, Some(rate), rtt, 48);
-                assert!(b <= last, "d {d}, {rate} bit/s: {b} after {last}");
-                last = b;
-                // Small differences: never short of the mean need. Large ones may be,
-                // where the estimate's spread costs more air than asking again.
-                if d <= 200 {
-                    assert!(b >= need, "d {d}, {rate} bit/s: {b} < {need}");
-                }
-            }
-            // A dearer round of turns sends more, never less.
-            let short = half_duplex_burst(d, Some(1475), Duration::from_secs(5), 48);
-            let long = half_duplex_burst(d, Some(1475), Duration::from_secs(120), 48);
-            assert!(short <= long, "d {d}: {short} > {long}");
-        }
-        // At 300 bit/s a symbol costs a quarter second: d = 2000 sends less than the
-        // mean need and asks again rather than pay 2 standard deviations of air.
-        assert!(half_duplex_burst(2000, Some(300), rtt, 48) < 2760);
-        assert!(half_duplex_burst(2000, Some(9600), rtt, 48) > 2760);
-        // Unknown rate: the generous rule.
-        assert_eq!(half_duplex_burst(100, None, rtt, 48), 208);
-        assert!((normal_tail(0.0) - 0.5).abs() < 1e-6);
-        assert!((normal_tail(1.0) - 0.158_655).abs() < 1e-5);
-        assert!((normal_tail(-2.0) - 0.977_250).abs() < 1e-5);
-    }
 
     /// Cells and bottom-k hashes of bundles `ids` (version 1).
     fn sketch_of(ids: impl Iterator<Item = u64>) -> ([u32; CELLS], BTreeSet<u64>, u64) {

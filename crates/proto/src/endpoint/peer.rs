@@ -543,8 +543,6 @@ pub(crate) struct Peer {
     /// does (the peer sizes reconciliation from it); a keep-alive or a repeat within the
     /// session goes bare, so staying in touch costs ~50 B, not ~180.
     pub hello_sketch: bool,
-    /// When a HELLO to this peer last carried the set's sketch.
-    pub sketch_at: Option<Duration>,
     pub recon: Recon,
     /// Short ids to ask the peer for, with the prefix length naming each (grouped by
     /// length), and ids we have asked for (with the time asked).
@@ -640,7 +638,6 @@ impl Peer {
             hello_at: now,
             hello_sent: false,
             hello_sketch: true,
-            sketch_at: None,
             hello_after: now,
             recon: Recon::default(),
             wants_out: VecDeque::new(),

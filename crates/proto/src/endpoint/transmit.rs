@@ -188,7 +188,7 @@ impl Endpoint {
             l.pn += 1;
             let mut w = FrameWriter::new(Header { addr, pn }, budget);
             let sketch = super::sketch_words(&self.cells, &self.sketch);
-            match hello_fitting(
+            if let HelloOut::Fragments(f) = hello_fitting(
                 &mut w,
                 &mut self.frag_ids,
                 &self.key,
@@ -197,12 +197,7 @@ impl Endpoint {
                 0,
                 &sketch,
             ) {
-                HelloOut::Fragments(f) => {
-                    l.frag_out = Some(f);
-                    l.sketch_at = Some(now);
-                }
-                HelloOut::Sent(true) => l.sketch_at = Some(now),
-                HelloOut::Sent(false) | HelloOut::NoRoom => {}
+                l.frag_out = Some(f);
             }
             let f = Transmit {
                 head: w.finish(),
@@ -227,7 +222,7 @@ impl Endpoint {
         let report_now = self.cfg.report_interval;
         let set_size = self.held.len() as u64;
         let (my_key, my_tag, nonce) = (self.key, self.tag, self.nonce);
-        let (pn, link_sketch_at) = self.links.get(&link).map(|l| (l.pn, l.sketch_at))?;
+        let pn = self.links.get(&link)?.pn;
         let fec_mode = self.cfg.fec;
         // Neighbours on a shared link that would hear an FEC symbol and lack the bundle:
         // counted only while a transfer waits for the rule.
@@ -297,24 +292,16 @@ impl Endpoint {
             } else {
                 Vec::new()
             };
-            let earlier = !p.hello_sketch && p.sketch_at.or(link_sketch_at).is_some();
             let out = hello_fitting(
                 &mut w,
                 &mut self.frag_ids,
                 &my_key,
                 nonce,
                 set_size,
-                if earlier {
-                    HELLO_HEARD | super::HELLO_SKETCH_EARLIER
-                } else {
-                    HELLO_HEARD
-                },
+                HELLO_HEARD,
                 &sketch,
             );
             if !matches!(out, HelloOut::NoRoom) {
-                if matches!(out, HelloOut::Sent(true) | HelloOut::Fragments(_)) {
-                    p.sketch_at = Some(now);
-                }
                 if let HelloOut::Fragments(f) = out {
                     p.frag_out = Some(f);
                 }
@@ -991,8 +978,7 @@ fn shared_pause(p: &Peer, params: &LinkParams) -> Duration {
 enum HelloOut {
     /// Not even its first fragment fits what is left of the frame.
     NoRoom,
-    /// Whole in the frame; `true` with the set's count cells.
-    Sent(bool),
+    Sent,
     /// Its first fragment is in the frame; the rest goes first in the next frames.
     Fragments(FragOut),
 }
@@ -1020,11 +1006,11 @@ fn hello_fitting(
             flags | super::HELLO_CELLS,
             &sketch[..n],
         ) {
-            return HelloOut::Sent(true);
+            return HelloOut::Sent;
         }
     }
     if w.hello(key, nonce, set_size, flags, &[]) {
-        return HelloOut::Sent(false);
+        return HelloOut::Sent;
     }
     let Some(mut f) = ids.start(|m| {
         m.hello(
@@ -1043,7 +1029,7 @@ fn hello_fitting(
     }
     match f.write(w, super::frag::MIN_FIRST) {
         (0, _) => HelloOut::NoRoom,
-        (_, true) => HelloOut::Sent(true),
+        (_, true) => HelloOut::Sent,
         (_, false) => HelloOut::Fragments(f),
     }
 }
