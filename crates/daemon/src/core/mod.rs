@@ -929,7 +929,7 @@ impl Core {
                     None => first == Some(skywave_proto::wire::VERSION),
                     Some(_) => matches!(
                         first,
-                        Some(secure::kind::IK1 | secure::kind::XX1 | secure::kind::DATA)
+                        Some(k) if secure::kind::is_first(k) || k == secure::kind::DATA
                     ),
                 };
                 if !looks_ours {

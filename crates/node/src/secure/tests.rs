@@ -74,7 +74,7 @@ fn ik_carries_the_first_frame_in_one_round_trip_and_costs_at_most_200_bytes() {
     let mut b = Channel::new(None);
     let frame = vec![7u8; 300];
     let (s, first) = seal(&mut a, &pa, t(0.0), &frame);
-    assert_eq!((s, first[0]), (Sealed::Handshake, kind::IK1));
+    assert_eq!((s, first[0]), (Sealed::Handshake, pa.cipher.first(true)));
     let (mut f, mut r) = (Vec::new(), Vec::new());
     let o = b.open(&pb, t(0.0), &first, &mut f, &mut r).unwrap();
     assert_eq!(o.established, Some(*pa.public()));
@@ -97,7 +97,7 @@ fn xx_learns_the_key_and_carries_the_first_frame_in_its_last_message() {
     let mut a = Channel::new(None);
     let mut b = Channel::new(None);
     let (_, m1) = seal(&mut a, &pa, t(0.0), b"first");
-    assert_eq!((m1[0], m1.len()), (kind::XX1, 33));
+    assert_eq!((m1[0], m1.len()), (pa.cipher.first(false), 33));
     let (got, m2) = deliver(&mut b, &pb, t(0.0), &m1).unwrap();
     assert!(got.is_empty());
     let m2 = m2.unwrap();
@@ -114,7 +114,7 @@ fn xx_learns_the_key_and_carries_the_first_frame_in_its_last_message() {
     // The key is remembered: after a reset the next handshake is IK.
     a.reset();
     let (_, m) = seal(&mut a, &pa, t(1.0), b"again");
-    assert_eq!(m[0], kind::IK1);
+    assert_eq!(m[0], pa.cipher.first(true));
 }
 
 #[test]
@@ -317,7 +317,7 @@ fn a_stale_key_falls_back_to_xx() {
             continue;
         }
         kinds.push(m[0]);
-        if m[0] == kind::XX1 {
+        if m[0] == pa.cipher.first(false) {
             let (_, m2) = deliver(&mut b, &pb, t(now), &m).unwrap();
             let (_, m3) = deliver(&mut a, &pa, t(now), &m2.unwrap()).unwrap();
             deliver(&mut b, &pb, t(now), &m3.unwrap()).unwrap();
@@ -326,7 +326,8 @@ fn a_stale_key_falls_back_to_xx() {
         assert_eq!(deliver(&mut b, &pb, t(now), &m), Err(Drop::Handshake));
         assert!(now < 60.0);
     }
-    assert_eq!(kinds, vec![kind::IK1, kind::IK1, kind::XX1]);
+    let (ik, xx) = (pa.cipher.first(true), pa.cipher.first(false));
+    assert_eq!(kinds, vec![ik, ik, xx]);
     assert_eq!(a.remote(), Some(*pb.public()));
     exchange(&mut a, &pa, &mut b, &pb, t(now));
 }
@@ -383,4 +384,97 @@ fn a_first_message_duplicated_before_any_data_does_not_split_the_sessions() {
     assert!(deliver(&mut a, &pa, t(0.3), &reply2.unwrap()).is_err());
     exchange(&mut a, &pa, &mut b, &pb, t(0.4));
     exchange(&mut a, &pa, &mut b, &pb, t(0.5));
+}
+
+#[test]
+fn either_cipher_meets_either_preference_and_the_initiator_chooses() {
+    for (ca, cb) in [
+        (Cipher::AesGcm, Cipher::AesGcm),
+        (Cipher::AesGcm, Cipher::ChaChaPoly),
+        (Cipher::ChaChaPoly, Cipher::AesGcm),
+        (Cipher::ChaChaPoly, Cipher::ChaChaPoly),
+    ] {
+        let pa = policy(1).with_cipher(ca);
+        let pb = policy(2).with_cipher(cb);
+        for known in [true, false] {
+            let mut a = Channel::new(known.then(|| *pb.public()));
+            let (_, first) = seal(&mut a, &pa, t(0.0), b"x");
+            assert_eq!(first[0], ca.first(known), "{ca:?} initiating, IK {known}");
+            let (mut a, mut b) = pair(&pa, &pb, known);
+            exchange(&mut a, &pa, &mut b, &pb, t(1.0));
+        }
+    }
+}
+
+#[test]
+fn a_first_message_relabelled_with_the_other_cipher_is_refused() {
+    let (pa, pb) = (policy(1).with_cipher(Cipher::AesGcm), policy(2));
+    for known in [true, false] {
+        let mut a = Channel::new(known.then(|| *pb.public()));
+        let mut b = Channel::new(None);
+        let (_, mut first) = seal(&mut a, &pa, t(0.0), b"x");
+        first[0] = Cipher::ChaChaPoly.first(known);
+        if known {
+            // IK's first message is encrypted under the cipher its kind names.
+            assert_eq!(deliver(&mut b, &pb, t(0.0), &first), Err(Drop::Handshake));
+        } else {
+            // XX's first message is only an ephemeral key: the answer is made, but the
+            // initiator cannot read it under the cipher it chose.
+            let (_, m2) = deliver(&mut b, &pb, t(0.0), &first).unwrap();
+            assert_eq!(
+                deliver(&mut a, &pa, t(0.1), &m2.unwrap()),
+                Err(Drop::Handshake)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_peer_that_only_speaks_chacha_is_reached_after_three_attempts() {
+    // B stands for a build before AES-GCM: it counts AES first messages as malformed.
+    let pa = policy(1).with_cipher(Cipher::AesGcm);
+    let pb = policy(2).with_cipher(Cipher::ChaChaPoly);
+    for known in [true, false] {
+        let mut a = Channel::new(known.then(|| *pb.public()));
+        let mut b = Channel::new(None);
+        let mut now = 0.0;
+        let mut kinds = Vec::new();
+        loop {
+            let (s, m) = seal(&mut a, &pa, t(now), b"hello");
+            if s == Sealed::Handshake {
+                kinds.push(m[0]);
+                if !matches!(m[0], kind::IK1_AES | kind::XX1_AES) {
+                    let (got, r) = deliver(&mut b, &pb, t(now), &m).unwrap();
+                    let (_, last) = deliver(&mut a, &pa, t(now), &r.unwrap()).unwrap();
+                    if let Some(last) = last {
+                        let (got, _) = deliver(&mut b, &pb, t(now), &last).unwrap();
+                        assert_eq!(got, vec![b"hello".to_vec()]);
+                    } else {
+                        assert_eq!(got, vec![b"hello".to_vec()]);
+                    }
+                    break;
+                }
+            }
+            now += 0.25;
+            assert!(now < 10.0, "no session after {kinds:?}");
+        }
+        // 1 + 2 + 4 s of retries with the preferred cipher, then the other.
+        assert!(
+            (7.0..7.5).contains(&now),
+            "reached at {now} s after {kinds:?}"
+        );
+        let c = kind::IK1_AES;
+        let x = kind::XX1_AES;
+        let want = if known {
+            vec![c, c, x, kind::XX1]
+        } else {
+            vec![x, x, x, kind::XX1]
+        };
+        assert_eq!(kinds, want);
+        exchange(&mut a, &pa, &mut b, &pb, t(now + 1.0));
+        // The next session (after a restart) starts with the preferred cipher again.
+        a.reset();
+        let (_, m) = seal(&mut a, &pa, t(now + 2.0), b"again");
+        assert_eq!(m[0], kind::IK1_AES);
+    }
 }
