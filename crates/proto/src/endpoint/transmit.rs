@@ -8,6 +8,7 @@ use super::frag::{FragIds, FragOut};
 use super::handle::requeue_lost;
 use super::peer::Peer;
 use bytes::Bytes;
+use skywave_bundle::Priority;
 
 use super::{Endpoint, FecMode, HELLO_HEARD, LinkId, LinkParams, Transmit};
 use crate::store::BundleStore;
@@ -45,6 +46,37 @@ pub(super) fn frame_airtime(params: &LinkParams) -> Option<Duration> {
 
 /// Pieces smaller than this are not worth a header when more data would follow.
 const MIN_PIECE: usize = 24;
+
+/// Whether starting `o` (manifest and payload) in what is left of `w` would split a
+/// bundle that fits whole in a frame of its own, when the split costs more than ending
+/// the frame here. The rest would go in a `PIECE` that names the bundle again; an early
+/// end costs, on average, the share of a frame's fixed cost (header and the link's
+/// per-frame airtime) that the unused room stands for. Not on shared channels, where a
+/// frame also costs a contention for the air.
+fn splits_for_nothing(w: &FrameWriter, o: &super::peer::Outgoing, params: &LinkParams) -> bool {
+    if w.is_empty() || o.length == 0 || o.manifest_sent_at.is_some() {
+        return false;
+    }
+    let whole = FrameWriter::cost(o.manifest.len())
+        + FrameWriter::cost(skywave_bundle::varint::len(0) + o.length as usize);
+    if whole <= w.remaining() || whole > w.capacity() {
+        return false;
+    }
+    let split = o.r.encoded_len() + skywave_bundle::varint::len(o.length) + 1;
+    let frame_cost = w.header_len() + params.frame_overhead;
+    w.remaining() * frame_cost < split * w.capacity()
+}
+
+/// The parts of a frame, in the order [`Endpoint::build_for_peer`] writes them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Messages' manifests and pieces, when one has bytes not yet sent.
+    Urgent,
+    /// Acks, "I hold it all", reconciliation control and progress reports.
+    Control,
+    /// Symbols, manifests and pieces.
+    Data,
+}
 
 impl Endpoint {
     fn rto(&self, p: &Peer, params: &LinkParams) -> Duration {
@@ -312,385 +344,423 @@ impl Endpoint {
                 substantive = true;
             }
         }
-        // 3. Acknowledgements (paced links), piggybacked whenever anything is owed.
+        // A message (priority high) with bytes not yet sent goes ahead of reports and
+        // reconciliation: they are small and can wait a frame, and on a half-duplex
+        // link the peer reads none of them before the over ends anyway, so order within
+        // an over only decides when each item arrives.
+        super::promote(p, store, now);
+        let urgent = p.out.iter().any(|o| {
+            o.priority == Priority::High
+                && ((!o.manifest_acked && o.manifest_sent_at.is_none())
+                    || o.next_range(u64::MAX).is_some())
+        });
         let mut ack_written = false;
-        if params.paced && p.unacked_eliciting > 0 && !p.ack_ranges.is_empty() {
-            let ack = Ack {
-                largest: p.ack_ranges[0].1,
-                delay_us: now.saturating_sub(p.ack_largest_at).as_micros() as u64,
-                ranges: p.ack_ranges.clone(),
-            };
-            if w.ack(&ack) {
-                ack_written = true;
-                if p.ack_due.is_some_and(|d| d <= now) {
-                    substantive = true;
-                }
-            }
-        }
-        // 3. "I hold it all": never displaced by anything else. Each goes out twice, in
-        // two frames. On a shared medium the copy only rides in a frame sent anyway: a
-        // frame of its own is one more contention for the channel, delaying every report.
-        // Riding copies are written last, into room the frame has left: written first,
-        // a dozen of them can leave no room for the manifest or piece the frame would
-        // carry, and then no frame is sent at all.
-        let again = std::mem::take(&mut p.have_all_again);
-        let mut again_rest = Vec::new();
         let mut again_riding = Vec::new();
-        for r in again {
-            if params.shared {
-                again_riding.push(r);
-            } else if w.have_all(&r) {
-                substantive = true;
-            } else {
-                again_rest.push(r);
+        for stage in [Stage::Urgent, Stage::Control, Stage::Data] {
+            if stage == Stage::Urgent && !urgent {
+                continue;
             }
-        }
-        let mut sent_now = Vec::new();
-        while let Some(r) = p.have_all.front() {
-            if !w.have_all(r) {
-                break;
-            }
-            sent_now.extend(p.have_all.pop_front());
-            substantive = true;
-        }
-        // Half duplex: a whole over separates a loss from its repair anyway, and the
-        // sender's manifest retry is answered by another; the copy would cost airtime
-        // on every over.
-        if !params.half_duplex {
-            again_rest.extend(sent_now);
-        }
-        p.have_all_again = again_rest;
-        // 4. Reconciliation control.
-        if p.recon.done_to_send && w.recon_done(p.recon.epoch, p.recon.symbols_used) {
-            // Sent twice, in two frames: it stops the symbol stream.
-            p.recon.done_to_send = p.recon.done_repeat == 0;
-            p.recon.done_repeat += 1;
-            p.recon.bytes += 4;
-            p.recon.messages += 1;
-            substantive = true;
-        }
-        if !p.recon.decoded
-            && let Some((from, count)) = p.recon.more_to_send
-            && w.recon_more(p.recon.epoch, from, count)
-        {
-            p.recon.more_to_send = None;
-            p.recon.bytes += 4;
-            p.recon.messages += 1;
-            substantive = true;
-        }
-        while let Some(&(_, len)) = p.wants_out.front() {
-            // One message per prefix length (the queue is grouped by length).
-            let shift = 48 - 8 * u32::from(len);
-            let prefixes: Vec<u64> = p
-                .wants_out
-                .iter()
-                .take_while(|w| w.1 == len)
-                .map(|w| w.0 >> shift)
-                .collect();
-            let n = w.want(len, &prefixes);
-            if n == 0 {
-                break;
-            }
-            for (sid, _) in p.wants_out.drain(..n) {
-                p.asked.insert(sid, now);
-            }
-            p.recon.bytes += 1 + u64::from(len) * n as u64;
-            p.recon.messages += 1;
-            substantive = true;
-        }
-        // 5. Progress reports, batched.
-        // On a shared channel a report handed to the radio while the peer is mid-over
-        // waits in the radio's backoff, which doubles each time it finds the air busy:
-        // held here until the peer falls quiet, it goes at once onto a free channel.
-        let quiet_at = peer_quiet_at(p, &params);
-        let report_due = (p.have_due.is_some_and(|d| d <= now)
-            && quiet_at.is_none_or(|q| q <= now))
-            || (params.half_duplex && !p.have.is_empty());
-        if report_due {
-            // On a shared channel a report can wait long for the air: say which of the
-            // peer's frames it reflects, when a reported bundle spans several frames
-            // (else there is nothing to tell apart). A half-duplex link reports at each
-            // turn, never late; links with acks have them.
-            let spans_frames = |r: &BundleRef| {
-                p.incoming
-                    .get(r)
-                    .is_some_and(|inc| inc.manifest.manifest().length > params.mtu as u64)
-            };
-            if params.shared
-                && !p.cc.enabled
-                && p.have.iter().any(spans_frames)
-                && let Some(h) = p.heard_pn
-            {
-                let _ = w.heard(h);
-            }
-            let i = 0;
-            while i < p.have.len() {
-                let r = p.have[i];
-                let Some(inc) = p.incoming.get(&r) else {
-                    p.have.remove(i);
-                    continue;
-                };
-                if !w.have(&r, &inc.held) {
-                    // A report too long for the link's frames goes in fragments.
-                    if p.frag_out.is_some() {
-                        break;
-                    }
-                    let Some(mut f) = self.frag_ids.start(|m| m.have(&r, &inc.held)) else {
-                        break;
+            if stage == Stage::Control {
+                // 3. Acknowledgements (paced links), piggybacked whenever anything is owed.
+                if params.paced && p.unacked_eliciting > 0 && !p.ack_ranges.is_empty() {
+                    let ack = Ack {
+                        largest: p.ack_ranges[0].1,
+                        delay_us: now.saturating_sub(p.ack_largest_at).as_micros() as u64,
+                        ranges: p.ack_ranges.clone(),
                     };
-                    if f.fits_whole(&w) || f.write(&mut w, super::frag::MIN_FIRST).0 == 0 {
+                    if w.ack(&ack) {
+                        ack_written = true;
+                        if p.ack_due.is_some_and(|d| d <= now) {
+                            substantive = true;
+                        }
+                    }
+                }
+                // 3. "I hold it all": never displaced by anything else. Each goes out twice, in
+                // two frames. On a shared medium the copy only rides in a frame sent anyway: a
+                // frame of its own is one more contention for the channel, delaying every report.
+                // Riding copies are written last, into room the frame has left: written first,
+                // a dozen of them can leave no room for the manifest or piece the frame would
+                // carry, and then no frame is sent at all.
+                let again = std::mem::take(&mut p.have_all_again);
+                let mut again_rest = Vec::new();
+                for r in again {
+                    if params.shared {
+                        again_riding.push(r);
+                    } else if w.have_all(&r) {
+                        substantive = true;
+                    } else {
+                        again_rest.push(r);
+                    }
+                }
+                let mut sent_now = Vec::new();
+                while let Some(r) = p.have_all.front() {
+                    if !w.have_all(r) {
                         break;
                     }
-                    p.frag_out = Some(f);
-                    p.have.remove(i);
+                    sent_now.extend(p.have_all.pop_front());
                     substantive = true;
-                    break;
                 }
-                if let Some(rx) = self.fec_rx.get(&r) {
-                    // Decoding: the sender tops up by what is still needed.
-                    let _ = w.need(&r, rx.dec.needed(), rx.last_esi);
+                // Half duplex: a whole over separates a loss from its repair anyway, and the
+                // sender's manifest retry is answered by another; the copy would cost airtime
+                // on every over.
+                if !params.half_duplex {
+                    again_rest.extend(sent_now);
                 }
-                p.have.remove(i);
-                substantive = true;
-            }
-            if p.have.is_empty() {
-                p.have_due = None;
-            } else {
-                p.have_due = Some(now + report_now);
-            }
-        }
-        // 6. Data: symbols, manifests, pieces; paced and bounded per over.
-        let may_send_data = p.over_bytes < over_limit
-            && p.cc
-                .send_time(w.remaining() as u64)
-                .is_some_and(|t| t <= now);
-        if may_send_data {
-            let track_sends = !p.cc.enabled;
-            let track_acks = p.cc.enabled;
-            p.frames += 1;
-            // While reconciliation runs, the first two frames and every third after
-            // them put pushes (guesses and store-and-forward) ahead of symbols: the
-            // first bundle arrives while the sets are still being compared.
-            let pushes_first =
-                p.streamer && !p.recon.stopped && (p.frames <= 2 || p.frames % 3 == 1);
-            let path = super::coding::PathView {
-                loss: p.loss.rate(params.loss_hint),
-                rtt: p.cc.srtt.unwrap_or(params.rtt_hint),
-                rate: if p.cc.enabled {
-                    p.cc.rate_estimate() as u64
-                } else {
-                    params.rate_bps.map_or(0, |r| r / 8)
-                },
-                params,
-                // Bytes still to send: what keeps the link busy while a report is due.
-                // Only counted while a transfer waits for the rule (every frame else).
-                queued_total: if fec_mode != FecMode::Off && p.out.iter().any(|o| !o.fec_decided) {
-                    p.out
+                p.have_all_again = again_rest;
+                // 4. Reconciliation control.
+                if p.recon.done_to_send && w.recon_done(p.recon.epoch, p.recon.symbols_used) {
+                    // Sent twice, in two frames: it stops the symbol stream.
+                    p.recon.done_to_send = p.recon.done_repeat == 0;
+                    p.recon.done_repeat += 1;
+                    p.recon.bytes += 4;
+                    p.recon.messages += 1;
+                    substantive = true;
+                }
+                if !p.recon.decoded
+                    && let Some((from, count)) = p.recon.more_to_send
+                    && w.recon_more(p.recon.epoch, from, count)
+                {
+                    p.recon.more_to_send = None;
+                    p.recon.bytes += 4;
+                    p.recon.messages += 1;
+                    substantive = true;
+                }
+                while let Some(&(_, len)) = p.wants_out.front() {
+                    // One message per prefix length (the queue is grouped by length).
+                    let shift = 48 - 8 * u32::from(len);
+                    let prefixes: Vec<u64> = p
+                        .wants_out
                         .iter()
-                        .map(|o| {
-                            o.length
-                                .saturating_sub(o.held.covered())
-                                .saturating_sub(o.in_flight.covered())
-                        })
-                        .sum::<u64>()
-                        + p.backlog.bytes()
-                } else {
-                    0
-                },
-            };
-            for phase in 0..2 {
-                if (phase == 0) == pushes_first {
-                    super::promote(p, store, now);
-                    sort_outgoing(p);
-                    for o in p.out.iter_mut() {
-                        if w.remaining() < wire::MIN_FRAME / 2 {
+                        .take_while(|w| w.1 == len)
+                        .map(|w| w.0 >> shift)
+                        .collect();
+                    let n = w.want(len, &prefixes);
+                    if n == 0 {
+                        break;
+                    }
+                    for (sid, _) in p.wants_out.drain(..n) {
+                        p.asked.insert(sid, now);
+                    }
+                    p.recon.bytes += 1 + u64::from(len) * n as u64;
+                    p.recon.messages += 1;
+                    substantive = true;
+                }
+                // 5. Progress reports, batched.
+                // On a shared channel a report handed to the radio while the peer is mid-over
+                // waits in the radio's backoff, which doubles each time it finds the air busy:
+                // held here until the peer falls quiet, it goes at once onto a free channel.
+                let quiet_at = peer_quiet_at(p, &params);
+                let report_due = (p.have_due.is_some_and(|d| d <= now)
+                    && quiet_at.is_none_or(|q| q <= now))
+                    || (params.half_duplex && !p.have.is_empty());
+                if report_due {
+                    // On a shared channel a report can wait long for the air: say which of the
+                    // peer's frames it reflects, when a reported bundle spans several frames
+                    // (else there is nothing to tell apart). A half-duplex link reports at each
+                    // turn, never late; links with acks have them.
+                    let spans_frames = |r: &BundleRef| {
+                        p.incoming
+                            .get(r)
+                            .is_some_and(|inc| inc.manifest.manifest().length > params.mtu as u64)
+                    };
+                    if params.shared
+                        && !p.cc.enabled
+                        && p.have.iter().any(spans_frames)
+                        && let Some(h) = p.heard_pn
+                    {
+                        let _ = w.heard(h);
+                    }
+                    let i = 0;
+                    while i < p.have.len() {
+                        let r = p.have[i];
+                        let Some(inc) = p.incoming.get(&r) else {
+                            p.have.remove(i);
+                            continue;
+                        };
+                        if !w.have(&r, &inc.held) {
+                            // A report too long for the link's frames goes in fragments.
+                            if p.frag_out.is_some() {
+                                break;
+                            }
+                            let Some(mut f) = self.frag_ids.start(|m| m.have(&r, &inc.held)) else {
+                                break;
+                            };
+                            if f.fits_whole(&w) || f.write(&mut w, super::frag::MIN_FIRST).0 == 0 {
+                                break;
+                            }
+                            p.frag_out = Some(f);
+                            p.have.remove(i);
+                            substantive = true;
                             break;
                         }
-                        if !o.manifest_acked && o.manifest_sent_at.is_none_or(|t| now >= t + rto) {
-                            let whole = w.manifest(&o.manifest);
-                            if whole {
-                                w.named(o.r);
-                            }
-                            if !whole {
-                                // Larger than the link's frames: in fragments, one
-                                // message at a time.
-                                if !w.needs_fragments(o.manifest.len()) || p.frag_out.is_some() {
-                                    break;
-                                }
-                                let Some(mut f) = self.frag_ids.start(|m| m.manifest(&o.manifest))
-                                else {
-                                    break;
-                                };
-                                if f.write(&mut w, super::frag::MIN_FIRST).0 == 0 {
-                                    break;
-                                }
-                                p.frag_out = Some(f);
-                            }
-                            if o.manifest_sent_at.is_some() {
-                                self.stats.manifests_resent += 1;
-                                o.resent = true;
-                            }
-                            self.stats.manifests_sent += 1;
-                            o.manifest_sent_at = Some(now);
-                            o.last_sent_at = now;
-                            substantive = true;
-                            eliciting = true;
-                            if !whole {
-                                // The frame is full; the rest goes first in the next.
+                        if let Some(rx) = self.fec_rx.get(&r) {
+                            // Decoding: the sender tops up by what is still needed.
+                            let _ = w.need(&r, rx.dec.needed(), rx.last_esi);
+                        }
+                        p.have.remove(i);
+                        substantive = true;
+                    }
+                    if p.have.is_empty() {
+                        p.have_due = None;
+                    } else {
+                        p.have_due = Some(now + report_now);
+                    }
+                }
+                continue;
+            }
+            let only_urgent = stage == Stage::Urgent;
+            // 6. Data: symbols, manifests, pieces; paced and bounded per over.
+            let may_send_data = p.over_bytes < over_limit
+                && p.cc
+                    .send_time(w.remaining() as u64)
+                    .is_some_and(|t| t <= now);
+            if may_send_data {
+                let track_sends = !p.cc.enabled;
+                let track_acks = p.cc.enabled;
+                if !only_urgent {
+                    p.frames += 1;
+                }
+                // While reconciliation runs, the first two frames and every third after
+                // them put pushes (guesses and store-and-forward) ahead of symbols: the
+                // first bundle arrives while the sets are still being compared.
+                let pushes_first = only_urgent
+                    || p.streamer && !p.recon.stopped && (p.frames <= 2 || p.frames % 3 == 1);
+                let path = super::coding::PathView {
+                    loss: p.loss.rate(params.loss_hint),
+                    rtt: p.cc.srtt.unwrap_or(params.rtt_hint),
+                    rate: if p.cc.enabled {
+                        p.cc.rate_estimate() as u64
+                    } else {
+                        params.rate_bps.map_or(0, |r| r / 8)
+                    },
+                    params,
+                    // Bytes still to send: what keeps the link busy while a report is due.
+                    // Only counted while a transfer waits for the rule (every frame else).
+                    queued_total: if fec_mode != FecMode::Off
+                        && p.out.iter().any(|o| !o.fec_decided)
+                    {
+                        p.out
+                            .iter()
+                            .map(|o| {
+                                o.length
+                                    .saturating_sub(o.held.covered())
+                                    .saturating_sub(o.in_flight.covered())
+                            })
+                            .sum::<u64>()
+                            + p.backlog.bytes()
+                    } else {
+                        0
+                    },
+                };
+                for phase in 0..2 - usize::from(only_urgent) {
+                    if (phase == 0) == pushes_first {
+                        super::promote(p, store, now);
+                        sort_outgoing(p);
+                        for o in p.out.iter_mut() {
+                            if w.remaining() < wire::MIN_FRAME / 2 {
                                 break;
                             }
-                            if o.length == 0 {
+                            if only_urgent && o.priority != Priority::High {
                                 continue;
                             }
-                        }
-                        if o.manifest_sent_at.is_none() && !o.manifest_acked {
-                            continue;
-                        }
-                        if !o.fec_decided {
-                            // Decided when its data would start, with the loss measured
-                            // by then: not with the manifests that may all go at once.
-                            // A multi-frame payload that could be coded waits for a
-                            // frame with room for its data.
-                            let codable = !o.journal
-                                && o.length > budget as u64
-                                && o.length <= super::coding::FEC_MAX_LEN;
-                            if fec_mode != FecMode::Off && codable && w.remaining() * 2 < budget {
+                            if !o.manifest_acked
+                                && o.manifest_sent_at.is_none_or(|t| now >= t + rto)
+                            {
+                                if !params.shared && splits_for_nothing(&w, o, &params) {
+                                    break;
+                                }
+                                let whole = w.manifest(&o.manifest);
+                                if whole {
+                                    w.named(o.r);
+                                }
+                                if !whole {
+                                    // Larger than the link's frames: in fragments, one
+                                    // message at a time.
+                                    if !w.needs_fragments(o.manifest.len()) || p.frag_out.is_some()
+                                    {
+                                        break;
+                                    }
+                                    let Some(mut f) =
+                                        self.frag_ids.start(|m| m.manifest(&o.manifest))
+                                    else {
+                                        break;
+                                    };
+                                    if f.write(&mut w, super::frag::MIN_FIRST).0 == 0 {
+                                        break;
+                                    }
+                                    p.frag_out = Some(f);
+                                }
+                                if o.manifest_sent_at.is_some() {
+                                    self.stats.manifests_resent += 1;
+                                    o.resent = true;
+                                }
+                                self.stats.manifests_sent += 1;
+                                o.manifest_sent_at = Some(now);
+                                o.last_sent_at = now;
+                                substantive = true;
+                                eliciting = true;
+                                if !whole {
+                                    // The frame is full; the rest goes first in the next.
+                                    break;
+                                }
+                                if o.length == 0 {
+                                    continue;
+                                }
+                            }
+                            if o.manifest_sent_at.is_none() && !o.manifest_acked {
                                 continue;
                             }
-                            Self::decide_fec(
-                                fec_mode,
-                                &self.policy,
-                                &mut self.fec_tx,
-                                &mut self.stats,
-                                link,
-                                o,
-                                &path,
-                                receivers.get(&o.r).copied().unwrap_or(1),
-                                store,
-                            );
-                        }
-                        if o.fec.is_some() {
-                            if let Some(tx) = self.fec_tx.get_mut(&(link, o.r)) {
-                                let esis = Self::write_fec_symbols(
-                                    &mut w,
-                                    o,
-                                    tx,
+                            if !o.fec_decided {
+                                // Decided when its data would start, with the loss measured
+                                // by then: not with the manifests that may all go at once.
+                                // A multi-frame payload that could be coded waits for a
+                                // frame with room for its data.
+                                let codable = !o.journal
+                                    && o.length > budget as u64
+                                    && o.length <= super::coding::FEC_MAX_LEN;
+                                if fec_mode != FecMode::Off && codable && w.remaining() * 2 < budget
+                                {
+                                    continue;
+                                }
+                                Self::decide_fec(
+                                    fec_mode,
+                                    &self.policy,
+                                    &mut self.fec_tx,
                                     &mut self.stats,
-                                    &mut pieces,
-                                    now,
+                                    link,
+                                    o,
+                                    &path,
+                                    receivers.get(&o.r).copied().unwrap_or(1),
+                                    store,
                                 );
-                                if !esis.is_empty() {
-                                    substantive = true;
-                                    eliciting = true;
-                                    if params.shared {
-                                        fec_sent.push((o.r, esis));
-                                    }
-                                }
-                                continue;
                             }
-                            // The code was dropped: carry on with pieces.
-                            o.fec = None;
-                        }
-                        while let Some((start, end)) = o.next_range(u64::MAX) {
-                            let room = w.piece_room(&o.r, start);
-                            let want = (end - start) as usize;
-                            // A short piece is worth its header when the frame has
-                            // room for nothing more (the link's frames are tiny).
-                            if room == 0 || (room < MIN_PIECE && want > room && !w.is_empty()) {
-                                break;
-                            }
-                            let n = room.min(want);
-                            // A handle on the payload if the store holds it in memory,
-                            // else a copy.
-                            let got = match store.read_shared(&o.id, o.r.version, start, n) {
-                                Some(b) if !b.is_empty() => {
-                                    let got = b.len();
-                                    if !w.piece_shared(&o.r, start, b) {
-                                        break;
+                            if o.fec.is_some() {
+                                if let Some(tx) = self.fec_tx.get_mut(&(link, o.r)) {
+                                    let esis = Self::write_fec_symbols(
+                                        &mut w,
+                                        o,
+                                        tx,
+                                        &mut self.stats,
+                                        &mut pieces,
+                                        now,
+                                    );
+                                    if !esis.is_empty() {
+                                        substantive = true;
+                                        eliciting = true;
+                                        if params.shared {
+                                            fec_sent.push((o.r, esis));
+                                        }
                                     }
-                                    got
+                                    continue;
                                 }
-                                _ => {
-                                    let n = n.min(self.buf.len());
-                                    let got =
-                                        store.read(&o.id, o.r.version, start, &mut self.buf[..n]);
-                                    if got == 0 || !w.piece(&o.r, start, &self.buf[..got]) {
-                                        break;
-                                    }
-                                    got
-                                }
-                            };
-                            let stop = start + got as u64;
-                            if o.in_flight.is_empty() {
-                                // The resend timer runs from the first byte in flight.
-                                o.progress_at = now;
+                                // The code was dropped: carry on with pieces.
+                                o.fec = None;
                             }
-                            o.last_sent_at = now;
-                            o.in_flight.insert(start, stop);
-                            if track_sends {
-                                match o.sends.back_mut() {
-                                    // Sent at the same instant, right after: one entry,
-                                    // numbered by its last frame.
-                                    Some(b) if b.1 == start && b.2 == now => {
-                                        b.1 = stop;
-                                        b.3 = pn;
+                            while let Some((start, end)) = o.next_range(u64::MAX) {
+                                let room = w.piece_room(&o.r, start);
+                                let want = (end - start) as usize;
+                                // A short piece is worth its header when the frame has
+                                // room for nothing more (the link's frames are tiny).
+                                if room == 0 || (room < MIN_PIECE && want > room && !w.is_empty()) {
+                                    break;
+                                }
+                                let n = room.min(want);
+                                // A handle on the payload if the store holds it in memory,
+                                // else a copy.
+                                let got = match store.read_shared(&o.id, o.r.version, start, n) {
+                                    Some(b) if !b.is_empty() => {
+                                        let got = b.len();
+                                        if !w.piece_shared(&o.r, start, b) {
+                                            break;
+                                        }
+                                        got
                                     }
                                     _ => {
-                                        if o.sends.len() >= MAX_TRACKED_SENDS {
-                                            o.sends.pop_front();
+                                        let n = n.min(self.buf.len());
+                                        let got = store.read(
+                                            &o.id,
+                                            o.r.version,
+                                            start,
+                                            &mut self.buf[..n],
+                                        );
+                                        if got == 0 || !w.piece(&o.r, start, &self.buf[..got]) {
+                                            break;
                                         }
-                                        o.sends.push_back((start, stop, now, pn));
+                                        got
+                                    }
+                                };
+                                let stop = start + got as u64;
+                                if o.in_flight.is_empty() {
+                                    // The resend timer runs from the first byte in flight.
+                                    o.progress_at = now;
+                                }
+                                o.last_sent_at = now;
+                                o.in_flight.insert(start, stop);
+                                if track_sends {
+                                    match o.sends.back_mut() {
+                                        // Sent at the same instant, right after: one entry,
+                                        // numbered by its last frame.
+                                        Some(b) if b.1 == start && b.2 == now => {
+                                            b.1 = stop;
+                                            b.3 = pn;
+                                        }
+                                        _ => {
+                                            if o.sends.len() >= MAX_TRACKED_SENDS {
+                                                o.sends.pop_front();
+                                            }
+                                            o.sends.push_back((start, stop, now, pn));
+                                        }
                                     }
                                 }
+                                let fresh = o.sent_ever.insert(start, stop);
+                                if fresh < got as u64 {
+                                    o.resent = true;
+                                }
+                                self.stats.piece_bytes_sent += got as u64;
+                                self.stats.piece_bytes_resent += got as u64 - fresh;
+                                p.loss.on_sent(got as u64);
+                                if track_acks {
+                                    pieces.push((o.id, o.r.version, start, got as u64));
+                                }
+                                substantive = true;
+                                eliciting = true;
                             }
-                            let fresh = o.sent_ever.insert(start, stop);
-                            if fresh < got as u64 {
-                                o.resent = true;
+                        }
+                    } else {
+                        // Symbols need not wait for the peer to confirm our HELLO: one went
+                        // out ahead of them (HELLOs are handled first on receipt), which
+                        // saves a round trip; if it was lost, the peer asks for the gap.
+                        while p.streamer && (p.heard_us || p.hello_sent) && !p.recon.stopped {
+                            // Lost symbols first, then new ones.
+                            let (first, end, again) = match p.recon.resend.front() {
+                                Some(&(a, b)) => (a, b.min(p.recon.next_symbol), true),
+                                None if p.recon.next_symbol < p.recon.burst_end => {
+                                    (p.recon.next_symbol, p.recon.burst_end, false)
+                                }
+                                None => break,
+                            };
+                            if first >= end {
+                                p.recon.resend.pop_front();
+                                continue;
                             }
-                            self.stats.piece_bytes_sent += got as u64;
-                            self.stats.piece_bytes_resent += got as u64 - fresh;
-                            p.loss.on_sent(got as u64);
-                            if track_acks {
-                                pieces.push((o.id, o.r.version, start, got as u64));
+                            let enc = &mut p.recon.enc;
+                            let n = w.symbols(p.recon.epoch, first, (end - first) as usize, |i| {
+                                enc.symbol(i as usize)
+                            });
+                            if n == 0 {
+                                break;
                             }
+                            if again {
+                                let front = p.recon.resend.front_mut().expect("matched above");
+                                front.0 += n as u64;
+                            } else {
+                                p.recon.next_symbol += n as u64;
+                            }
+                            p.recon.bytes += (crate::recon::riblt::SYMBOL_LEN * n) as u64;
+                            p.recon.messages += 1;
                             substantive = true;
                             eliciting = true;
                         }
-                    }
-                } else {
-                    // Symbols need not wait for the peer to confirm our HELLO: one went
-                    // out ahead of them (HELLOs are handled first on receipt), which
-                    // saves a round trip; if it was lost, the peer asks for the gap.
-                    while p.streamer && (p.heard_us || p.hello_sent) && !p.recon.stopped {
-                        // Lost symbols first, then new ones.
-                        let (first, end, again) = match p.recon.resend.front() {
-                            Some(&(a, b)) => (a, b.min(p.recon.next_symbol), true),
-                            None if p.recon.next_symbol < p.recon.burst_end => {
-                                (p.recon.next_symbol, p.recon.burst_end, false)
-                            }
-                            None => break,
-                        };
-                        if first >= end {
-                            p.recon.resend.pop_front();
-                            continue;
-                        }
-                        let enc = &mut p.recon.enc;
-                        let n = w.symbols(p.recon.epoch, first, (end - first) as usize, |i| {
-                            enc.symbol(i as usize)
-                        });
-                        if n == 0 {
-                            break;
-                        }
-                        if again {
-                            let front = p.recon.resend.front_mut().expect("matched above");
-                            front.0 += n as u64;
-                        } else {
-                            p.recon.next_symbol += n as u64;
-                        }
-                        p.recon.bytes += (crate::recon::riblt::SYMBOL_LEN * n) as u64;
-                        p.recon.messages += 1;
-                        substantive = true;
-                        eliciting = true;
                     }
                 }
             }

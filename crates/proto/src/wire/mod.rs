@@ -75,7 +75,8 @@ impl BundleRef {
         id.as_bytes()[..8] == self.prefix
     }
 
-    fn len(&self) -> usize {
+    /// Bytes of its encoding.
+    pub fn encoded_len(&self) -> usize {
         8 + varint::len(self.version)
     }
 
@@ -595,6 +596,11 @@ impl FrameWriter {
         Self::cost(body) > self.capacity()
     }
 
+    /// Bytes of the frame's own header.
+    pub fn header_len(&self) -> usize {
+        self.header_len
+    }
+
     /// Bytes still free.
     pub fn remaining(&self) -> usize {
         self.limit.saturating_sub(self.len())
@@ -750,7 +756,7 @@ impl FrameWriter {
 
     /// Bytes naming `r` in a piece header: none right after `r`'s manifest.
     fn ref_len(&self, r: &BundleRef) -> usize {
-        if self.named == Some(*r) { 0 } else { r.len() }
+        if self.named == Some(*r) { 0 } else { r.encoded_len() }
     }
 
     /// A piece's type and header: `PIECE_NEXT` when the frame last named `r`.
@@ -794,7 +800,7 @@ impl FrameWriter {
 
     pub fn have(&mut self, r: &BundleRef, ranges: &RangeSet) -> bool {
         let enc = ranges.encode();
-        if !self.begin(ty::HAVE, r.len() + enc.len()) {
+        if !self.begin(ty::HAVE, r.encoded_len() + enc.len()) {
             return false;
         }
         r.put(&mut self.buf);
@@ -803,7 +809,7 @@ impl FrameWriter {
     }
 
     pub fn have_all(&mut self, r: &BundleRef) -> bool {
-        if !self.begin(ty::HAVE_ALL, r.len()) {
+        if !self.begin(ty::HAVE_ALL, r.encoded_len()) {
             return false;
         }
         r.put(&mut self.buf);
@@ -845,7 +851,7 @@ impl FrameWriter {
         let size = data.len() as u64;
         if !self.begin(
             ty::FEC,
-            r.len() + varint::len(size) + varint::len(esi) + data.len(),
+            r.encoded_len() + varint::len(size) + varint::len(esi) + data.len(),
         ) {
             return false;
         }
@@ -860,7 +866,7 @@ impl FrameWriter {
         let size = data.len() as u64;
         if !self.begin(
             ty::FEC,
-            r.len() + varint::len(size) + varint::len(esi) + data.len(),
+            r.encoded_len() + varint::len(size) + varint::len(esi) + data.len(),
         ) {
             return false;
         }
@@ -874,7 +880,7 @@ impl FrameWriter {
     pub fn need(&mut self, r: &BundleRef, needed: u64, last_esi: u64) -> bool {
         if !self.begin(
             ty::NEED,
-            r.len() + varint::len(needed) + varint::len(last_esi),
+            r.encoded_len() + varint::len(needed) + varint::len(last_esi),
         ) {
             return false;
         }

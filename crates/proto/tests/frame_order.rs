@@ -1,0 +1,128 @@
+//! What goes where in a frame: a message ahead of the reports owed, and a small bundle
+//! kept whole in one frame on a point-to-point link rather than split across two.
+
+mod common;
+
+use std::time::Duration;
+
+use common::Net;
+use skywave_bundle::{Manifest, SignedManifest, hash_payload};
+use skywave_proto::fuzzing::{self, DATE};
+use skywave_proto::wire::{self, Message, ty};
+
+/// Peer `n`'s message bundle (service `message`: high priority).
+fn message(n: u64) -> (SignedManifest, Vec<u8>) {
+    let k = fuzzing::bundle_key(n);
+    let payload = b"urgent: the pass is closed, take the north route".to_vec();
+    let mut m = Manifest::new(
+        k.bundle_id(),
+        1,
+        payload.len() as u64,
+        hash_payload(&payload),
+        DATE,
+    );
+    m.service = Some("message".into());
+    (m.sign(&k).expect("valid"), payload)
+}
+
+#[test]
+fn a_message_goes_ahead_of_the_reports_owed_in_the_frame_that_starts_it() {
+    // Half-duplex modem profile (250 B frames at 9600 bit/s).
+    let mut net = Net::new(2, 3);
+    net.keep_log = true;
+    net.connect(0, 1);
+    assert!(net.run_until(Duration::from_secs(30), |n| n.log.len() >= 4));
+    // Bulk both ways: each side's frames follow one another, and each of peer 0's
+    // carries the reports for what arrived while the one before was on the air.
+    for i in 0..40 {
+        net.peers[1].insert(net.now, 100 + i, 1, 100);
+        net.peers[0].insert(net.now, 300 + i, 1, 100);
+    }
+    let got = |n: &Net| {
+        (0..40)
+            .filter(|i| n.peers[0].holds(&fuzzing::bundle(100 + i, 1, 0).0.id()))
+            .count()
+    };
+    assert!(net.run_until(Duration::from_secs(120), |n| got(n) >= 10));
+    let (m, payload) = message(7);
+    let id = m.id();
+    let at = net.log.len();
+    let now = net.now;
+    let p = &mut net.peers[0];
+    p.store.insert(m, payload);
+    p.ep.bundle_stored(now, id, &mut p.store);
+    assert!(net.run_until(Duration::from_secs(120), |n| n.peers[1].holds(&id)));
+
+    let first = net.log[at..]
+        .iter()
+        .filter(|(from, _, _)| *from == 0)
+        .find_map(|(_, _, f)| {
+            let (_, msgs) = wire::parse(f).expect("frames parse");
+            msgs.iter()
+                .position(|m| {
+                    matches!(m, Message::Manifest(b) if SignedManifest::decode(b).is_ok_and(|s| s.id() == id))
+                })
+                .map(|i| (i, wire::message_sizes(f)))
+        });
+    let (i, sizes) = first.expect("the message's manifest was sent");
+    let reports_before = sizes[..i]
+        .iter()
+        .filter(|(t, _)| matches!(*t, ty::HAVE_ALL | ty::HAVE))
+        .count();
+    let reports_after = sizes[i..]
+        .iter()
+        .filter(|(t, _)| matches!(*t, ty::HAVE_ALL | ty::HAVE))
+        .count();
+    assert_eq!(reports_before, 0, "reports ahead of the message: {sizes:?}");
+    // The frame did owe reports (else the order proves nothing).
+    assert!(
+        reports_after > 0,
+        "no report in the message's frame: {sizes:?}"
+    );
+    // Nothing is lost by the order: every bundle still arrives.
+    assert!(net.run_until(Duration::from_secs(300), |n| got(n) == 40));
+}
+
+#[test]
+fn small_bundles_are_not_split_across_frames_on_a_point_to_point_link() {
+    // IP paths (1472 B frames) and a point-to-point radio (200 B).
+    for (profile, most) in [(0, 400), (1, 60)] {
+        let mut net = Net::new(2, profile);
+        net.keep_log = true;
+        net.connect(0, 1);
+        // Payloads of 1 B to `most`, each whole with its manifest in one frame:
+        // several to a frame on IP, where the last would otherwise be split.
+        let ids: Vec<_> = (0..60)
+            .map(|i| net.peers[0].insert(net.now, 200 + i, 1, 1 + (i as usize * 37) % most))
+            .collect();
+        assert!(
+            net.run_until(Duration::from_secs(600), |n| ids
+                .iter()
+                .all(|id| n.peers[1].holds(id))),
+            "profile {profile}: not synced"
+        );
+        let (mut split, mut whole) = (0, 0);
+        for (from, _, f) in &net.log {
+            if *from != 0 {
+                continue;
+            }
+            for (t, _) in wire::message_sizes(f) {
+                match t {
+                    ty::PIECE => split += 1,
+                    ty::PIECE_NEXT => whole += 1,
+                    _ => {}
+                }
+            }
+        }
+        // Every payload here fits in a frame with its manifest: each follows its
+        // manifest, none is continued in another frame.
+        assert_eq!(
+            split, 0,
+            "profile {profile}: {split} pieces continued a bundle"
+        );
+        assert!(
+            whole >= 60,
+            "profile {profile}: {whole} pieces after their manifests"
+        );
+    }
+}
