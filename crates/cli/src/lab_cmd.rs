@@ -388,11 +388,18 @@ fn print_report(o: &mut String, r: &Report) {
             100.0 * d.limit,
             if d.exceeded { "EXCEEDED" } else { "kept" }
         );
+        let air: Vec<String> = d
+            .useful_air_seconds
+            .iter()
+            .map(|(n, s)| format!("{n} {s:.2} s"))
+            .collect();
         let _ = writeln!(
             o,
-            "floor      {:.1} s: the most useful air time of a node ({:.2} s) / the limit{}",
+            "floor      {:.1} s: the useful air ({}) within each node's budget of {:.0} s per {:.0} s, on one channel{}",
             d.floor_seconds,
-            d.floor_seconds * d.limit,
+            air.join(", "),
+            d.limit * d.window_seconds,
+            d.window_seconds,
             d.time_over_floor
                 .map(|x| format!("; time = {x:.3} x the floor"))
                 .unwrap_or_default()

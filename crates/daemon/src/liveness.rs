@@ -235,6 +235,7 @@ mod tests {
             discover_mtu: false,
             frame_overhead: 0,
             handoff: Duration::ZERO,
+            duty: None,
         }
     }
 

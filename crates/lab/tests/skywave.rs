@@ -213,10 +213,12 @@ fn uhf_100x100_resends_little_on_a_shared_medium() {
 }
 
 /// Two LoRa radios at SF9/125 kHz under a 1% hourly duty cycle (the lab counts each
-/// radio's air time itself). The target is completion within 1.5 x the floor (useful air
-/// time / 1%); it is missed today (1.6 x): the protocol's overhead takes each node past
-/// the 36 s it may send in the first hour, so the last frames wait for the window to
-/// slide. This test holds the line where it is.
+/// radio's air time itself). The floor is what the budget and the shared channel allow:
+/// each node's useful air (22.65 s) fits in the 36 s an hour allows, so the floor is
+/// the two nodes' air back to back, 45.3 s. The target is completion within 1.5 x that;
+/// it is missed by far whenever the protocol's overhead takes a node past its 36 s, as
+/// in this seed: the last frames wait for the hour to slide. This test holds the line
+/// at the second hour.
 #[test]
 fn lora_duty_cycle_is_never_exceeded_on_the_air() {
     let r = run_seed(&Scenario::lookup("lora-sf9-1pct").unwrap(), 1);
@@ -230,9 +232,9 @@ fn lora_duty_cycle_is_never_exceeded_on_the_air() {
         (d.useful_air_seconds["A"] - 22.649856).abs() < 1e-6,
         "{d:?}"
     );
-    assert!((d.floor_seconds - 2264.9856).abs() < 1e-3, "{d:?}");
-    let x = d.time_over_floor.unwrap();
-    assert!(x < 1.7, "{x} x the floor");
+    assert!((d.floor_seconds - 2.0 * 22.649856).abs() < 1e-3, "{d:?}");
+    assert!(r.complete);
+    assert!(r.completion_seconds.unwrap() < 7200.0, "{r:?}");
     for p in r.links.iter().flat_map(|l| &l.ports) {
         assert!(p.max_duty_cycle.unwrap() <= 0.01, "{p:?}");
         // Each radio used most of its first hour's allowance: the budget is used, not

@@ -240,6 +240,7 @@ impl LinkAdapter {
                 discover_mtu: cfg.discover_mtu,
                 frame_overhead: 0,
                 handoff: Duration::ZERO,
+                duty: None,
             },
         }
     }
@@ -265,6 +266,7 @@ impl LinkAdapter {
                 discover_mtu: false,
                 frame_overhead: 0,
                 handoff: Duration::ZERO,
+                duty: None,
             },
         }
     }
@@ -330,6 +332,10 @@ impl LinkAdapter {
     pub fn with_duty_cycle(self, duty: DutyCycleConfig) -> LinkAdapter {
         LinkAdapter {
             duty: Some(duty),
+            params: LinkParams {
+                duty: Some(duty.fraction),
+                ..self.params
+            },
             ..self
         }
     }
@@ -391,6 +397,7 @@ impl LinkAdapter {
             discover_mtu: false,
             frame_overhead: 0,
             handoff: Duration::ZERO,
+            duty: None,
         })
     }
 
@@ -477,6 +484,7 @@ pub fn device_params(cfg: &LinkConfig) -> LinkParams {
         discover_mtu: false,
         frame_overhead: cfg.up.overhead,
         handoff: Duration::ZERO,
+        duty: None,
     }
 }
 

@@ -614,6 +614,7 @@ impl Profile {
                 discover_mtu: false,
                 frame_overhead: 0,
                 handoff: Duration::ZERO,
+                duty: None,
             },
             latency,
             rate_bps: rate,
@@ -1298,6 +1299,7 @@ impl FanOut {
             discover_mtu: false,
             frame_overhead: 0,
             handoff: Duration::ZERO,
+            duty: None,
         }
     }
 

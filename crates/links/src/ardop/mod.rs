@@ -415,6 +415,7 @@ pub fn params(cfg: &ArdopConfig) -> LinkParams {
         discover_mtu: false,
         frame_overhead: framing::overhead(cfg.mtu),
         handoff: Duration::from_secs(1),
+        duty: None,
     }
 }
 

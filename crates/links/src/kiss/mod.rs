@@ -322,6 +322,7 @@ pub fn params(cfg: &KissConfig) -> LinkParams {
         discover_mtu: false,
         frame_overhead: HEADER + FRAMING + (cfg.txdelay.as_secs_f64() * bytes_per_s) as usize,
         handoff: cfg.txdelay + cfg.slot_time,
+        duty: None,
     }
 }
 

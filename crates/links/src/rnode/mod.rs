@@ -287,6 +287,7 @@ pub fn params(cfg: &RnodeConfig) -> LinkParams {
         discover_mtu: false,
         frame_overhead: 0,
         handoff: Duration::from_millis(100),
+        duty: None,
     }
 }
 

@@ -334,6 +334,7 @@ pub fn params(cfg: &VaraConfig) -> LinkParams {
         discover_mtu: false,
         frame_overhead: framing::overhead(cfg.mtu),
         handoff: Duration::from_millis(500),
+        duty: None,
     }
 }
 

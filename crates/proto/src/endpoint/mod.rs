@@ -63,6 +63,10 @@ pub struct LinkParams {
     /// station that keeps the channel starts its next frame this much after the last one
     /// ended, so others must wait longer than this before they take a quiet channel.
     pub handoff: Duration,
+    /// The fraction of time this node may transmit on the link, when a duty-cycle rule
+    /// limits it (EU 868 MHz LoRa: 1% or 10% of any hour): discovery beacons keep to a
+    /// share of it (see `BEACON_SHARE`).
+    pub duty: Option<f64>,
 }
 
 /// Protocol settings.
@@ -280,6 +284,8 @@ struct Link {
     frag_out: Option<frag::FragOut>,
     /// The X25519 key the link's encryption authenticated (see [`Endpoint::bind_link`]).
     identity: Option<[u8; 32]>,
+    /// A discovery HELLO went without our sketch (the frame had no room for it).
+    bare_beacon: bool,
 }
 
 /// The per-node protocol state machine.
@@ -628,6 +634,7 @@ impl Endpoint {
             rr: 0,
             frag_out: None,
             identity: None,
+            bare_beacon: false,
         });
         l.params = params;
         l.up = true;
@@ -1310,6 +1317,17 @@ impl Endpoint {
                 p.peer_sketch = hashes;
             }
             self.start_session(now, key, nonce, set_size, store);
+        }
+        // The peer heard a HELLO of ours, and each it could have heard carried our
+        // sketch (a beacon on a shared channel, a first HELLO): it has the sketch, and
+        // our answer goes without it (on LoRa at 1% an hour, 134 B of air is a minute).
+        let bare_beacon = self.links.get(&link).is_some_and(|l| l.bare_beacon);
+        if flags & HELLO_HEARD != 0
+            && !bare_beacon
+            && let Some(p) = self.peers.get_mut(&key)
+            && !p.bare_hello
+        {
+            p.hello_sketch = false;
         }
     }
 

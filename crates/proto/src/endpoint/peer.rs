@@ -543,6 +543,9 @@ pub(crate) struct Peer {
     /// does (the peer sizes reconciliation from it); a keep-alive or a repeat within the
     /// session goes bare, so staying in touch costs ~50 B, not ~180.
     pub hello_sketch: bool,
+    /// A HELLO to this peer went without our sketch (a keep-alive, a repeat): a peer
+    /// that says it heard us may not hold our sketch.
+    pub bare_hello: bool,
     pub recon: Recon,
     /// Short ids to ask the peer for, with the prefix length naming each (grouped by
     /// length), and ids we have asked for (with the time asked).
@@ -638,6 +641,7 @@ impl Peer {
             hello_at: now,
             hello_sent: false,
             hello_sketch: true,
+            bare_hello: false,
             hello_after: now,
             recon: Recon::default(),
             wants_out: VecDeque::new(),

@@ -67,6 +67,9 @@ fn splits_for_nothing(w: &FrameWriter, o: &super::peer::Outgoing, params: &LinkP
     w.remaining() * frame_cost < split * w.capacity()
 }
 
+/// The share of a duty-cycle budget discovery beacons may use.
+const BEACON_SHARE: f64 = 0.1;
+
 /// The parts of a frame, in the order [`Endpoint::build_for_peer`] writes them.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Stage {
@@ -220,7 +223,7 @@ impl Endpoint {
             l.pn += 1;
             let mut w = FrameWriter::new(Header { addr, pn }, budget);
             let sketch = super::sketch_words(&self.cells, &self.sketch);
-            if let HelloOut::Fragments(f) = hello_fitting(
+            match hello_fitting(
                 &mut w,
                 &mut self.frag_ids,
                 &self.key,
@@ -229,7 +232,20 @@ impl Endpoint {
                 0,
                 &sketch,
             ) {
-                l.frag_out = Some(f);
+                HelloOut::Fragments(f) => l.frag_out = Some(f),
+                HelloOut::Sent(false) => l.bare_beacon = true,
+                HelloOut::Sent(true) | HelloOut::NoRoom => {}
+            }
+            // Under a duty-cycle rule a beacon spends the air the bundles need (a 184 B
+            // one a minute is 1.5% of the time at SF9 LoRa, past a 1% budget on its
+            // own): beacons keep to `BEACON_SHARE` of what the node may send.
+            if let Some(duty) = l.params.duty.filter(|&d| d > 0.0)
+                && let Some(full) = frame_airtime(&l.params)
+            {
+                let share = (w.len() + l.params.frame_overhead) as f64
+                    / (l.params.mtu + l.params.frame_overhead).max(1) as f64;
+                let gap = full.mul_f64(share).div_f64(BEACON_SHARE * duty.min(1.0));
+                l.hello_next = l.hello_next.max(now + gap.mul_f64(jitter));
             }
             let f = Transmit {
                 head: w.finish(),
@@ -334,6 +350,9 @@ impl Endpoint {
                 &sketch,
             );
             if !matches!(out, HelloOut::NoRoom) {
+                if matches!(out, HelloOut::Sent(false)) {
+                    p.bare_hello = true;
+                }
                 if let HelloOut::Fragments(f) = out {
                     p.frag_out = Some(f);
                 }
@@ -566,7 +585,7 @@ impl Endpoint {
                             if !o.manifest_acked
                                 && o.manifest_sent_at.is_none_or(|t| now >= t + rto)
                             {
-                                if !params.shared && splits_for_nothing(&w, o, &params) {
+                                if splits_for_nothing(&w, o, &params) {
                                     break;
                                 }
                                 let whole = w.manifest(&o.manifest);
@@ -1048,7 +1067,8 @@ fn shared_pause(p: &Peer, params: &LinkParams) -> Duration {
 enum HelloOut {
     /// Not even its first fragment fits what is left of the frame.
     NoRoom,
-    Sent,
+    /// Whole in the frame; `true` with (part of) the set's sketch.
+    Sent(bool),
     /// Its first fragment is in the frame; the rest goes first in the next frames.
     Fragments(FragOut),
 }
@@ -1076,11 +1096,11 @@ fn hello_fitting(
             flags | super::HELLO_CELLS,
             &sketch[..n],
         ) {
-            return HelloOut::Sent;
+            return HelloOut::Sent(true);
         }
     }
     if w.hello(key, nonce, set_size, flags, &[]) {
-        return HelloOut::Sent;
+        return HelloOut::Sent(false);
     }
     let Some(mut f) = ids.start(|m| {
         m.hello(
@@ -1099,7 +1119,7 @@ fn hello_fitting(
     }
     match f.write(w, super::frag::MIN_FIRST) {
         (0, _) => HelloOut::NoRoom,
-        (_, true) => HelloOut::Sent,
+        (_, true) => HelloOut::Sent(true),
         (_, false) => HelloOut::Fragments(f),
     }
 }

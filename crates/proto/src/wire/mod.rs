@@ -756,7 +756,11 @@ impl FrameWriter {
 
     /// Bytes naming `r` in a piece header: none right after `r`'s manifest.
     fn ref_len(&self, r: &BundleRef) -> usize {
-        if self.named == Some(*r) { 0 } else { r.encoded_len() }
+        if self.named == Some(*r) {
+            0
+        } else {
+            r.encoded_len()
+        }
     }
 
     /// A piece's type and header: `PIECE_NEXT` when the frame last named `r`.
