@@ -489,21 +489,62 @@ fn estimate_difference(a: &BTreeSet<u64>, na: u64, b: &[u64], nb: u64) -> u64 {
 
 /// Symbols in the streamer's first burst, from the estimated difference `d_est`.
 /// Rateless IBLT decodes a difference of d from about 1.35 d symbols.
-fn first_burst(half: bool, d_est: u64, streamer_set: u64, initial_burst: u64) -> u64 {
-    if half {
+fn first_burst(
+    params: Option<&LinkParams>,
+    d_est: u64,
+    streamer_set: u64,
+    initial_burst: u64,
+) -> u64 {
+    if params.is_some_and(|l| l.half_duplex) {
         // Each extra burst costs two turnarounds: size the first generously.
-        (d_est.min(1 << 20) * 8 / 5 + initial_burst).min(8192)
-    } else {
-        // Full duplex: asking for more costs a round trip, and symbols sent past the
-        // point of decoding are wasted airtime. Bounded by what the streamer's own set
-        // can justify, not by a peer's claim: an honest decoder that needs more asks.
-        d_est
-            .min(1 << 24)
-            .saturating_mul(3)
-            .div_ceil(2)
-            .saturating_add(32)
-            .min(streamer_set.saturating_mul(2).saturating_add(4096))
+        return (d_est.min(1 << 20) * 8 / 5 + initial_burst).min(8192);
     }
+    // Full duplex: asking for more costs a round trip, and symbols sent past the
+    // point of decoding are wasted airtime. Bounded by what the streamer's own set
+    // can justify, not by a peer's claim: an honest decoder that needs more asks.
+    let generous = d_est
+        .min(1 << 24)
+        .saturating_mul(3)
+        .div_ceil(2)
+        .saturating_add(32)
+        .min(streamer_set.saturating_mul(2).saturating_add(4096));
+    // Under a duty cycle a symbol costs its air many times over (at 1%, a second of air
+    // is 100 s of waiting): there the burst is sized by cost. Elsewhere the generous
+    // rule: a short burst on a contended channel costs more rounds than `rtt_hint`
+    // counts (a chain of radios with hidden terminals took twice as long).
+    match params.filter(|l| l.duty.is_some_and(|d| d < 1.0)) {
+        Some(l) => generous.min(burst_for_cost(l, d_est)),
+        None => generous,
+    }
+}
+
+/// Symbols decoding takes per id of the difference, about.
+const SYMBOLS_PER_ID: f64 = 1.38;
+
+/// The first burst where one more symbol costs what it is expected to save, on a link
+/// of known rate. The need is about `SYMBOLS_PER_ID * d + 2`, uncertain by the
+/// estimate's error (`sqrt(2 / CELLS)`, relative) and a few symbols. A symbol costs its
+/// air time, divided by the duty cycle where one applies (at 1% a second of air is 100 s
+/// of waiting); a burst that falls short costs a round trip and about as many symbols
+/// again (the decoder then asks for a burst as long as the first). The margin `z`
+/// standard deviations above the mean need is where `pdf(z) = symbol cost x sd /
+/// shortfall cost`: on fast paths it is wide (and the generous rule above binds), on a
+/// duty-cycled LoRa channel under one standard deviation.
+fn burst_for_cost(l: &LinkParams, d_est: u64) -> u64 {
+    let Some(rate) = l.rate_bps.filter(|&r| r > 0) else {
+        return u64::MAX;
+    };
+    let duty = l.duty.unwrap_or(1.0).clamp(1e-4, 1.0);
+    let symbol = crate::recon::riblt::SYMBOL_LEN as f64 * 8.0 / rate as f64 / duty;
+    let mean = SYMBOLS_PER_ID * d_est.min(1 << 24) as f64 + 2.0;
+    let sd = mean * (2.0 / CELLS as f64).sqrt() + 3.0;
+    let short = l.rtt_hint.as_secs_f64() + mean * symbol;
+    let pdf =
+        (symbol * sd / short.max(f64::MIN_POSITIVE)).min(1.0 / (2.0 * std::f64::consts::PI).sqrt());
+    let z = (-2.0 * (pdf * (2.0 * std::f64::consts::PI).sqrt()).ln())
+        .max(0.0)
+        .sqrt();
+    (mean + z * sd).ceil().max(1.0) as u64
 }
 
 fn session_salt(a: ([u8; 32], u64), b: ([u8; 32], u64)) -> [u8; 32] {
@@ -898,7 +939,8 @@ impl Endpoint {
         // knows where the streamer's first burst ends and asks for more the moment it
         // has all of it undecoded, instead of waiting out a silence.
         let streamer_set = if streamer { local } else { set_size };
-        p.recon.burst_end = first_burst(half, d_est, streamer_set, self.cfg.initial_burst);
+        p.recon.burst_end =
+            first_burst(params.as_ref(), d_est, streamer_set, self.cfg.initial_burst);
         if !streamer {
             p.recon.dec = Some(Decoder::new());
         }
@@ -1721,6 +1763,42 @@ impl Endpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_duty_cycle_trims_the_first_burst_toward_the_need() {
+        let mut l = crate::fuzzing::Profile::pick(2).params;
+        l.rate_bps = Some(1758);
+        l.rtt_hint = Duration::from_secs(3);
+        for d in [5u64, 40, 200] {
+            let need = (SYMBOLS_PER_ID * d as f64 + 2.0) as u64;
+            let generous = first_burst(None, d, 1000, 48);
+            // No duty cycle: the generous rule, whatever the rate.
+            assert_eq!(first_burst(Some(&l), d, 1000, 48), generous);
+            let mut last = generous;
+            for duty in [0.1, 0.01, 0.001] {
+                l.duty = Some(duty);
+                let b = first_burst(Some(&l), d, 1000, 48);
+                // Dearer symbols, never a larger burst; never below the mean need.
+                assert!(
+                    b <= last && b >= need,
+                    "d {d}, duty {duty}: {b} ({need}..{last})"
+                );
+                last = b;
+            }
+            // At 1% the margin is under one standard deviation of the estimate.
+            l.duty = Some(0.01);
+            let b = first_burst(Some(&l), d, 1000, 48);
+            let sd = need as f64 * (2.0 / CELLS as f64).sqrt() + 3.0;
+            assert!((b as f64) < need as f64 + sd + 1.0, "d {d}: {b}");
+            // Small differences, where the generous rule's 32 spare symbols weigh most.
+            assert!(d >= 100 || b < generous, "d {d}: {b} vs {generous}");
+            l.duty = None;
+        }
+        // Half duplex keeps its own rule.
+        l.half_duplex = true;
+        l.duty = Some(0.01);
+        assert_eq!(first_burst(Some(&l), 40, 1000, 48), 40 * 8 / 5 + 48);
+    }
 
     /// Cells and bottom-k hashes of bundles `ids` (version 1).
     fn sketch_of(ids: impl Iterator<Item = u64>) -> ([u32; CELLS], BTreeSet<u64>, u64) {
