@@ -215,10 +215,10 @@ fn uhf_100x100_resends_little_on_a_shared_medium() {
 /// Two LoRa radios at SF9/125 kHz under a 1% hourly duty cycle (the lab counts each
 /// radio's air time itself). The floor is what the budget and the shared channel allow:
 /// each node's useful air (22.65 s) fits in the 36 s an hour allows, so the floor is
-/// the two nodes' air back to back, 45.3 s. The target is completion within 1.5 x that;
-/// it is missed by far whenever the protocol's overhead takes a node past its 36 s, as
-/// in this seed: the last frames wait for the hour to slide. This test holds the line
-/// at the second hour.
+/// the two nodes' air back to back, 45.3 s. The target is completion within 1.5 x that.
+/// In this seed each radio's whole exchange fits its first hour's budget, so the run
+/// ends within minutes rather than waiting for the hour to slide (the target is still
+/// missed: about 2.5 x).
 #[test]
 fn lora_duty_cycle_is_never_exceeded_on_the_air() {
     let r = run_seed(&Scenario::lookup("lora-sf9-1pct").unwrap(), 1);
@@ -234,12 +234,11 @@ fn lora_duty_cycle_is_never_exceeded_on_the_air() {
     );
     assert!((d.floor_seconds - 2.0 * 22.649856).abs() < 1e-3, "{d:?}");
     assert!(r.complete);
-    assert!(r.completion_seconds.unwrap() < 7200.0, "{r:?}");
+    assert!(r.completion_seconds.unwrap() < 300.0, "{r:?}");
     for p in r.links.iter().flat_map(|l| &l.ports) {
         assert!(p.max_duty_cycle.unwrap() <= 0.01, "{p:?}");
-        // Each radio used most of its first hour's allowance: the budget is used, not
-        // just kept.
-        assert!(p.max_duty_cycle.unwrap() > 0.009, "{p:?}");
+        // Most of the first hour's allowance went into the exchange itself.
+        assert!(p.max_duty_cycle.unwrap() > 0.008, "{p:?}");
     }
 }
 
