@@ -99,7 +99,7 @@ impl Family {
     pub fn plot_order(self) -> &'static [&'static str] {
         match self {
             Family::Radio | Family::Chain => &["rate", "mtu", "loss", "txqueue"],
-            Family::Hf => &["rate", "delay", "buffer"],
+            Family::Hf => &["rate", "buffer", "loss", "delay"],
             Family::Ip => &["rtt", "loss", "buffer", "rate", "mtu"],
         }
     }
@@ -213,6 +213,13 @@ const HF_AXES: &[AxisDef] = &[
         values: &["256B", "1KiB", "8KiB"],
         quick: &["256B", "1KiB"],
         help: "modem transmit buffer (bare numbers: bytes)",
+    },
+    AxisDef {
+        name: "loss",
+        kind: AxisKind::Loss,
+        values: &["0", "2", "5", "15"],
+        quick: &["0", "5"],
+        help: "64 B chunks lost on the modem link, percent (a lost chunk costs the frames in it)",
     },
 ];
 

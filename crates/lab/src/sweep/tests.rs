@@ -80,7 +80,7 @@ fn the_default_grid_has_the_briefs_cells() {
     let per: Vec<usize> = g.families.iter().map(FamilyGrid::len).collect();
     assert_eq!(
         per,
-        vec![7 * 5 * 3 * 2, 7 * 5 * 3 * 2, 27, 3 * 5 * 4 * 3 * 2]
+        vec![7 * 5 * 3 * 2, 7 * 5 * 3 * 2, 27 * 4, 3 * 5 * 4 * 3 * 2]
     );
     let q = Grid::new(&Family::ALL, &[], true).unwrap();
     assert!(q.len() <= 60, "{}", q.len());
@@ -126,6 +126,7 @@ fn floors_follow_the_formula() {
             "hf.rate=1475".into(),
             "hf.delay=4s".into(),
             "hf.buffer=1KiB".into(),
+            "hf.loss=0".into(),
             "ip.rate=30M".into(),
             "rtt=230ms".into(),
             "ip.loss=0".into(),
