@@ -51,8 +51,7 @@ const MIN_PIECE: usize = 24;
 /// bundle that fits whole in a frame of its own, when the split costs more than ending
 /// the frame here. The rest would go in a `PIECE` that names the bundle again; an early
 /// end costs, on average, the share of a frame's fixed cost (header and the link's
-/// per-frame airtime) that the unused room stands for. Not on shared channels, where a
-/// frame also costs a contention for the air.
+/// per-frame airtime) that the unused room stands for.
 fn splits_for_nothing(w: &FrameWriter, o: &super::peer::Outgoing, params: &LinkParams) -> bool {
     if w.is_empty() || o.length == 0 || o.manifest_sent_at.is_some() {
         return false;

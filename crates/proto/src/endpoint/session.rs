@@ -1,0 +1,362 @@
+//! Sessions: a peer's HELLO starts or refreshes one, its set-up freezes the sets and
+//! sizes reconciliation, and the decoder takes the streamer's symbols.
+
+use super::*;
+
+impl Endpoint {
+    pub(super) fn start_session(
+        &mut self,
+        now: Duration,
+        key: [u8; 32],
+        nonce: u64,
+        set_size: u64,
+        store: &mut dyn BundleStore,
+    ) {
+        self.load_held(store);
+        let mut inv = store.inventory();
+        // The set size the HELLOs carried: both ends size the round from the same counts.
+        let local = inv.len() as u64;
+        let salt = session_salt((self.key, self.nonce), (key, nonce));
+        let streamer = self.key < key;
+        let withheld = self.withheld_for(&key, &salt, &mut inv, store);
+        let p = self.peers.get_mut(&key).expect("peer exists");
+        let params = self.links.get(&p.link).map(|l| l.params);
+        let half = params.is_some_and(|l| l.half_duplex);
+        p.peer_nonce = nonce;
+        // A new session means a new incarnation on one side (a restart: packet numbers
+        // start again from 0). What was learnt about the old one's frames would now
+        // describe frames never sent: its acknowledgement ranges would acknowledge the new
+        // sender's lost and unsent frames, and its delivery-rate estimate explode. It is
+        // forgotten, and congestion control starts as on a new path.
+        p.heard_pn = None;
+        p.ack_ranges.clear();
+        p.ack_largest_at = now;
+        p.ack_due = None;
+        p.unacked_eliciting = 0;
+        if let Some(params) = params {
+            p.cc = Cc::new(&params);
+        }
+        p.loss = peer::LossMeter::default();
+        p.backoff = 0;
+        p.over_bytes = 0;
+        p.sent_lately.clear();
+        p.last_heard = now;
+        p.salt = salt;
+        p.streamer = streamer;
+        p.established = true;
+        p.hello_sent = false;
+        p.hello_sketch = true;
+        let epoch = p.recon.epoch + 1;
+        p.recon = peer::Recon {
+            epoch,
+            last_symbol_at: now,
+            withheld,
+            ..Default::default()
+        };
+        p.recon.enc = Encoder::new();
+        for (id, version, _) in &inv {
+            let sid = short_id(&salt, id, *version);
+            p.recon.enc.insert(sid);
+            p.recon.shorts.insert(sid, (*id, *version));
+        }
+        let d_est = estimate_set_difference(
+            (&self.cells, &self.sketch),
+            local,
+            (p.peer_cells.as_ref(), &p.peer_sketch),
+            set_size,
+        )
+        .max(local.abs_diff(set_size));
+        // Both ends compute the same estimate from the same two HELLOs, so the decoder
+        // knows where the streamer's first burst ends and asks for more the moment it
+        // has all of it undecoded, instead of waiting out a silence.
+        let streamer_set = if streamer { local } else { set_size };
+        p.recon.burst_end =
+            first_burst(params.as_ref(), d_est, streamer_set, self.cfg.initial_burst);
+        if !streamer {
+            p.recon.dec = Some(Decoder::new());
+        }
+        if (local == 0 || set_size == 0) && !params.is_some_and(|l| l.shared) {
+            // One side holds nothing: the difference is the other side's whole set,
+            // which it pushes (below); symbols would only describe it. The round is not
+            // begun, but a side that counted otherwise (a bundle stored between its HELLO
+            // and the session) still gets one: symbols arriving, or a request for them,
+            // start it (`Recon::skipped`).
+            // Not on a shared channel yet: there the round's time lets every empty
+            // neighbour's session come up before data starts, and the FEC rule, which
+            // counts the neighbours a transfer serves when its data starts, then codes
+            // one transfer for all (skipping, the source sent 75 KB against 58 KB to
+            // four empty neighbours, `one_transmission_serves_every_neighbour`).
+            p.recon.skipped = true;
+            p.recon.burst_end = 0;
+            p.recon.decoded = !streamer;
+        }
+        // While reconciliation runs, push a few of the newest small bundles on a guess:
+        // on slow links it takes minutes, and these are the likeliest to be missing. A
+        // wrong guess costs a manifest and an "I have it".
+        // Only when a guess is likely right: the estimate says the peer lacks at least
+        // half of what we hold.
+        let likely_missing = d_est as f64 / 2.0 >= 0.5 * local as f64;
+        if set_size == 0 {
+            // The peer holds nothing: everything is missing, no need to reconcile first.
+            for (id, version, _) in &inv {
+                if let Some(m) = store.manifest(id).filter(|m| m.version() == *version) {
+                    enqueue(p, &m, now);
+                }
+            }
+        }
+        let mut budget = speculative_budget(params);
+        let recent: Vec<(BundleId, u64)> = inv
+            .iter()
+            .rev()
+            .filter(|_| half && likely_missing)
+            .filter(|(_, _, len)| *len <= SPECULATIVE_MAX_LEN)
+            .take(SPECULATIVE_COUNT)
+            .enumerate()
+            .take_while(|(i, (_, _, len))| {
+                // At least a few, whatever the budget.
+                let cost = MANIFEST_BYTES + len;
+                let fits = budget.is_none_or(|b| *i < 4 || cost <= b);
+                budget = budget.map(|b| b.saturating_sub(cost));
+                fits
+            })
+            .map(|(_, (id, v, _))| (*id, *v))
+            .collect();
+        for (id, version) in recent {
+            if let Some(m) = store.manifest(&id).filter(|m| m.version() == version)
+                && !p.out.iter().any(|o| o.id == id)
+                && p.backlog.get(&id).is_none()
+            {
+                enqueue_shared(p, &m, &Bytes::copy_from_slice(m.as_bytes()), now, true);
+            }
+        }
+        // Transfers in progress resume: the peer answers the manifest with what it holds.
+        for o in &mut p.out {
+            o.manifest_acked = false;
+            o.manifest_sent_at = None;
+            o.in_flight = RangeSet::new();
+            o.sends.clear();
+            // Acknowledged by the old session's packet numbers: meaningless now.
+            o.delivered = RangeSet::new();
+            o.timeouts = 0;
+            o.progress_at = now;
+            o.reset_fec();
+        }
+        p.wants_out.clear();
+        p.asked.clear();
+        let link = p.link;
+        self.events.push_back(Event::PeerUp { peer: key, link });
+        tracing::debug!(peer = %hex8(&key), streamer, local, remote = set_size, "session established");
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn handle_hello(
+        &mut self,
+        now: Duration,
+        link: LinkId,
+        key: [u8; 32],
+        nonce: u64,
+        set_size: u64,
+        flags: u8,
+        sketch: Vec<u64>,
+        store: &mut dyn BundleStore,
+    ) {
+        if key == self.key {
+            return;
+        }
+        let Some((params, identity)) = self.links.get(&link).map(|l| (l.params, l.identity)) else {
+            return;
+        };
+        if identity.is_some() && skywave_bundle::x25519_public_of(&key) != identity {
+            self.stats.dropped_wrong_identity += 1;
+            return;
+        }
+        let spread = self.hello_spread(&params);
+        let first_interval = self.cfg.hello_interval;
+        let l = self.links.get_mut(&link).expect("checked");
+        if !params.shared {
+            l.peer = Some(key);
+            // The peer is there: greetings on this link (repeated after `link_up` with
+            // backoff) start again from the first interval.
+            l.hello_interval = first_interval;
+        }
+        let p = self
+            .peers
+            .get_or_insert_with(key, || Peer::new(key, link, now, Cc::new(&params)));
+        if p.link != link {
+            p.link = link;
+            p.cc = Cc::new(&params);
+        }
+        p.no_sealed = self.no_sealed.contains(&link);
+        self.by_tag.insert((link, p.tag), key);
+        let new_session = !p.established || p.peer_nonce != nonce;
+        // On a point-to-point link, a HELLO of the current session that comes more than
+        // a round trip after our last one is not an answer to it, nor one crossing it: the
+        // peer is probing (a keep-alive, or it lost our HELLO) and is answered. Within the
+        // window it is not, so two peers never answer each other's answers.
+        let window = (p.cc.rtt_bound() * 2
+            + if params.half_duplex {
+                self.cfg.max_over * 2
+            } else {
+                Duration::ZERO
+            })
+        .max(first_interval / 2);
+        let probe = !params.shared && !new_session && now >= p.hello_at + window;
+        if flags & HELLO_HEARD != 0 {
+            p.heard_us = true;
+        }
+        if (flags & HELLO_HEARD == 0 || probe) && !p.hello_due {
+            p.hello_due = true;
+            p.hello_after = now + spread;
+        }
+        if new_session {
+            if let Some(p) = self.peers.get_mut(&key) {
+                let (cells, hashes) = split_sketch(flags, sketch);
+                p.peer_cells = cells;
+                p.peer_sketch = hashes;
+            }
+            self.start_session(now, key, nonce, set_size, store);
+        }
+        // The peer heard a HELLO of ours, and each it could have heard carried our
+        // sketch (a beacon on a shared channel, a first HELLO): it has the sketch, and
+        // our answer goes without it (on LoRa at 1% an hour, 134 B of air is a minute).
+        let bare_beacon = self.links.get(&link).is_some_and(|l| l.bare_beacon);
+        if flags & HELLO_HEARD != 0
+            && !bare_beacon
+            && let Some(p) = self.peers.get_mut(&key)
+            && !p.bare_hello
+        {
+            p.hello_sketch = false;
+        }
+    }
+
+    pub(super) fn on_symbols(
+        &mut self,
+        now: Duration,
+        key: [u8; 32],
+        first: u64,
+        data: &[u8],
+        store: &mut dyn BundleStore,
+    ) {
+        let p = self.peers.get_mut(&key).expect("checked");
+        p.recon.bytes += data.len() as u64;
+        p.recon.messages += 1;
+        if p.recon.skipped && p.recon.dec.is_some() {
+            // The streamer counted otherwise and began the round: decode after all.
+            p.recon.skipped = false;
+            p.recon.decoded = false;
+        }
+        let Some(dec) = p.recon.dec.as_mut() else {
+            return;
+        };
+        p.recon.last_symbol_at = now;
+        p.recon.more_retries = 0;
+        if p.recon.decoded {
+            // The streamer has not heard our RECON_DONE yet.
+            p.recon.done_to_send = true;
+            return;
+        }
+        let half = self
+            .links
+            .get(&p.link)
+            .is_some_and(|l| l.params.half_duplex);
+        for (k, sym) in Message::symbols(data).enumerate() {
+            let idx = first + k as u64;
+            let have = dec.received() as u64;
+            if idx > have && p.recon.early.len() < 4096 {
+                p.recon.early.insert(idx, sym);
+            } else if idx == have {
+                dec.push(sym, &mut p.recon.enc);
+                // Symbols that arrived ahead of a lost frame can now be used.
+                while let Some(s) = p.recon.early.remove(&(dec.received() as u64)) {
+                    dec.push(s, &mut p.recon.enc);
+                }
+            }
+            if dec.is_decoded() {
+                break;
+            }
+        }
+        p.recon.early.retain(|&i, _| i >= dec.received() as u64);
+        if dec.is_decoded() {
+            let used = dec.received() as u64;
+            let diff = dec.difference();
+            // The streamer's set as the symbols describe it (ours frozen for the round,
+            // less what only we hold, plus what only it holds): each WANT names a short id
+            // by the fewest bytes that are unique in it.
+            let local_only: std::collections::HashSet<u64> =
+                diff.local_only.iter().copied().collect();
+            let mut theirs: Vec<u64> = p
+                .recon
+                .enc
+                .ids()
+                .filter(|s| !local_only.contains(s))
+                .chain(diff.remote_only.iter().copied())
+                .collect();
+            let lens = want_lengths(&mut theirs, &diff.remote_only);
+            drop(theirs);
+            p.recon.decoded = true;
+            p.recon.apply_deferred();
+            p.recon.done_to_send = true;
+            p.recon.more_to_send = None;
+            p.recon.early.clear();
+            p.recon.symbols_used = used;
+            let mut wants: Vec<(u8, u64)> = Vec::new();
+            for (sid, len) in diff.remote_only.iter().zip(lens) {
+                // Not what arrived meanwhile (pushed on a guess, or relayed).
+                let got = p.recon.withheld.contains_key(sid)
+                    || p.recon.shorts.get(sid).is_some_and(|(id, v)| {
+                        self.held
+                            .get(&BundleRef::new(id, *v).prefix)
+                            .is_some_and(|h| h.1 >= *v)
+                    });
+                if !got {
+                    wants.push((len, *sid));
+                }
+            }
+            // Grouped by prefix length: one WANT message per length.
+            wants.sort_unstable();
+            p.wants_out.extend(wants.into_iter().map(|(l, s)| (s, l)));
+            let push: Vec<(BundleId, u64)> = diff
+                .local_only
+                .iter()
+                .filter_map(|sid| p.recon.shorts.get(sid).copied())
+                .collect();
+            tracing::debug!(peer = %hex8(&key), used, they_lack = push.len(), we_lack = diff.remote_only.len(), "reconciled");
+            self.events.push_back(Event::Reconciled {
+                peer: key,
+                symbols: used,
+                they_lack: push.len(),
+                we_lack: diff.remote_only.len(),
+            });
+            // Guesses the peer turned out to hold are dropped, unless already underway.
+            let lacking: std::collections::HashSet<(BundleId, u64)> =
+                push.iter().copied().collect();
+            p.out.retain(|o| {
+                !o.speculative || o.manifest_acked || lacking.contains(&(o.id, o.r.version))
+            });
+            p.backlog
+                .retain(|q| !q.speculative || lacking.contains(&(q.id, q.version)));
+            for (id, version) in push {
+                if let Some(m) = store.manifest(&id).filter(|m| m.version() == version) {
+                    enqueue(p, &m, now);
+                }
+            }
+        } else {
+            let have = dec.received() as u64;
+            if let Some((&next, _)) = p.recon.early.first_key_value() {
+                // A frame of symbols was lost: ask for exactly what is missing, once.
+                if p.recon.gap_asked != Some(have) {
+                    p.recon.gap_asked = Some(have);
+                    p.recon.more_to_send = Some((have, next - have));
+                }
+            } else if half {
+                // Bursts on half-duplex links: the burst is over when we get the turn.
+                p.recon.more_to_send = Some((have, 0));
+            } else if have >= p.recon.burst_end {
+                // The whole first burst is here and did not decode: ask for more now.
+                // The streamer extends as below on RECON_MORE with count 0.
+                p.recon.more_to_send = Some((have, 0));
+                p.recon.burst_end = have + have.max(self.cfg.initial_burst);
+            }
+        }
+    }
+}
