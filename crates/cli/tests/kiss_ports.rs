@@ -1,0 +1,95 @@
+//! Several KISS ports over one TNC connection, under real daemons: node A's two `kiss`
+//! links name the same two-port fake TNC (ports 0 and 1: two radio channels), node B is
+//! on channel 1 only and node C on channel 0 only. A syncs with both over its one
+//! connection, and B and C get each other's bundles through it. B's and C's TNCs hear
+//! the other channel too: those frames, for a port no link of theirs is on, are
+//! counted as dropped.
+
+mod support;
+
+use skywave_links::kiss::fake::FakeTncs;
+use support::*;
+
+/// Bytes per second on the fake channels: fast, so the test takes seconds.
+const RATE: f64 = 4_000.0;
+
+fn kiss_link(tnc: &str, port: u8, call: &str) -> String {
+    format!(
+        "[[link]]\ntype = \"kiss\"\ntnc = \"{tnc}\"\nport = {port}\ncallsign = \"N0CALL-{call}\"\namateur = true\nair_rate = 9600\n\n"
+    )
+}
+
+#[test]
+fn two_daemons_sync_over_port_1_of_a_shared_tnc_while_port_0_carries_a_third() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let tncs = rt.block_on(FakeTncs::start(3, RATE)).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let confs = [
+        kiss_link(&tncs.url(0), 0, "1") + &kiss_link(&tncs.url(0), 1, "11"),
+        kiss_link(&tncs.url(1), 1, "2"),
+        kiss_link(&tncs.url(2), 0, "3"),
+    ];
+    let daemons: Vec<Daemon> = confs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let conf = root.join(format!("d{i}.toml"));
+            std::fs::write(&conf, c).unwrap();
+            Daemon::start(root, &format!("d{i}"), &["--config", &conf.display().to_string()])
+        })
+        .collect();
+    let ids: Vec<Vec<String>> = daemons
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            (0..3)
+                .map(|j| d.add(&payload(300, (10 * i + j) as u64), &format!("b{i}{j}")))
+                .collect()
+        })
+        .collect();
+    // A with both; B and C with each other, through A.
+    daemons[0].wait_synced(2, LONG);
+    for (i, d) in daemons.iter().enumerate() {
+        for (j, theirs) in ids.iter().enumerate() {
+            if i != j {
+                for id in theirs {
+                    d.wait_bundle(id, LONG);
+                }
+            }
+        }
+    }
+    let a = daemons[0].status();
+    assert_eq!(a.links.len(), 2);
+    assert!(a.links.iter().all(|l| l.up), "{:?}", a.links);
+    // Each peer on its own link: C on port 0 (link 0), B on port 1.
+    let node = |d: &Daemon| d.status().node;
+    let on = |n: &str| a.peers.iter().find(|p| p.node == n).map(|p| p.link);
+    let (b_link, c_link) = (on(&node(&daemons[1])), on(&node(&daemons[2])));
+    assert!(
+        b_link.is_some() && c_link.is_some() && b_link != c_link,
+        "{:?}",
+        a.peers
+    );
+    assert_eq!(tncs.accepted(0), 1, "A opened its TNC once, for both ports");
+    let s = tncs.stats(0);
+    assert!(s.frames_in_port[0] > 0 && s.frames_in_port[1] > 0, "{s:?}");
+    // B and C sent only on their own channel.
+    assert_eq!(tncs.stats(1).frames_in_port[0], 0);
+    assert_eq!(tncs.stats(2).frames_in_port[1], 0);
+    // Each heard the other channel, on a port no link of theirs is on: counted.
+    for d in &daemons[1..] {
+        let l = &d.status().links[0];
+        assert!(
+            l.dropped.get("not_ours").copied().unwrap_or(0) > 0,
+            "{}: {:?}",
+            d.name,
+            l.dropped
+        );
+    }
+    drop(rt);
+}
