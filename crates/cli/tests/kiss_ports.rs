@@ -40,7 +40,11 @@ fn two_daemons_sync_over_port_1_of_a_shared_tnc_while_port_0_carries_a_third() {
         .map(|(i, c)| {
             let conf = root.join(format!("d{i}.toml"));
             std::fs::write(&conf, c).unwrap();
-            Daemon::start(root, &format!("d{i}"), &["--config", &conf.display().to_string()])
+            Daemon::start(
+                root,
+                &format!("d{i}"),
+                &["--config", &conf.display().to_string()],
+            )
         })
         .collect();
     let ids: Vec<Vec<String>> = daemons

@@ -347,7 +347,11 @@ async fn two_links_share_one_tnc_connection_each_on_its_port() {
     let s1 = send_all(a1, (0..n).map(|i| blob(100 + i, 150)).collect(), 10.0);
     let back = send_all(b1, (0..n).map(|i| blob(200 + i, 120)).collect(), 10.0);
     for i in 0..n {
-        assert_eq!(frame_from(&mut b0, 10.0).await, blob(i, 200), "port 0, frame {i}");
+        assert_eq!(
+            frame_from(&mut b0, 10.0).await,
+            blob(i, 200),
+            "port 0, frame {i}"
+        );
     }
     let mut a1 = s1.await.unwrap();
     for i in 0..n {
@@ -369,9 +373,17 @@ async fn two_links_share_one_tnc_connection_each_on_its_port() {
     // Nothing crossed to the other port.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(a0.events.try_recv().is_err(), "a frame reached port 0 of A");
-    assert!(b0.events.try_recv().is_err(), "another frame reached port 0 of B");
+    assert!(
+        b0.events.try_recv().is_err(),
+        "another frame reached port 0 of B"
+    );
     for h in [&a0, &a1, &b0, &b1] {
-        assert_eq!(LinkCounters::get(&h.counters.dropped_frames), 0, "{}", h.name);
+        assert_eq!(
+            LinkCounters::get(&h.counters.dropped_frames),
+            0,
+            "{}",
+            h.name
+        );
     }
     assert_eq!(LinkCounters::get(&b0.counters.frames_in), u64::from(n));
     assert_eq!(LinkCounters::get(&b1.counters.frames_in), u64::from(n));
@@ -390,7 +402,11 @@ async fn two_links_share_one_tnc_connection_each_on_its_port() {
     assert_eq!(s.parameters.len(), 10);
     // Each link asked for its own port's queue, and was held to its own buffer.
     assert!(s.answers >= 2, "{}", s.answers);
-    assert!(s.max_queued <= 2 * KissConfig::new("x").buffer(), "{}", s.max_queued);
+    assert!(
+        s.max_queued <= 2 * KissConfig::new("x").buffer(),
+        "{}",
+        s.max_queued
+    );
 
     // A frame on port 2, for which no link is configured: counted on B's first link.
     let mut f = Vec::new();
@@ -426,7 +442,11 @@ async fn a_tnc_reset_takes_both_ports_down_and_both_come_back() {
     tncs.disconnect(0);
     for h in [&mut a0, &mut a1] {
         let reason = expect_down(h, 5.0).await;
-        assert!(reason.contains("TNC closed the connection"), "{}: {reason}", h.name);
+        assert!(
+            reason.contains("TNC closed the connection"),
+            "{}: {reason}",
+            h.name
+        );
         assert_eq!(*h.room.borrow(), 0);
     }
     for h in [&mut a0, &mut a1] {
@@ -483,7 +503,10 @@ async fn two_ports_over_one_serial_line_go_down_and_come_back_together() {
         }
         for i in 0..3 {
             assert_eq!(frame_from(&mut b[1], 5.0).await, blob(10 * k + i, 150));
-            assert_eq!(frame_from(&mut a[0], 5.0).await, blob(100 + 10 * k + i, 150));
+            assert_eq!(
+                frame_from(&mut a[0], 5.0).await,
+                blob(100 + 10 * k + i, 150)
+            );
         }
         if k == 1 {
             break;

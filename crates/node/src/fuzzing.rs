@@ -238,7 +238,11 @@ pub fn netkey(data: &[u8]) {
             assert_eq!(tagged(body), rest, "verified, but not the body's tag");
         }
         None if rest.len() > len => {
-            assert_ne!(tagged(&rest[..rest.len() - len]), rest, "a good tag refused");
+            assert_ne!(
+                tagged(&rest[..rest.len() - len]),
+                rest,
+                "a good tag refused"
+            );
         }
         None => {}
     }
@@ -274,7 +278,11 @@ pub fn netkey(data: &[u8]) {
         }
     }
     let front = 1 + cut % n;
-    assert_eq!(t.verify(&f[front..]), None, "cut by {front} at the front and verified");
+    assert_eq!(
+        t.verify(&f[front..]),
+        None,
+        "cut by {front} at the front and verified"
+    );
     let mut other = key;
     other[flip % 32] ^= 1 << (cut % 8);
     let wrong = FrameTag::new(&other, len).expect("a length in range");
@@ -282,7 +290,11 @@ pub fn netkey(data: &[u8]) {
     let len2 = MIN_TAG + (len - MIN_TAG + 1 + cut % (span - 1)) % span;
     assert_ne!(len2, len);
     let wrong = FrameTag::new(&key, len2).expect("a length in range");
-    assert_eq!(wrong.verify(&f), None, "verified with a tag of {len2} bytes");
+    assert_eq!(
+        wrong.verify(&f),
+        None,
+        "verified with a tag of {len2} bytes"
+    );
 }
 
 /// Two honest channels (A and B) and a path an attacker controls: the input is a

@@ -55,7 +55,8 @@ fn netkey_seeds() -> Vec<Vec<u8>> {
         }
         // A frame that carries its own good tag: the raw read accepts it.
         let tag_len = skywave_node::netkey::MIN_TAG
-            + usize::from(len) % (skywave_node::netkey::MAX_TAG - skywave_node::netkey::MIN_TAG + 1);
+            + usize::from(len)
+                % (skywave_node::netkey::MAX_TAG - skywave_node::netkey::MIN_TAG + 1);
         let t = skywave_node::netkey::FrameTag::new(&[key; 32], tag_len).expect("in range");
         let mut f = b"a frame of the protocol".to_vec();
         t.append(&mut f);

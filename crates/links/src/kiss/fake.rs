@@ -191,8 +191,7 @@ async fn listen(l: TcpListener, i: usize, inner: Arc<Mutex<Channel>>) {
                             if t.answer_txbuf {
                                 t.stats.answers += 1;
                                 let mut out = Vec::new();
-                                let answer =
-                                    format!("TXBUF:{}", t.queued[usize::from(f.port)]);
+                                let answer = format!("TXBUF:{}", t.queued[usize::from(f.port)]);
                                 wire::encode(
                                     f.port,
                                     wire::cmd::SET_HARDWARE,

@@ -36,9 +36,7 @@ use skywave_node::pacer::Pacer;
 use skywave_proto::LinkParams;
 use tokio::sync::mpsc;
 
-use crate::link::{
-    Closed, MIN_ROOM, RateTold, Shared, accept_frame, sleep_until, wait_away_until,
-};
+use crate::link::{Closed, MIN_ROOM, RateTold, Shared, accept_frame, sleep_until, wait_away_until};
 use crate::serial::check_baud;
 use crate::stream::TICK;
 use crate::{Error, LinkCounters, LinkEvent, LinkHandle};
@@ -925,7 +923,11 @@ mod tests {
         assert_eq!(clash(&[&a, &b, &other]), None);
         let c = clash(&[&a, &b, &other, &on("tcp://127.0.0.1:8001", 1)]).unwrap();
         assert_eq!((c.first, c.second, c.field), (1, 3, "port"));
-        assert!(c.expected.contains("tcp://127.0.0.1:8001"), "{}", c.expected);
+        assert!(
+            c.expected.contains("tcp://127.0.0.1:8001"),
+            "{}",
+            c.expected
+        );
         // A serial device: one rate; a path through a symlink is the same device.
         let dir = tempfile::tempdir().unwrap();
         let dev = dir.path().join("ttyUSB0");

@@ -24,9 +24,9 @@ use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, watch};
 
 use super::wire;
+use crate::LinkCounters;
 use crate::device::Device;
 use crate::link::{Backoff, tcp_read, tcp_write_some};
-use crate::LinkCounters;
 
 /// Where the TNC is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,8 +185,14 @@ impl Demux {
     fn push(&mut self, tnc: &str, data: &[u8]) {
         let frames = self.decoder.push(data);
         let first = &self.ports[0].port;
-        LinkCounters::add(&first.counters.garbage_bytes, self.decoder.garbage - self.garbage);
-        LinkCounters::add(&first.counters.dropped_frames, self.decoder.bad_frames - self.bad);
+        LinkCounters::add(
+            &first.counters.garbage_bytes,
+            self.decoder.garbage - self.garbage,
+        );
+        LinkCounters::add(
+            &first.counters.dropped_frames,
+            self.decoder.bad_frames - self.bad,
+        );
         self.garbage = self.decoder.garbage;
         self.bad = self.decoder.bad_frames;
         for f in frames {
@@ -202,7 +208,13 @@ impl Demux {
                         f.port
                     );
                 }
-                tracing::debug!(tnc, port = f.port, command = f.command, len = f.data.len(), "kiss: frame for an unconfigured port dropped");
+                tracing::debug!(
+                    tnc,
+                    port = f.port,
+                    command = f.command,
+                    len = f.data.len(),
+                    "kiss: frame for an unconfigured port dropped"
+                );
                 LinkCounters::add(&first.counters.dropped_frames, 1);
                 LinkCounters::add(&first.counters.foreign_frames, 1);
                 continue;
