@@ -97,3 +97,58 @@ fn two_daemons_sync_over_port_1_of_a_shared_tnc_while_port_0_carries_a_third() {
     }
     drop(rt);
 }
+
+/// Two links on the same port of one TNC are refused before anything starts, naming
+/// both; so is a serial device given two rates.
+#[test]
+fn links_clashing_on_a_tnc_are_refused_naming_both() {
+    let tmp = tempfile::tempdir().unwrap();
+    let conf = tmp.path().join("d.toml");
+    let tnc = "tcp://127.0.0.1:8001";
+    for (text, want) in [
+        (
+            kiss_link(tnc, 1, "1")
+                + &kiss_link("tcp://127.0.0.1:8002", 1, "2")
+                + &kiss_link(tnc, 1, "3"),
+            "port of link #3 (type = \"kiss\"), the same TNC as link #1",
+        ),
+        (
+            kiss_link("/dev/ttyUSB9", 0, "1")
+                + &kiss_link("/dev/ttyUSB9", 1, "2").replace("port = 1", "port = 1\nbaud = 19200"),
+            "baud of link #2 (type = \"kiss\"), the same TNC as link #1",
+        ),
+    ] {
+        std::fs::write(&conf, text).unwrap();
+        let out = run(tmp.path(), &["config", "check", conf.to_str().unwrap()]);
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{err}");
+        // The daemon refuses to start on it (killed if it ran instead).
+        let mut child = std::process::Command::new(BIN)
+            .arg("--dir")
+            .arg(tmp.path().join("node"))
+            .args(["daemon", "--http", "127.0.0.1:0", "--config"])
+            .arg(&conf)
+            .env_remove("SKYWAVE_HOME")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break Some(s);
+            }
+            if started.elapsed() > SHORT {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        assert!(status.is_some_and(|s| !s.success()), "the daemon started");
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert!(err.contains(want), "{err}");
+    }
+}
