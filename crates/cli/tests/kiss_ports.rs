@@ -7,7 +7,6 @@
 
 mod support;
 
-use skywave_links::kiss::fake::FakeTncs;
 use support::*;
 
 /// Bytes per second on the fake channels: fast, so the test takes seconds.
@@ -21,12 +20,7 @@ fn kiss_link(tnc: &str, port: u8, call: &str) -> String {
 
 #[test]
 fn two_daemons_sync_over_port_1_of_a_shared_tnc_while_port_0_carries_a_third() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let tncs = rt.block_on(FakeTncs::start(3, RATE)).unwrap();
+    let (rt, tncs) = fake_tncs(3, RATE);
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     let confs = [
@@ -47,26 +41,18 @@ fn two_daemons_sync_over_port_1_of_a_shared_tnc_while_port_0_carries_a_third() {
             )
         })
         .collect();
-    let ids: Vec<Vec<String>> = daemons
-        .iter()
-        .enumerate()
-        .map(|(i, d)| {
-            (0..3)
-                .map(|j| d.add(&payload(300, (10 * i + j) as u64), &format!("b{i}{j}")))
-                .collect()
-        })
-        .collect();
+    insert_each(&daemons, 3, 300);
     // A with both; B and C with each other, through A.
     daemons[0].wait_synced(2, LONG);
-    for (i, d) in daemons.iter().enumerate() {
-        for (j, theirs) in ids.iter().enumerate() {
-            if i != j {
-                for id in theirs {
-                    d.wait_bundle(id, LONG);
-                }
-            }
-        }
-    }
+    wait_for("every node to hold all 9 bundles", LONG, || {
+        daemons
+            .iter()
+            .all(|d| {
+                d.check_alive();
+                d.status().store.bundles == 9
+            })
+            .then_some(())
+    });
     let a = daemons[0].status();
     assert_eq!(a.links.len(), 2);
     assert!(a.links.iter().all(|l| l.up), "{:?}", a.links);

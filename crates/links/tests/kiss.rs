@@ -307,6 +307,14 @@ async fn a_tnc_that_refuses_connections_is_retried_until_it_listens() {
     assert_eq!(frames[0].command, wire::cmd::TXDELAY);
 }
 
+/// Frames `first..first + n` of `len` bytes, in order, at `h`.
+async fn expect_blobs(h: &mut LinkHandle, first: u32, n: u32, len: usize) {
+    for i in first..first + n {
+        let f = frame_from(h, 10.0).await;
+        assert_eq!(f, blob(i, len), "{}: frame {i}", h.name);
+    }
+}
+
 /// Links on ports 0 and 1 of each of two TNCs: each pair shares one connection.
 async fn two_ports_each(tncs: &FakeTncs) -> [LinkHandle; 4] {
     let on = |i: usize, port: u8, call: &str| {
@@ -346,29 +354,11 @@ async fn two_links_share_one_tnc_connection_each_on_its_port() {
     let s0 = send_all(a0, (0..n).map(|i| blob(i, 200)).collect(), 10.0);
     let s1 = send_all(a1, (0..n).map(|i| blob(100 + i, 150)).collect(), 10.0);
     let back = send_all(b1, (0..n).map(|i| blob(200 + i, 120)).collect(), 10.0);
-    for i in 0..n {
-        assert_eq!(
-            frame_from(&mut b0, 10.0).await,
-            blob(i, 200),
-            "port 0, frame {i}"
-        );
-    }
+    expect_blobs(&mut b0, 0, n, 200).await;
     let mut a1 = s1.await.unwrap();
-    for i in 0..n {
-        assert_eq!(
-            frame_from(&mut a1, 10.0).await,
-            blob(200 + i, 120),
-            "port 1 back, frame {i}"
-        );
-    }
+    expect_blobs(&mut a1, 200, n, 120).await;
     let mut b1 = back.await.unwrap();
-    for i in 0..n {
-        assert_eq!(
-            frame_from(&mut b1, 10.0).await,
-            blob(100 + i, 150),
-            "port 1, frame {i}"
-        );
-    }
+    expect_blobs(&mut b1, 100, n, 150).await;
     let mut a0 = s0.await.unwrap();
     // Nothing crossed to the other port.
     tokio::time::sleep(Duration::from_millis(300)).await;
