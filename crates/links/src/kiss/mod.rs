@@ -15,7 +15,7 @@
 //! from the configuration when the link opens) decides when it transmits.
 //!
 //! Several links may name the same TNC, each on its own KISS port (a multi-port TNC's
-//! radio channels, Dire Wolf's channels): they share one connection to it ([`tnc`]),
+//! radio channels, Dire Wolf's channels): they share one connection to it (`tnc`),
 //! each with its own callsign, credit, pacing and settings. Received frames go to the
 //! link on their port; frames on a port no link is configured for are counted as
 //! dropped. The TNC failing takes all its links down; they come back together.
