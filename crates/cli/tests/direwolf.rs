@@ -399,19 +399,7 @@ fn one_direwolf_carries_two_radio_channels_on_one_kiss_connection() {
         link(kiss[1], 0, "N0CALL-2"),
         link(kiss[2], 0, "N0CALL-3"),
     ];
-    let daemons: Vec<Daemon> = confs
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let conf = root.join(format!("d{i}.toml"));
-            std::fs::write(&conf, c).unwrap();
-            Daemon::start(
-                root,
-                &format!("d{i}"),
-                &["--config", &conf.display().to_string()],
-            )
-        })
-        .collect();
+    let daemons = start_configured(root, &confs);
     wait_links_up(&daemons, SHORT);
     let start = Instant::now();
     insert_each(&daemons, 3, 100);

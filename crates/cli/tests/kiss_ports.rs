@@ -28,19 +28,7 @@ fn two_daemons_sync_over_port_1_of_a_shared_tnc_while_port_0_carries_a_third() {
         kiss_link(&tncs.url(1), 1, "2"),
         kiss_link(&tncs.url(2), 0, "3"),
     ];
-    let daemons: Vec<Daemon> = confs
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let conf = root.join(format!("d{i}.toml"));
-            std::fs::write(&conf, c).unwrap();
-            Daemon::start(
-                root,
-                &format!("d{i}"),
-                &["--config", &conf.display().to_string()],
-            )
-        })
-        .collect();
+    let daemons = start_configured(root, &confs);
     insert_each(&daemons, 3, 300);
     // A with both; B and C with each other, through A.
     daemons[0].wait_synced(2, LONG);

@@ -74,6 +74,24 @@ pub fn fake_tncs(
     (rt, tncs)
 }
 
+/// Daemons `d0`, `d1`, ... under `root`, each on its configuration text (written to
+/// `root/d{i}.toml`).
+pub fn start_configured(root: &Path, confs: &[String]) -> Vec<Daemon> {
+    confs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let conf = root.join(format!("d{i}.toml"));
+            std::fs::write(&conf, c).unwrap();
+            Daemon::start(
+                root,
+                &format!("d{i}"),
+                &["--config", &conf.display().to_string()],
+            )
+        })
+        .collect()
+}
+
 /// Waits until every daemon's first link is up.
 pub fn wait_links_up(daemons: &[Daemon], timeout: Duration) {
     wait_for("every daemon's link up", timeout, || {
