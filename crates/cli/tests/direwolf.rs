@@ -43,6 +43,14 @@ const SPEC: CableSpec = CableSpec {
 /// Frames of Dire Wolf's playback buffer (see the module docs).
 const BUFFER_CAP: usize = 4096;
 
+/// Held by each test while its modems run: real-time modems sharing two cores with
+/// another test's would time their transmissions late.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Why the tests cannot run here, if they cannot.
 fn missing() -> Option<String> {
     if !cable::have("direwolf") {
@@ -167,6 +175,7 @@ struct Outcome {
 /// Two Dire Wolf modems at `modem` baud with a daemon each; `each` bundles of `size`
 /// bytes inserted at each; `None` if they are not all through within `limit`.
 fn exchange(modem: u32, each: usize, size: usize, limit: Duration) -> (Option<Outcome>, String) {
+    let _turn = one_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     let cap = cable::build_buffer_cap(root, BUFFER_CAP);
@@ -359,6 +368,7 @@ fn one_direwolf_carries_two_radio_channels_on_one_kiss_connection() {
         eprintln!("skipped: {why}");
         return;
     }
+    let _turn = one_at_a_time();
     let modem = 9600;
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
