@@ -1,5 +1,7 @@
 //! Two real Dire Wolf modems on a virtual audio cable, each under a real `skywave daemon`
-//! on its KISS TCP port (a `kiss` link): 20+20 bundles of 100 B sync over the air.
+//! on its KISS TCP port (a `kiss` link): 20+20 bundles of 100 B sync over the air. And
+//! one Dire Wolf with two radios (channels 0 and 2) on two cables, its daemon's two
+//! `kiss` links sharing its one KISS connection, syncing with a node on each.
 //!
 //! The cable (`support::cable`): each Dire Wolf plays into an ALSA `file` PCM writing
 //! raw S16_LE 48 kHz mono samples into a FIFO, its playback buffer capped at 4096 frames
@@ -11,8 +13,8 @@
 //!
 //! Needs `direwolf` (Debian: `apt-get install direwolf`), `gcc` and the ALSA headers
 //! (`libasound2-dev`); without them each test prints why and passes. The 1200 baud pair
-//! runs by default (about a minute); the 9600 baud pair and the repeated runs that give
-//! min/median/max are `--ignored`:
+//! (about two minutes) and the two-radio test (10-70 s at 9600 baud) run by default;
+//! the 9600 baud pair and the repeated runs that give min/median/max are `--ignored`:
 //! `cargo test --release -p skywave --test direwolf -- --ignored --nocapture`
 //! (`scripts/direwolf-pair.sh` runs them and keeps the logs).
 
@@ -41,6 +43,14 @@ const SPEC: CableSpec = CableSpec {
 /// Frames of Dire Wolf's playback buffer (see the module docs).
 const BUFFER_CAP: usize = 4096;
 
+/// Held by each test while its modems run: real-time modems sharing two cores with
+/// another test's would time their transmissions late.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Why the tests cannot run here, if they cannot.
 fn missing() -> Option<String> {
     if !cable::have("direwolf") {
@@ -55,8 +65,22 @@ struct Direwolf {
     log: PathBuf,
 }
 
+/// Dire Wolf's settings for its audio device `device` (`udp` in, `skyout{out}` out) and
+/// its one channel (`2 x device`: each mono device has a channel pair).
+fn device_conf(device: usize, udp: u16, out: usize, modem: u32, call: &str) -> String {
+    // (The first device is plain `ADEVICE`.)
+    let n = if device == 0 {
+        String::new()
+    } else {
+        device.to_string()
+    };
+    format!(
+        "ADEVICE{n} udp:{udp} skyout{out}\nARATE 48000\nACHANNELS 1\nCHANNEL {}\nMYCALL {call}\nMODEM {modem}\nTXDELAY 30\nTXTAIL 10\nPERSIST 63\nSLOTTIME 10\n",
+        2 * device
+    )
+}
+
 impl Direwolf {
-    #[allow(clippy::too_many_arguments)]
     fn start(
         root: &Path,
         i: usize,
@@ -66,15 +90,22 @@ impl Direwolf {
         udp: u16,
         kiss: u16,
     ) -> Direwolf {
+        let call = format!("N0CALL-{}", i + 1);
+        let devices = device_conf(0, udp, i, modem, &call);
+        Direwolf::start_with(root, i, cap, alsa, &devices, kiss)
+    }
+
+    /// Dire Wolf `i` with the audio devices and channels `devices` ([`device_conf`]).
+    fn start_with(
+        root: &Path,
+        i: usize,
+        cap: &Path,
+        alsa: &Path,
+        devices: &str,
+        kiss: u16,
+    ) -> Direwolf {
         let conf = root.join(format!("direwolf{i}.conf"));
-        std::fs::write(
-            &conf,
-            format!(
-                "ADEVICE udp:{udp} skyout{i}\nARATE 48000\nACHANNELS 1\nCHANNEL 0\nMYCALL N0CALL-{}\nMODEM {modem}\nTXDELAY 30\nTXTAIL 10\nPERSIST 63\nSLOTTIME 10\nKISSPORT {kiss}\nAGWPORT 0\n",
-                i + 1
-            ),
-        )
-        .unwrap();
+        std::fs::write(&conf, format!("{devices}KISSPORT {kiss}\nAGWPORT 0\n")).unwrap();
         let log = root.join(format!("direwolf{i}.log"));
         let out = File::create(&log).unwrap();
         let child = Command::new("direwolf")
@@ -144,6 +175,7 @@ struct Outcome {
 /// Two Dire Wolf modems at `modem` baud with a daemon each; `each` bundles of `size`
 /// bytes inserted at each; `None` if they are not all through within `limit`.
 fn exchange(modem: u32, each: usize, size: usize, limit: Duration) -> (Option<Outcome>, String) {
+    let _turn = one_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     let cap = cable::build_buffer_cap(root, BUFFER_CAP);
@@ -323,4 +355,122 @@ fn direwolf_figures_over_three_runs() {
             cable::min_median_max(&mut ratios)
         );
     }
+}
+
+/// One Dire Wolf with two radios (two audio devices: channels 0 and 2, KISS ports 0 and
+/// 2), each on its own cable: one to a Dire Wolf of node B, one to a Dire Wolf of node
+/// C. Node A's daemon has a `kiss` link on each port, both naming the one KISS TCP
+/// port: one connection carries both channels. A syncs with B over channel 0 and with
+/// C over channel 2, and B and C get each other's bundles through A.
+#[test]
+fn one_direwolf_carries_two_radio_channels_on_one_kiss_connection() {
+    if let Some(why) = missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let _turn = one_at_a_time();
+    let modem = 9600;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let cap = cable::build_buffer_cap(root, BUFFER_CAP);
+    // Playback FIFOs: A's first radio, B's; A's second radio, C's.
+    let fifos: Vec<PathBuf> = (0..4).map(|i| root.join(format!("out{i}.fifo"))).collect();
+    let alsa = cable::alsa_config(root, &fifos, &[None, None, None, None]);
+    let udp: Vec<u16> = (0..4).map(|_| free_udp_port()).collect();
+    let kiss: Vec<u16> = (0..3).map(|_| free_tcp_port()).collect();
+    let cables: Vec<Cable> = [0, 2]
+        .into_iter()
+        .map(|k| {
+            Cable::start(
+                SPEC,
+                &fifos[k..k + 2],
+                vec![Hears::Udp(udp[k]), Hears::Udp(udp[k + 1])],
+            )
+        })
+        .collect();
+    let a_radios = device_conf(0, udp[0], 0, modem, "N0CALL-1")
+        + &device_conf(1, udp[2], 2, modem, "N0CALL-4");
+    let mut tncs = vec![Direwolf::start_with(
+        root, 0, &cap, &alsa, &a_radios, kiss[0],
+    )];
+    for (i, out) in [(1, 1), (2, 3)] {
+        // Dire Wolf seeds its CSMA random numbers from the time in seconds.
+        std::thread::sleep(Duration::from_millis(1100));
+        let radio = device_conf(0, udp[out], out, modem, &format!("N0CALL-{}", i + 1));
+        tncs.push(Direwolf::start_with(root, i, &cap, &alsa, &radio, kiss[i]));
+    }
+    let link = |kiss: u16, port: u8, call: &str| {
+        format!(
+            "[[link]]\ntype = \"kiss\"\ntnc = \"tcp://127.0.0.1:{kiss}\"\nport = {port}\ncallsign = \"{call}\"\namateur = true\nair_rate = {modem}\n\n"
+        )
+    };
+    let confs = [
+        link(kiss[0], 0, "N0CALL-1") + &link(kiss[0], 2, "N0CALL-4"),
+        link(kiss[1], 0, "N0CALL-2"),
+        link(kiss[2], 0, "N0CALL-3"),
+    ];
+    let daemons = start_configured(root, &confs);
+    wait_links_up(&daemons, SHORT);
+    let start = Instant::now();
+    insert_each(&daemons, 3, 100);
+    let held = until_all_hold(
+        &daemons,
+        9,
+        start,
+        Duration::from_secs(150),
+        Duration::from_secs(5),
+        |s| {
+            format!(
+                "{} bundles, {:?} frames out",
+                s.store.bundles,
+                s.links.iter().map(|l| l.frames_out).collect::<Vec<_>>()
+            )
+        },
+        |_| {},
+    );
+    if !held.done {
+        for d in &daemons {
+            eprintln!("---- {} ----\n{}", d.name, d.log_tail());
+        }
+    }
+    assert!(held.done, "not synced: {}", held.timeline.join("\n"));
+    eprintln!(
+        "3+3+3 bundles over two channels of one Dire Wolf in {:.1} s",
+        held.took.as_secs_f64()
+    );
+    let a = &held.last[0];
+    assert!(
+        a.links.len() == 2 && a.links.iter().all(|l| l.up && l.frames_in > 0),
+        "{:?}",
+        a.links
+    );
+    let on = |d: &Daemon| {
+        let node = d.status().node;
+        a.peers.iter().find(|p| p.node == node).map(|p| p.link)
+    };
+    let (b, c) = (on(&daemons[1]), on(&daemons[2]));
+    assert!(
+        b.is_some() && c.is_some() && b != c,
+        "B and C on A's two links: {:?}",
+        a.peers
+    );
+    // At A's Dire Wolf: the readiness probe of `Direwolf::start_with`, then the
+    // daemon's one connection, its queue asked for on both ports.
+    let log = tncs[0].log();
+    let attached = log
+        .lines()
+        .filter(|l| l.contains("Attached to KISS TCP client"))
+        .count();
+    assert_eq!(attached, 2, "{log}");
+    for port in [0, 2] {
+        assert!(
+            log.contains(&format!("set hardware \"TXBUF:\", port {port}")),
+            "no TXBUF query on port {port}"
+        );
+    }
+    let drops: Vec<String> = tncs.iter().flat_map(|t| t.drops()).collect();
+    assert!(drops.is_empty(), "Dire Wolf dropped frames: {drops:?}");
+    drop(daemons);
+    drop(tncs);
+    drop(cables);
 }

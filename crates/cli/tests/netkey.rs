@@ -7,7 +7,6 @@ mod support;
 
 use std::time::Duration;
 
-use skywave_links::kiss::fake::FakeTncs;
 use support::*;
 
 /// Bytes per second on the fake channel: fast, so the test takes seconds.
@@ -22,12 +21,7 @@ fn bad_tags(d: &Daemon) -> (u64, u64) {
 
 #[test]
 fn only_holders_of_the_network_key_sync_over_the_radio() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let tncs = rt.block_on(FakeTncs::start(3, RATE)).unwrap();
+    let (rt, tncs) = fake_tncs(3, RATE);
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     let keys = [

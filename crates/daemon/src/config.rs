@@ -809,6 +809,29 @@ impl DaemonConfig {
                 });
             }
         }
+        // `kiss` links naming the same TNC share it: one port each, one serial rate.
+        let kiss: Vec<(usize, &skywave_links::KissConfig)> = self
+            .links
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| match l {
+                LinkConfig::Driver(DriverConfig::Kiss(k)) => Some((i, k)),
+                _ => None,
+            })
+            .collect();
+        let cfgs: Vec<&skywave_links::KissConfig> = kiss.iter().map(|k| k.1).collect();
+        if let Some(c) = skywave_links::kiss::clash(&cfgs) {
+            return Err(ConfigError::Invalid {
+                field: format!(
+                    "{} of link #{} (type = \"kiss\"), the same TNC as link #{}",
+                    c.field,
+                    kiss[c.second].0 + 1,
+                    kiss[c.first].0 + 1
+                ),
+                value: c.value,
+                expected: c.expected,
+            });
+        }
         Ok(())
     }
 
@@ -1549,6 +1572,31 @@ mod tests {
         .unwrap();
         let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("pid of link #1") && e.contains("APRS"), "{e}");
+        // Links sharing a TNC: a port each, and a serial device at one rate.
+        let shared = |second: &str| {
+            DaemonConfig::from_toml(
+                &format!("[[link]]\ntype = \"udp\"\nbind = \"127.0.0.1:0\"\n\n[[link]]\ntype = \"kiss\"\ntnc = \"/dev/ttyUSB0\"\nbaud = 19200\n\n[[link]]\ntype = \"kiss\"\ntnc = \"tcp://127.0.0.1:8001\"\n\n[[link]]\ntype = \"kiss\"\ntnc = \"/dev/ttyUSB0\"\n{second}\n"),
+                "c.toml",
+            )
+            .unwrap()
+            .validate()
+            .map_err(|e| e.to_string())
+        };
+        let e = shared("baud = 19200").unwrap_err();
+        assert!(
+            e.contains("port of link #4 (type = \"kiss\"), the same TNC as link #2")
+                && e.contains("'0'")
+                && e.contains("no other link on /dev/ttyUSB0 uses"),
+            "{e}"
+        );
+        let e = shared("port = 1").unwrap_err();
+        assert!(
+            e.contains("baud of link #4 (type = \"kiss\"), the same TNC as link #2")
+                && e.contains("'9600'")
+                && e.contains("19200"),
+            "{e}"
+        );
+        shared("port = 1\nbaud = 19200").unwrap();
     }
 
     #[test]

@@ -167,6 +167,20 @@ pub async fn run(
         cfg.amateur_links().iter().map(|a| a.index).collect();
     let (mut udp, mut tcp) = (Vec::new(), Vec::new());
     let mut driver_links = 0;
+    // `kiss` links naming the same TNC share one connection to it: started together.
+    let (kiss_at, kiss): (Vec<usize>, Vec<skywave_links::KissConfig>) = cfg
+        .links
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| match l {
+            LinkConfig::Driver(skywave_links::DriverConfig::Kiss(k)) => Some((i, k.clone())),
+            _ => None,
+        })
+        .unzip();
+    let mut kiss: std::collections::HashMap<usize, skywave_links::LinkHandle> = kiss_at
+        .into_iter()
+        .zip(skywave_links::kiss::spawn_shared(kiss).context("starting the kiss links")?)
+        .collect();
     for (i, l) in cfg.links.into_iter().enumerate() {
         let amateur = amateur.contains(&i);
         match l {
@@ -203,9 +217,12 @@ pub async fn run(
                         Some(tag)
                     }
                 };
-                let h = d
-                    .spawn()
-                    .with_context(|| format!("starting a {kind} link"))?;
+                let h = match kiss.remove(&i) {
+                    Some(h) => h,
+                    None => d
+                        .spawn()
+                        .with_context(|| format!("starting a {kind} link"))?,
+                };
                 tracing::info!(device = %h.name, channel_access = if take_turns { "driver" } else { "radio" }, "{kind} link: starting");
                 core.add_driver(kind, h, take_turns, amateur, tag);
                 driver_links += 1;

@@ -176,10 +176,19 @@ pub(crate) async fn wait_away(
     frames: &mut mpsc::Receiver<Bytes>,
     delay: Duration,
 ) -> Result<(), Closed> {
-    let until = tokio::time::Instant::now() + delay;
+    wait_away_until(shared, frames, tokio::time::sleep(delay)).await
+}
+
+/// [`wait_away`] until `back` completes (the device is back); its output.
+pub(crate) async fn wait_away_until<T>(
+    shared: &Shared,
+    frames: &mut mpsc::Receiver<Bytes>,
+    back: impl std::future::Future<Output = T>,
+) -> Result<T, Closed> {
+    tokio::pin!(back);
     loop {
         tokio::select! {
-            _ = tokio::time::sleep_until(until) => return Ok(()),
+            t = &mut back => return Ok(t),
             f = frames.recv() => match f {
                 // (Nothing to send: not a frame.)
                 Some(f) if f.is_empty() => {}

@@ -306,3 +306,223 @@ async fn a_tnc_that_refuses_connections_is_retried_until_it_listens() {
     let frames = wire::Decoder::new().push(&buf[..n]);
     assert_eq!(frames[0].command, wire::cmd::TXDELAY);
 }
+
+/// Frames `first..first + n` of `len` bytes, in order, at `h`.
+async fn expect_blobs(h: &mut LinkHandle, first: u32, n: u32, len: usize) {
+    for i in first..first + n {
+        let f = frame_from(h, 10.0).await;
+        assert_eq!(f, blob(i, len), "{}: frame {i}", h.name);
+    }
+}
+
+/// Links on ports 0 and 1 of each of two TNCs: each pair shares one connection.
+async fn two_ports_each(tncs: &FakeTncs) -> [LinkHandle; 4] {
+    let on = |i: usize, port: u8, call: &str| {
+        let mut c = link(tncs, i, call);
+        c.port = port;
+        // Per-port parameters: port 1 keys up slower.
+        c.txdelay = Duration::from_millis(50 + 50 * u64::from(port));
+        c
+    };
+    let mut a = kiss::spawn_shared(vec![on(0, 0, "N0CALL-1"), on(0, 1, "N0CALL-11")]).unwrap();
+    let mut b = kiss::spawn_shared(vec![on(1, 0, "N0CALL-2"), on(1, 1, "N0CALL-12")]).unwrap();
+    for h in a.iter_mut().chain(b.iter_mut()) {
+        expect_up(h, 5.0).await;
+    }
+    for _ in 0..100 {
+        if tncs.clients(0) > 0 && tncs.clients(1) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let [a1, a0] = [a.pop().unwrap(), a.pop().unwrap()];
+    let [b1, b0] = [b.pop().unwrap(), b.pop().unwrap()];
+    [a0, a1, b0, b1]
+}
+
+/// Frames cross on both ports of a TNC shared by two links, each way, each to the link
+/// on its port; the TNC was connected to once; each port got its own parameters and
+/// `TXBUF:` answers; a frame on a port no link is configured for is counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_links_share_one_tnc_connection_each_on_its_port() {
+    init_tracing();
+    let tncs = FakeTncs::start(2, FAST).await.unwrap();
+    let [a0, a1, mut b0, b1] = two_ports_each(&tncs).await;
+    assert_eq!((tncs.accepted(0), tncs.accepted(1)), (1, 1));
+    let n = 12;
+    // Both ports of A send at once; port 1 also sends back.
+    let s0 = send_all(a0, (0..n).map(|i| blob(i, 200)).collect(), 10.0);
+    let s1 = send_all(a1, (0..n).map(|i| blob(100 + i, 150)).collect(), 10.0);
+    let back = send_all(b1, (0..n).map(|i| blob(200 + i, 120)).collect(), 10.0);
+    expect_blobs(&mut b0, 0, n, 200).await;
+    let mut a1 = s1.await.unwrap();
+    expect_blobs(&mut a1, 200, n, 120).await;
+    let mut b1 = back.await.unwrap();
+    expect_blobs(&mut b1, 100, n, 150).await;
+    let mut a0 = s0.await.unwrap();
+    // Nothing crossed to the other port.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(a0.events.try_recv().is_err(), "a frame reached port 0 of A");
+    assert!(
+        b0.events.try_recv().is_err(),
+        "another frame reached port 0 of B"
+    );
+    for h in [&a0, &a1, &b0, &b1] {
+        assert_eq!(
+            LinkCounters::get(&h.counters.dropped_frames),
+            0,
+            "{}",
+            h.name
+        );
+    }
+    assert_eq!(LinkCounters::get(&b0.counters.frames_in), u64::from(n));
+    assert_eq!(LinkCounters::get(&b1.counters.frames_in), u64::from(n));
+    let s = tncs.stats(0);
+    assert_eq!(s.frames_in_port[..2], [u64::from(n), u64::from(n)]);
+    // Each port's parameters, on that port: TXDELAY 50 and 100 ms.
+    let mut txdelay: Vec<(u8, u8)> = s
+        .parameters
+        .iter()
+        .filter(|p| p.1 == wire::cmd::TXDELAY)
+        .map(|p| (p.0, p.2))
+        .collect();
+    // (The links start their sessions in either order.)
+    txdelay.sort();
+    assert_eq!(txdelay, [(0, 5), (1, 10)]);
+    assert_eq!(s.parameters.len(), 10);
+    // Each link asked for its own port's queue, and was held to its own buffer.
+    assert!(s.answers >= 2, "{}", s.answers);
+    assert!(
+        s.max_queued <= 2 * KissConfig::new("x").buffer(),
+        "{}",
+        s.max_queued
+    );
+
+    // A frame on port 2, for which no link is configured: counted on B's first link.
+    let mut f = Vec::new();
+    ax25::encode_ui(
+        &ax25::Callsign::parse("SKYWAV").unwrap(),
+        &ax25::Callsign::parse("W1AW").unwrap(),
+        0xCF,
+        b"for nobody",
+        &mut f,
+    );
+    let mut junk = Vec::new();
+    wire::encode(2, wire::cmd::DATA, &f, &mut junk);
+    tncs.inject(1, &junk);
+    // Then one on port 1, to know the port-2 one has been read.
+    send(&mut a1, blob(7, 90), 5.0).await;
+    assert_eq!(frame_from(&mut b1, 5.0).await, blob(7, 90));
+    assert_eq!(LinkCounters::get(&b0.counters.dropped_frames), 1);
+    assert_eq!(LinkCounters::get(&b0.counters.foreign_frames), 1);
+    assert_eq!(LinkCounters::get(&b1.counters.dropped_frames), 0);
+    send(&mut a0, blob(8, 90), 5.0).await;
+    assert_eq!(frame_from(&mut b0, 5.0).await, blob(8, 90));
+}
+
+/// The TNC restarting (its connection closed) takes the links on both its ports down
+/// with the reason, and both come back on one new connection and carry frames again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tnc_reset_takes_both_ports_down_and_both_come_back() {
+    init_tracing();
+    let tncs = FakeTncs::start(2, FAST).await.unwrap();
+    let [mut a0, mut a1, mut b0, mut b1] = two_ports_each(&tncs).await;
+    send(&mut a0, blob(1, 100), 5.0).await;
+    assert_eq!(frame_from(&mut b0, 5.0).await, blob(1, 100));
+    tncs.disconnect(0);
+    for h in [&mut a0, &mut a1] {
+        let reason = expect_down(h, 5.0).await;
+        assert!(
+            reason.contains("TNC closed the connection"),
+            "{}: {reason}",
+            h.name
+        );
+        assert_eq!(*h.room.borrow(), 0);
+    }
+    for h in [&mut a0, &mut a1] {
+        expect_up(h, 5.0).await;
+    }
+    assert_eq!(tncs.accepted(0), 2, "one new connection for both ports");
+    for _ in 0..100 {
+        if tncs.clients(0) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    send(&mut a1, blob(2, 100), 5.0).await;
+    assert_eq!(frame_from(&mut b1, 5.0).await, blob(2, 100));
+    send(&mut b0, blob(3, 100), 5.0).await;
+    assert_eq!(frame_from(&mut a0, 5.0).await, blob(3, 100));
+    for h in [&a0, &a1] {
+        assert_eq!(LinkCounters::get(&h.counters.downs), 1, "{}", h.name);
+    }
+    // The parameters went again on the new connection, for each port.
+    let p = tncs.stats(0).parameters;
+    assert_eq!(p.len(), 20, "{p:?}");
+    // B's links never went down.
+    assert!(b0.events.try_recv().is_err() && b1.events.try_recv().is_err());
+}
+
+/// Two ports over one serial line (ptys joined by a null-modem cable, no TNC): each
+/// end's frames reach the link on the same port at the other end; unplugging the cable
+/// takes both ports' links down, and both come back when it is plugged in again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_ports_over_one_serial_line_go_down_and_come_back_together() {
+    init_tracing();
+    let dir = tempfile::tempdir().unwrap();
+    let cable = skywave_links::NullModem::open(dir.path()).unwrap();
+    let cfg = |end: usize, port: u8, call: &str| {
+        let mut c = KissConfig::new(cable.path(end).display().to_string());
+        c.callsign = Some(call.into());
+        c.port = port;
+        c.baud = 115_200;
+        c.air_rate = 9600;
+        c.txdelay = Duration::from_millis(10);
+        c.txtail = Duration::from_millis(10);
+        c
+    };
+    let mut a = kiss::spawn_shared(vec![cfg(0, 0, "N0CALL-1"), cfg(0, 1, "N0CALL-11")]).unwrap();
+    let mut b = kiss::spawn_shared(vec![cfg(1, 0, "N0CALL-2"), cfg(1, 1, "N0CALL-12")]).unwrap();
+    for h in a.iter_mut().chain(b.iter_mut()) {
+        expect_up(h, 5.0).await;
+    }
+    for k in 0..2u32 {
+        for i in 0..3 {
+            send(&mut a[1], blob(10 * k + i, 150), 5.0).await;
+            send(&mut b[0], blob(100 + 10 * k + i, 150), 5.0).await;
+        }
+        for i in 0..3 {
+            assert_eq!(frame_from(&mut b[1], 5.0).await, blob(10 * k + i, 150));
+            assert_eq!(
+                frame_from(&mut a[0], 5.0).await,
+                blob(100 + 10 * k + i, 150)
+            );
+        }
+        if k == 1 {
+            break;
+        }
+        cable.unplug().await;
+        for h in a.iter_mut().chain(b.iter_mut()) {
+            let reason = expect_down(h, 5.0).await;
+            assert!(
+                reason.contains("end of file") || reason.contains("failed"),
+                "{}: {reason}",
+                h.name
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        cable.plug().await.unwrap();
+        for h in a.iter_mut().chain(b.iter_mut()) {
+            expect_up(h, 10.0).await;
+        }
+    }
+    // Nothing crossed ports: the other end's parameter frames and queries are dropped
+    // by the link on their port, never taken as data.
+    for h in a.iter().chain(b.iter()) {
+        assert_eq!(LinkCounters::get(&h.counters.downs), 1, "{}", h.name);
+    }
+    assert_eq!(LinkCounters::get(&b[1].counters.frames_in), 6);
+    assert_eq!(LinkCounters::get(&a[0].counters.frames_in), 6);
+    assert_eq!(LinkCounters::get(&a[1].counters.frames_in), 0);
+    assert_eq!(LinkCounters::get(&b[0].counters.frames_in), 0);
+}

@@ -1,5 +1,6 @@
-//! Bodies of the byte-stream fuzz targets (`fuzz/fuzz_targets/stream.rs`), replayed on
-//! stable by `tests/fuzz_corpus.rs`. Not part of the API: hidden, no stability.
+//! Bodies of the node's fuzz targets (`fuzz/fuzz_targets/{stream,handshake,netkey}.rs`),
+//! replayed on stable by `tests/fuzz_corpus.rs`. Not part of the API: hidden, no
+//! stability.
 //!
 //! The stream framing (COBS + CRC-16, [`crate::framing`]) and the transmit side of a
 //! stream modem ([`crate::modem_tx`]) are what a `serial` or `hf-modem` link runs on the
@@ -195,6 +196,105 @@ fn check_written(wire: &[u8], offered: &[Vec<u8>]) -> usize {
         n += 1;
     }
     n
+}
+
+/// The network-key frame tag ([`crate::netkey::FrameTag`]). The first byte chooses the
+/// tag's length, the second the key, two 16-bit numbers a bit to flip and a cut; the
+/// rest is a frame. Checked:
+///
+/// 1. the rest as a received frame: `verify` never panics, and accepts it exactly when
+///    it is a non-empty body followed by that body's tag, returning the body;
+/// 2. the rest tagged: it verifies and yields the rest (refused when the rest is empty:
+///    a tag alone is no frame);
+/// 3. a flipped bit (the chosen one, one in the body, one in the tag), a cut at the
+///    front, another key (one bit apart) and another tag length: each refused; every
+///    cut of the last 1 to tag length + 1 bytes and a chosen cut at the end: refused,
+///    unless the cut removed the whole tag and left a tagged frame the input carried
+///    (a frame of its own, seen in the seeds).
+///
+/// (A refused frame could verify by chance with probability 2^-(8 x tag length), at
+/// least 2^-32 per check: no run meets it.)
+pub fn netkey(data: &[u8]) {
+    use crate::netkey::{FrameTag, MAX_TAG, MIN_TAG};
+    let mut input = Input(data);
+    let span = MAX_TAG - MIN_TAG + 1;
+    let len = MIN_TAG + usize::from(input.u8()) % span;
+    let key = [input.u8(); 32];
+    let flip = usize::from(input.u16());
+    let cut = usize::from(input.u16());
+    let rest = input.0;
+    let t = FrameTag::new(&key, len).expect("a length in range");
+
+    // 1.
+    let tagged = |body: &[u8]| {
+        let mut f = body.to_vec();
+        t.append(&mut f);
+        f
+    };
+    match t.verify(rest) {
+        Some(body) => {
+            assert!(!body.is_empty(), "an empty body verified");
+            assert_eq!(body, &rest[..rest.len() - len]);
+            assert_eq!(tagged(body), rest, "verified, but not the body's tag");
+        }
+        None if rest.len() > len => {
+            assert_ne!(
+                tagged(&rest[..rest.len() - len]),
+                rest,
+                "a good tag refused"
+            );
+        }
+        None => {}
+    }
+
+    // 2.
+    let f = tagged(rest);
+    assert_eq!(f.len(), rest.len() + len);
+    if rest.is_empty() {
+        assert_eq!(t.verify(&f), None, "a tag alone verified");
+        return;
+    }
+    assert_eq!(t.verify(&f), Some(rest), "a tagged frame refused");
+
+    // 3.
+    let bits = [
+        flip % (f.len() * 8),
+        flip % (rest.len() * 8),
+        rest.len() * 8 + flip % (len * 8),
+    ];
+    for bit in bits {
+        let mut g = f.clone();
+        g[bit / 8] ^= 1 << (bit % 8);
+        assert_eq!(t.verify(&g), None, "bit {bit} flipped and still verified");
+    }
+    let n = f.len();
+    for k in (1..=(len + 1).min(n)).chain([1 + cut % n]) {
+        let c = &f[..n - k];
+        if let Some(body) = t.verify(c) {
+            // Cut past the tag, what is left may be a tagged frame the input carried:
+            // a frame of its own, not this one cut short.
+            assert!(k >= len, "cut by {k}, inside the tag, and verified");
+            assert_eq!(tagged(body), c);
+        }
+    }
+    let front = 1 + cut % n;
+    assert_eq!(
+        t.verify(&f[front..]),
+        None,
+        "cut by {front} at the front and verified"
+    );
+    let mut other = key;
+    other[flip % 32] ^= 1 << (cut % 8);
+    let wrong = FrameTag::new(&other, len).expect("a length in range");
+    assert_eq!(wrong.verify(&f), None, "verified under another key");
+    let len2 = MIN_TAG + (len - MIN_TAG + 1 + cut % (span - 1)) % span;
+    assert_ne!(len2, len);
+    let wrong = FrameTag::new(&key, len2).expect("a length in range");
+    assert_eq!(
+        wrong.verify(&f),
+        None,
+        "verified with a tag of {len2} bytes"
+    );
 }
 
 /// Two honest channels (A and B) and a path an attacker controls: the input is a

@@ -1,4 +1,5 @@
-//! The `stream` fuzz target on stable: every file of `fuzz/corpus/stream/` is replayed.
+//! The node's fuzz targets on stable: every file of `fuzz/corpus/{stream,handshake,netkey}/`
+//! is replayed.
 //!
 //! `cargo test -p skywave-node --test fuzz_corpus -- --ignored write_seed_corpus`
 //! rewrites the seed files.
@@ -35,6 +36,35 @@ fn stream_corpus() {
 #[test]
 fn handshake_corpus() {
     replay("handshake", fuzzing::handshake);
+}
+
+#[test]
+fn netkey_corpus() {
+    replay("netkey", fuzzing::netkey);
+}
+
+/// Frame tags: each tag length's extremes and the default, over frames of every kind of
+/// length (empty, one byte, shorter and longer than the tag), raw and already tagged.
+fn netkey_seeds() -> Vec<Vec<u8>> {
+    let mut v = Vec::new();
+    for (len, key) in [(0u8, 0u8), (4, 7), (28, 0xff), (200, 0x5a)] {
+        for body in [&b""[..], b"x", b"short", &[0xc0; 40], &[0x11; 700]] {
+            let mut b = vec![len, key, 0x34, 0x12, 0x07, 0x00];
+            b.extend_from_slice(body);
+            v.push(b);
+        }
+        // A frame that carries its own good tag: the raw read accepts it.
+        let tag_len = skywave_node::netkey::MIN_TAG
+            + usize::from(len)
+                % (skywave_node::netkey::MAX_TAG - skywave_node::netkey::MIN_TAG + 1);
+        let t = skywave_node::netkey::FrameTag::new(&[key; 32], tag_len).expect("in range");
+        let mut f = b"a frame of the protocol".to_vec();
+        t.append(&mut f);
+        let mut b = vec![len, key, 0xff, 0xff, 0xff, 0xff];
+        b.extend_from_slice(&f);
+        v.push(b);
+    }
+    v
 }
 
 /// Handshake scripts: each set-up (XX, IK, a stale key; with and without a network key)
@@ -99,9 +129,13 @@ fn seeds() -> Vec<Vec<u8>> {
 }
 
 #[test]
-#[ignore = "writes fuzz/corpus/{stream,handshake}/seed-*; run by hand after a change"]
+#[ignore = "writes fuzz/corpus/{stream,handshake,netkey}/seed-*; run by hand after a change"]
 fn write_seed_corpus() {
-    for (target, seeds) in [("stream", seeds()), ("handshake", handshake_seeds())] {
+    for (target, seeds) in [
+        ("stream", seeds()),
+        ("handshake", handshake_seeds()),
+        ("netkey", netkey_seeds()),
+    ] {
         let dir = corpus_dir(target);
         std::fs::create_dir_all(&dir).expect("corpus dir");
         for (i, s) in seeds.iter().enumerate() {
@@ -118,6 +152,9 @@ fn seeds_run_clean() {
     for s in handshake_seeds() {
         fuzzing::handshake(&s);
     }
+    for s in netkey_seeds() {
+        fuzzing::netkey(&s);
+    }
 }
 
 proptest::proptest! {
@@ -127,5 +164,11 @@ proptest::proptest! {
     #[test]
     fn random_handshake_scripts(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)) {
         fuzzing::handshake(&data);
+    }
+
+    /// Random inputs against the frame tag (see `fuzzing::netkey`).
+    #[test]
+    fn random_netkey_inputs(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300)) {
+        fuzzing::netkey(&data);
     }
 }

@@ -56,6 +56,42 @@ pub fn payload(n: usize, seed: u64) -> Vec<u8> {
     out
 }
 
+/// `n` fake KISS TNCs on channels of `rate` bytes per second
+/// (`skywave_links::kiss::fake`), served by the returned runtime: they stop when it is
+/// dropped.
+pub fn fake_tncs(
+    n: usize,
+    rate: f64,
+) -> (tokio::runtime::Runtime, skywave_links::kiss::fake::FakeTncs) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let tncs = rt
+        .block_on(skywave_links::kiss::fake::FakeTncs::start(n, rate))
+        .unwrap();
+    (rt, tncs)
+}
+
+/// Daemons `d0`, `d1`, ... under `root`, each on its configuration text (written to
+/// `root/d{i}.toml`).
+pub fn start_configured(root: &Path, confs: &[String]) -> Vec<Daemon> {
+    confs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let conf = root.join(format!("d{i}.toml"));
+            std::fs::write(&conf, c).unwrap();
+            Daemon::start(
+                root,
+                &format!("d{i}"),
+                &["--config", &conf.display().to_string()],
+            )
+        })
+        .collect()
+}
+
 /// Waits until every daemon's first link is up.
 pub fn wait_links_up(daemons: &[Daemon], timeout: Duration) {
     wait_for("every daemon's link up", timeout, || {

@@ -3,10 +3,12 @@
 //! Each TNC listens on a loopback port and speaks KISS to any number of clients. Data
 //! frames a client sends join the TNC's queue; the TNC sends them one at a time at the
 //! channel's rate (a frame leaves the queue when its transmission starts, as in Dire
-//! Wolf) and every other TNC hands them to its clients. `TXBUF:` queries (KISS command
-//! 6) are answered with the bytes queued, unless the script says not to answer; a TNC
-//! can be told to stop sending (its queue then never drains), and raw bytes can be put
-//! in front of its clients (garbage, frames that are not AX.25). What it does not do:
+//! Wolf) and every other TNC hands them to its clients on the same KISS port (port `p`
+//! of every TNC is one radio channel: a multi-port TNC is on several). `TXBUF:` queries
+//! (KISS command 6) are answered with the bytes queued for the query's port, unless the
+//! script says not to answer; a TNC can be told to stop sending (its queue then never
+//! drains), raw bytes can be put in front of its clients (garbage, frames that are not
+//! AX.25), and its connections can be cut (a TNC restarting). What it does not do:
 //! carrier sense, collisions, loss.
 
 use std::collections::VecDeque;
@@ -17,6 +19,7 @@ use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
 
 use super::wire;
 use crate::link::writer;
@@ -26,6 +29,8 @@ use crate::link::writer;
 pub struct FakeTncStats {
     /// Data frames taken from clients.
     pub frames_in: u64,
+    /// Of those, by KISS port.
+    pub frames_in_port: [u64; 16],
     /// Data frames sent on the channel.
     pub frames_sent: u64,
     /// Most bytes (AX.25) ever queued.
@@ -40,11 +45,20 @@ pub struct FakeTncStats {
 #[derive(Debug)]
 struct Tnc {
     queue: VecDeque<(u8, Vec<u8>)>,
-    queued: usize,
+    /// Bytes queued, by KISS port.
+    queued: [usize; 16],
     answer_txbuf: bool,
     sending: bool,
-    clients: Vec<mpsc::UnboundedSender<Vec<u8>>>,
+    clients: Vec<Client>,
+    /// Connections accepted so far.
+    accepted: u64,
     stats: FakeTncStats,
+}
+
+#[derive(Debug)]
+struct Client {
+    tx: mpsc::UnboundedSender<Vec<u8>>,
+    reader: AbortHandle,
 }
 
 #[derive(Debug)]
@@ -67,10 +81,11 @@ impl FakeTncs {
             tncs: (0..n)
                 .map(|_| Tnc {
                     queue: VecDeque::new(),
-                    queued: 0,
+                    queued: [0; 16],
                     answer_txbuf: true,
                     sending: true,
                     clients: Vec::new(),
+                    accepted: 0,
                     stats: FakeTncStats::default(),
                 })
                 .collect(),
@@ -107,18 +122,33 @@ impl FakeTncs {
 
     /// Bytes TNC `i` holds now.
     pub fn queued(&self, i: usize) -> usize {
-        self.lock().tncs[i].queued
+        self.lock().tncs[i].queued.iter().sum()
     }
 
-    /// Clients TNC `i` has accepted.
+    /// Clients TNC `i` has connected now.
     pub fn clients(&self, i: usize) -> usize {
         self.lock().tncs[i].clients.len()
+    }
+
+    /// Connections TNC `i` has accepted so far.
+    pub fn accepted(&self, i: usize) -> u64 {
+        self.lock().tncs[i].accepted
     }
 
     /// Puts raw bytes in front of TNC `i`'s clients.
     pub fn inject(&self, i: usize, bytes: &[u8]) {
         for c in &self.lock().tncs[i].clients {
-            let _ = c.send(bytes.to_vec());
+            let _ = c.tx.send(bytes.to_vec());
+        }
+    }
+
+    /// Closes every connection to TNC `i`, as a TNC that restarts does (it listens
+    /// again at once; what it held stays queued).
+    pub fn disconnect(&self, i: usize) {
+        for c in self.lock().tncs[i].clients.drain(..) {
+            // The reader's half and, once the writer sees its channel closed, the
+            // writer's: the socket closes.
+            c.reader.abort();
         }
     }
 
@@ -131,11 +161,13 @@ async fn listen(l: TcpListener, i: usize, inner: Arc<Mutex<Channel>>) {
     while let Ok((s, _)) = l.accept().await {
         let (mut r, w) = s.into_split();
         let tx = writer(w);
-        inner.lock().unwrap_or_else(|e| e.into_inner()).tncs[i]
-            .clients
-            .push(tx.clone());
-        let inner = inner.clone();
-        tokio::spawn(async move {
+        // (Registered under the lock the reader takes first: a disconnect cannot miss it.)
+        let mut ch = inner.lock().unwrap_or_else(|e| e.into_inner());
+        let inner2 = inner.clone();
+        let reply = tx.clone();
+        let reader = tokio::spawn(async move {
+            let inner = inner2;
+            let tx = reply;
             let mut d = wire::Decoder::new();
             let mut buf = vec![0u8; 4096];
             while let Ok(n) = r.read(&mut buf).await {
@@ -148,8 +180,10 @@ async fn listen(l: TcpListener, i: usize, inner: Arc<Mutex<Channel>>) {
                     match f.command {
                         wire::cmd::DATA => {
                             t.stats.frames_in += 1;
-                            t.queued += f.data.len();
-                            t.stats.max_queued = t.stats.max_queued.max(t.queued);
+                            t.stats.frames_in_port[usize::from(f.port)] += 1;
+                            t.queued[usize::from(f.port)] += f.data.len();
+                            let total = t.queued.iter().sum();
+                            t.stats.max_queued = t.stats.max_queued.max(total);
                             t.queue.push_back((f.port, f.data));
                         }
                         wire::cmd::SET_HARDWARE if f.data == b"TXBUF:" => {
@@ -157,7 +191,7 @@ async fn listen(l: TcpListener, i: usize, inner: Arc<Mutex<Channel>>) {
                             if t.answer_txbuf {
                                 t.stats.answers += 1;
                                 let mut out = Vec::new();
-                                let answer = format!("TXBUF:{}", t.queued);
+                                let answer = format!("TXBUF:{}", t.queued[usize::from(f.port)]);
                                 wire::encode(
                                     f.port,
                                     wire::cmd::SET_HARDWARE,
@@ -179,6 +213,12 @@ async fn listen(l: TcpListener, i: usize, inner: Arc<Mutex<Channel>>) {
                 }
             }
         });
+        let t = &mut ch.tncs[i];
+        t.accepted += 1;
+        t.clients.push(Client {
+            tx,
+            reader: reader.abort_handle(),
+        });
     }
 }
 
@@ -188,8 +228,8 @@ async fn transmit(i: usize, inner: Arc<Mutex<Channel>>, rate: f64) {
             let mut ch = inner.lock().unwrap_or_else(|e| e.into_inner());
             let t = &mut ch.tncs[i];
             if t.sending {
-                t.queue.pop_front().inspect(|(_, f)| {
-                    t.queued -= f.len();
+                t.queue.pop_front().inspect(|(port, f)| {
+                    t.queued[usize::from(*port)] -= f.len();
                     t.stats.frames_sent += 1;
                 })
             } else {
@@ -207,7 +247,7 @@ async fn transmit(i: usize, inner: Arc<Mutex<Channel>>, rate: f64) {
         for (j, t) in ch.tncs.iter().enumerate() {
             if j != i {
                 for c in &t.clients {
-                    let _ = c.send(out.clone());
+                    let _ = c.tx.send(out.clone());
                 }
             }
         }

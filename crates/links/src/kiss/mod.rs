@@ -14,14 +14,19 @@
 //! TNC's own channel access (p-persistence CSMA: TXDELAY, persistence, slot time, set
 //! from the configuration when the link opens) decides when it transmits.
 //!
-//! What this does not do: connected mode, digipeating, or several KISS ports over one
-//! serial device (over TCP, one link per port, each with its own connection, works).
+//! Several links may name the same TNC, each on its own KISS port (a multi-port TNC's
+//! radio channels, Dire Wolf's channels): they share one connection to it (`tnc`),
+//! each with its own callsign, credit, pacing and settings. Received frames go to the
+//! link on their port; frames on a port no link is configured for are counted as
+//! dropped. The TNC failing takes all its links down; they come back together.
+//!
+//! What this does not do: connected mode or digipeating.
 
 pub mod ax25;
 pub mod fake;
+mod tnc;
 pub mod wire;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -31,15 +36,12 @@ use skywave_node::pacer::Pacer;
 use skywave_proto::LinkParams;
 use tokio::sync::mpsc;
 
-use crate::device::Device;
-use crate::link::{
-    Backoff, Closed, MIN_ROOM, RateTold, Shared, accept_frame, sleep_until, tcp_read,
-    tcp_write_some, wait_away,
-};
+use crate::link::{Closed, MIN_ROOM, RateTold, Shared, accept_frame, sleep_until, wait_away_until};
 use crate::serial::check_baud;
 use crate::stream::TICK;
 use crate::{Error, LinkCounters, LinkEvent, LinkHandle};
 use ax25::{Callsign, HEADER};
+use tnc::{Endpoint, PortIo};
 
 /// Bytes each frame costs on the air beyond its AX.25 header and info field: two flags
 /// and the FCS.
@@ -53,12 +55,13 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(2);
 #[serde(deny_unknown_fields)]
 pub struct KissConfig {
     /// `tcp://HOST:PORT` for a TNC's KISS TCP port (Dire Wolf: `KISSPORT`, 8001 by
-    /// default), or the path of a serial device.
+    /// default), or the path of a serial device. Links naming the same TNC share one
+    /// connection to it, each on its own `port`.
     pub tnc: String,
-    /// Serial devices only: the port's rate.
+    /// Serial devices only: the port's rate (the same for every link on the device).
     #[serde(default = "default_baud")]
     pub baud: u32,
-    /// The KISS port (0-15): the TNC's radio channel.
+    /// The KISS port (0-15): the TNC's radio channel, one link each.
     #[serde(default)]
     pub port: u8,
     /// This station's callsign and SSID, the source of every frame (required with
@@ -291,16 +294,69 @@ impl KissConfig {
     }
 
     fn endpoint(&self) -> Endpoint {
-        match self.tnc.strip_prefix("tcp://") {
-            Some(a) => Endpoint::Tcp(a.to_string()),
-            None => Endpoint::Serial(PathBuf::from(&self.tnc)),
-        }
+        Endpoint::parse(&self.tnc)
+    }
+
+    fn link_name(&self) -> String {
+        self.name
+            .clone()
+            .unwrap_or_else(|| format!("kiss:{}/{}", self.tnc, self.port))
     }
 }
 
-enum Endpoint {
-    Tcp(String),
-    Serial(PathBuf),
+/// Why two `kiss` links cannot share their TNC (see [`clash`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clash {
+    /// The two links, by their place in the list given to [`clash`].
+    pub first: usize,
+    pub second: usize,
+    /// The setting at fault, the second link's value, and what it should be.
+    pub field: &'static str,
+    pub value: String,
+    pub expected: String,
+}
+
+/// The first pair of links (in the order given) that cannot share the TNC they both
+/// name: two on one KISS port (whose would its frames be?), or a serial device at two
+/// rates.
+pub fn clash(cfgs: &[&KissConfig]) -> Option<Clash> {
+    let keys: Vec<Endpoint> = cfgs.iter().map(|c| c.endpoint().key()).collect();
+    for (second, b) in cfgs.iter().enumerate() {
+        for (first, a) in cfgs[..second].iter().enumerate() {
+            if keys[first] != keys[second] {
+                continue;
+            }
+            let (field, value, expected) = if a.port == b.port {
+                (
+                    "port",
+                    b.port.to_string(),
+                    format!(
+                        "a KISS port no other link on {} uses: each port is one radio channel, whose frames go to one link",
+                        b.tnc
+                    ),
+                )
+            } else if a.baud != b.baud && matches!(keys[second], Endpoint::Serial(_)) {
+                (
+                    "baud",
+                    b.baud.to_string(),
+                    format!(
+                        "{}, as the other link on {} has: the links share the device, at one rate",
+                        a.baud, b.tnc
+                    ),
+                )
+            } else {
+                continue;
+            };
+            return Some(Clash {
+                first,
+                second,
+                field,
+                value,
+                expected,
+            });
+        }
+    }
+    None
 }
 
 /// What the protocol is told about a KISS link before its rate is measured.
@@ -326,54 +382,77 @@ pub fn params(cfg: &KissConfig) -> LinkParams {
     }
 }
 
+/// Starts one `kiss` link (see [`spawn_shared`] for links sharing a TNC).
 pub fn spawn(cfg: KissConfig) -> Result<LinkHandle, Error> {
-    let (source, dest) = cfg.check()?;
-    let name = cfg
-        .name
-        .clone()
-        .unwrap_or_else(|| format!("kiss:{}/{}", cfg.tnc, cfg.port));
-    tracing::info!(link = %name, source = %source, destination = %dest, amateur = cfg.amateur, "kiss link configured");
-    let (shared, handle, frames) = Shared::new(name);
-    tokio::spawn(async move {
-        let _ = run(shared, frames, cfg, source, dest).await;
-    });
-    Ok(handle)
+    let mut h = spawn_shared(vec![cfg])?;
+    Ok(h.pop().expect("one link asked for, one started"))
 }
 
-/// The TNC's byte stream.
-enum Tnc {
-    Tcp(tokio::net::TcpStream),
-    Serial(Device),
-}
-
-impl Tnc {
-    async fn open(cfg: &KissConfig) -> std::io::Result<Tnc> {
-        match cfg.endpoint() {
-            Endpoint::Tcp(a) => {
-                let s = tokio::net::TcpStream::connect(a.as_str()).await?;
-                // Frames are small and each should leave at once.
-                s.set_nodelay(true)?;
-                Ok(Tnc::Tcp(s))
-            }
-            Endpoint::Serial(p) => Ok(Tnc::Serial(Device::open(&p, cfg.baud)?)),
+/// Starts `kiss` links, in order. Links naming the same TNC share one connection to
+/// it, each on its own KISS port; refused (naming both) when two name the same port of
+/// one TNC, or one serial device at two rates ([`clash`]).
+pub fn spawn_shared(cfgs: Vec<KissConfig>) -> Result<Vec<LinkHandle>, Error> {
+    let mut checked = Vec::with_capacity(cfgs.len());
+    for c in &cfgs {
+        checked.push(c.check()?);
+    }
+    if let Some(c) = clash(&cfgs.iter().collect::<Vec<_>>()) {
+        return Err(Error::Invalid {
+            field: c.field.into(),
+            value: c.value,
+            expected: format!(
+                "{} (links {} and {} clash)",
+                c.expected,
+                cfgs[c.first].link_name(),
+                cfgs[c.second].link_name()
+            ),
+        });
+    }
+    // The links on each TNC, in the order given.
+    let mut groups: Vec<(Endpoint, Vec<usize>)> = Vec::new();
+    for (i, c) in cfgs.iter().enumerate() {
+        let key = c.endpoint().key();
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => g.1.push(i),
+            None => groups.push((key, vec![i])),
         }
     }
-
-    /// Cancel-safe: nothing is read unless it returns.
-    async fn read(&self, buf: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Tnc::Serial(d) => d.read(buf).await,
-            Tnc::Tcp(s) => tcp_read(s, buf).await,
+    let mut links: Vec<Option<(KissConfig, Callsign, Callsign)>> = cfgs
+        .into_iter()
+        .zip(checked)
+        .map(|(c, (s, d))| Some((c, s, d)))
+        .collect();
+    let mut handles: Vec<Option<LinkHandle>> = links.iter().map(|_| None).collect();
+    for (_, members) in groups {
+        let mut group = Vec::with_capacity(members.len());
+        for i in members {
+            let (cfg, source, dest) = links[i].take().expect("each link is in one group");
+            let name = cfg.link_name();
+            tracing::info!(link = %name, source = %source, destination = %dest, amateur = cfg.amateur, port = cfg.port, "kiss link configured");
+            let (shared, handle, frames) = Shared::new(name);
+            handles[i] = Some(handle);
+            group.push((shared, frames, cfg, source, dest));
+        }
+        let first = &group[0].2;
+        let ports = group
+            .iter()
+            .map(|(shared, _, cfg, _, _)| tnc::Port {
+                port: cfg.port,
+                name: shared.name.clone(),
+                counters: shared.counters.clone(),
+            })
+            .collect();
+        let ios = tnc::spawn(first.tnc.clone(), first.endpoint(), first.baud, ports);
+        for ((shared, frames, cfg, source, dest), io) in group.into_iter().zip(ios) {
+            tokio::spawn(async move {
+                let _ = run(shared, frames, cfg, source, dest, io).await;
+            });
         }
     }
-
-    /// Cancel-safe: nothing is written unless it returns.
-    async fn write_some(&self, data: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Tnc::Serial(d) => d.write_some(data).await,
-            Tnc::Tcp(s) => tcp_write_some(s, data).await,
-        }
-    }
+    Ok(handles
+        .into_iter()
+        .map(|h| h.expect("each link is in one group"))
+        .collect())
 }
 
 /// The driver's state between the TNC and the daemon, time passed in.
@@ -387,11 +466,8 @@ pub(crate) struct KissTx {
     mtu: usize,
     txbuf: bool,
     queue: Option<Bytes>,
-    /// KISS bytes for the TNC, not yet written.
+    /// KISS bytes for the TNC, not yet handed to it.
     pub out: Vec<u8>,
-    decoder: wire::Decoder,
-    garbage: u64,
-    bad: u64,
     /// Where the credit came from last time we looked (changes are logged).
     was: Option<CreditSource>,
     /// The first query, whether any was answered, and whether a TNC that never answers
@@ -437,9 +513,6 @@ impl KissTx {
             txbuf: cfg.txbuf,
             queue: None,
             out: cfg.parameter_frames(),
-            decoder: wire::Decoder::new(),
-            garbage: 0,
-            bad: 0,
             was: None,
             first_ask: None,
             answered: false,
@@ -488,55 +561,38 @@ impl KissTx {
         LinkCounters::add(&counters.bytes_out, f.len() as u64);
     }
 
-    /// Bytes from the TNC: what they held, in order; counters updated.
-    pub(crate) fn receive(
-        &mut self,
-        data: &[u8],
-        now: Instant,
-        counters: &LinkCounters,
-    ) -> Vec<Rx> {
-        let frames = self.decoder.push(data);
-        LinkCounters::add(&counters.garbage_bytes, self.decoder.garbage - self.garbage);
-        LinkCounters::add(&counters.dropped_frames, self.decoder.bad_frames - self.bad);
-        self.garbage = self.decoder.garbage;
-        self.bad = self.decoder.bad_frames;
-        let mut out = Vec::new();
-        for f in frames {
-            let rx = self.classify(&f);
-            match &rx {
-                Rx::Frame(b) => {
-                    LinkCounters::add(&counters.frames_in, 1);
-                    LinkCounters::add(&counters.bytes_in, b.len() as u64);
-                }
-                Rx::Queued(n) => {
-                    self.answered = true;
-                    self.credit.answered(now, *n);
-                }
-                Rx::Dropped(why) => {
-                    tracing::debug!(
-                        port = f.port,
-                        command = f.command,
-                        len = f.data.len(),
-                        why,
-                        "kiss: frame dropped"
-                    );
-                    LinkCounters::add(&counters.dropped_frames, 1);
-                    if why.starts_with("not ours") {
-                        LinkCounters::add(&counters.foreign_frames, 1);
-                    } else {
-                        LinkCounters::add(&counters.garbage_bytes, f.data.len() as u64 + 1);
-                    }
+    /// A frame from the TNC on this link's port: what it held; counters updated.
+    pub(crate) fn receive(&mut self, f: &wire::Frame, now: Instant, counters: &LinkCounters) -> Rx {
+        let rx = self.classify(f);
+        match &rx {
+            Rx::Frame(b) => {
+                LinkCounters::add(&counters.frames_in, 1);
+                LinkCounters::add(&counters.bytes_in, b.len() as u64);
+            }
+            Rx::Queued(n) => {
+                self.answered = true;
+                self.credit.answered(now, *n);
+            }
+            Rx::Dropped(why) => {
+                tracing::debug!(
+                    port = f.port,
+                    command = f.command,
+                    len = f.data.len(),
+                    why,
+                    "kiss: frame dropped"
+                );
+                LinkCounters::add(&counters.dropped_frames, 1);
+                if why.starts_with("not ours") {
+                    LinkCounters::add(&counters.foreign_frames, 1);
+                } else {
+                    LinkCounters::add(&counters.garbage_bytes, f.data.len() as u64 + 1);
                 }
             }
-            out.push(rx);
         }
-        out
+        rx
     }
 
     fn classify(&self, f: &wire::Frame) -> Rx {
-        if f.port != self.port {
-            return Rx::Dropped("not ours: another KISS port");
-        }
         match f.command {
             wire::cmd::DATA => match ax25::parse_ui(&f.data) {
                 Err(e) => Rx::Dropped(e.as_str()),
@@ -626,62 +682,55 @@ impl KissTx {
     fn reset(&mut self, now: Instant, cfg: &KissConfig) {
         self.credit.reset(now);
         self.out = cfg.parameter_frames();
-        self.decoder = wire::Decoder::new();
-        self.garbage = 0;
-        self.bad = 0;
         self.was = None;
     }
 }
 
+/// One link on its TNC's port: up while the TNC's stream is open.
 async fn run(
     shared: Shared,
     mut frames: mpsc::Receiver<Bytes>,
     cfg: KissConfig,
     source: Callsign,
     dest: Callsign,
+    mut io: PortIo,
 ) -> Result<(), Closed> {
-    let mut backoff = Backoff::new(Duration::from_millis(250), Duration::from_secs(30));
-    let mut failures = 0u32;
     let mut tx = KissTx::new(&cfg, source, dest, Instant::now());
     loop {
-        let tnc = match Tnc::open(&cfg).await {
-            Ok(t) => t,
-            Err(e) => {
-                if failures == 0 {
-                    tracing::warn!(link = %shared.name, tnc = %cfg.tnc, error = %e, "cannot reach the TNC; retrying with backoff until it answers");
-                }
-                failures += 1;
-                wait_away(&shared, &mut frames, backoff.next_delay()).await?;
-                continue;
-            }
-        };
-        failures = 0;
-        backoff.reset();
+        let state = &mut io.state;
+        let opened = wait_away_until(&shared, &mut frames, async {
+            state.wait_for(|s| s.up).await.map(|s| s.opened)
+        })
+        .await?
+        // (The TNC task has stopped: it stops only once every link has.)
+        .map_err(|_| Closed)?;
         tx.reset(Instant::now(), &cfg);
         tracing::info!(link = %shared.name, tnc = %cfg.tnc, port = cfg.port, "TNC link up");
         shared.emit(LinkEvent::Up(tx.params())).await?;
-        let reason = session(&shared, &tnc, &mut frames, &mut tx, &cfg).await?;
-        drop(tnc);
+        let reason = session(&shared, &mut io, opened, &mut frames, &mut tx, &cfg).await?;
         shared.down(reason).await?;
-        wait_away(&shared, &mut frames, backoff.next_delay()).await?;
     }
 }
 
-/// Carries frames until the TNC goes away; `Err` when the daemon drops the handle.
+/// Carries frames until the TNC's stream of opening `opened` closes (why); `Err` when
+/// the daemon drops the handle.
 async fn session(
     shared: &Shared,
-    tnc: &Tnc,
+    io: &mut PortIo,
+    opened: u64,
     frames: &mut mpsc::Receiver<Bytes>,
     tx: &mut KissTx,
     cfg: &KissConfig,
 ) -> Result<String, Closed> {
     let counters = &shared.counters;
-    let mut buf = vec![0u8; 4096];
     // A stall takes the link down (with why) until the TNC sends again.
     let mut stalled = false;
     loop {
         let now = Instant::now();
         tx.pump(now, counters);
+        if !tx.out.is_empty() {
+            io.write(opened, std::mem::take(&mut tx.out));
+        }
         match tx.source_change(now) {
             Some((true, m)) => tracing::warn!(link = %shared.name, "{m}"),
             Some((false, m)) => tracing::info!(link = %shared.name, "{m}"),
@@ -723,22 +772,21 @@ async fn session(
         let busy = tx.credit.changing(now) || tx.queue.is_some();
         let wake = busy.then(|| now + TICK);
         tokio::select! {
-            r = tnc.read(&mut buf) => match r {
-                Ok(0) => return Ok("the TNC closed the connection".into()),
-                Ok(n) => {
-                    for rx in tx.receive(&buf[..n], Instant::now(), counters) {
-                        if let Rx::Frame(f) = rx {
-                            shared.emit(LinkEvent::Frame(f)).await?;
-                        }
+            f = io.frames.recv() => match f {
+                Some(f) => {
+                    if let Rx::Frame(f) = tx.receive(&f, Instant::now(), counters) {
+                        shared.emit(LinkEvent::Frame(f)).await?;
                     }
                 }
-                Err(e) => return Ok(format!("read from the TNC failed: {e}")),
+                // (The TNC task has stopped.)
+                None => return Err(Closed),
             },
-            r = tnc.write_some(&tx.out), if !tx.out.is_empty() => match r {
-                Ok(n) => {
-                    tx.out.drain(..n);
+            r = io.state.changed() => {
+                r.map_err(|_| Closed)?;
+                let s = io.state.borrow_and_update();
+                if !s.up || s.opened != opened {
+                    return Ok(s.reason.clone());
                 }
-                Err(e) => return Ok(format!("write to the TNC failed: {e}")),
             },
             f = frames.recv(), if tx.queue.is_none() => match f {
                 Some(f) => {
@@ -865,6 +913,50 @@ mod tests {
     }
 
     #[test]
+    fn links_sharing_a_tnc_need_their_own_ports_and_one_serial_rate() {
+        let on = |tnc: &str, port: u8| KissConfig {
+            port,
+            ..KissConfig::new(tnc)
+        };
+        let a = on("tcp://127.0.0.1:8001", 0);
+        let b = on("tcp://127.0.0.1:8001", 1);
+        let other = on("tcp://127.0.0.1:8002", 1);
+        assert_eq!(clash(&[&a, &b, &other]), None);
+        let c = clash(&[&a, &b, &other, &on("tcp://127.0.0.1:8001", 1)]).unwrap();
+        assert_eq!((c.first, c.second, c.field), (1, 3, "port"));
+        assert!(
+            c.expected.contains("tcp://127.0.0.1:8001"),
+            "{}",
+            c.expected
+        );
+        // A serial device: one rate; a path through a symlink is the same device.
+        let dir = tempfile::tempdir().unwrap();
+        let dev = dir.path().join("ttyUSB0");
+        std::fs::write(&dev, b"").unwrap();
+        let by_id = dir.path().join("usb-TNC-if00");
+        std::os::unix::fs::symlink(&dev, &by_id).unwrap();
+        let s0 = on(dev.to_str().unwrap(), 0);
+        let mut s1 = on(by_id.to_str().unwrap(), 1);
+        assert_eq!(clash(&[&s0, &s1]), None);
+        s1.baud = 19_200;
+        let c = clash(&[&s0, &s1]).unwrap();
+        assert_eq!((c.field, c.value.as_str()), ("baud", "19200"));
+        assert!(c.expected.starts_with("9600"), "{}", c.expected);
+        // Over TCP the rate means nothing.
+        let mut t1 = b.clone();
+        t1.baud = 19_200;
+        assert_eq!(clash(&[&a, &t1]), None);
+        // Started together, the clash is refused naming both links.
+        let e = spawn_shared(vec![a.clone(), on("tcp://127.0.0.1:8001", 0)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("'port'") && e.matches("kiss:tcp://127.0.0.1:8001/0").count() == 2,
+            "{e}"
+        );
+    }
+
+    #[test]
     fn frames_go_out_as_ui_frames_and_the_room_counts_the_header() {
         let c = KissConfig {
             callsign: Some("N0CALL-1".into()),
@@ -878,7 +970,8 @@ mod tests {
         // Before the TNC has answered, airtime rules; a query goes first.
         tx.pump(t0, &counters);
         assert_eq!(tx.out, b"\xC0\x06TXBUF:\xC0");
-        tx.receive(b"\xC0\x06TXBUF:0\xC0", t0, &counters);
+        let answer = &wire::Decoder::new().push(b"\xC0\x06TXBUF:0\xC0")[0];
+        assert_eq!(tx.receive(answer, t0, &counters), Rx::Queued(0));
         assert_eq!(
             tx.room(t0),
             256,
@@ -899,7 +992,7 @@ mod tests {
         // 544 bytes allowed, 23 held: the next frame is still a whole one.
         assert_eq!(tx.credit.held(t0), 16 + 7);
         // The same bytes coming from the TNC are read back as the frame.
-        let got = tx.receive(&tx.out.clone(), t0, &counters);
-        assert_eq!(got, [Rx::Frame(Bytes::from_static(b"skywave"))]);
+        let got = tx.receive(&f[0], t0, &counters);
+        assert_eq!(got, Rx::Frame(Bytes::from_static(b"skywave")));
     }
 }
