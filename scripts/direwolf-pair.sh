@@ -5,6 +5,7 @@
 #
 #   scripts/direwolf-pair.sh            # 1200 and 9600 baud once each (about 5 minutes)
 #   scripts/direwolf-pair.sh figures    # three runs at each rate: min/median/max
+#   scripts/direwolf-pair.sh two-radios # one Dire Wolf, two channels on one KISS connection
 #   KEEP=/tmp/dw scripts/direwolf-pair.sh   # keep the Dire Wolf and daemon logs there
 #
 # Needs direwolf, gcc and libasound2-dev (Debian: apt-get install -y direwolf
@@ -15,7 +16,10 @@ cd "$root"
 if [[ -n ${KEEP:-} ]]; then
     export SKYWAVE_DIREWOLF_KEEP=$KEEP
 fi
-if [[ ${1:-} == figures ]]; then
+if [[ ${1:-} == two-radios ]]; then
+    cargo test --release -p skywave --test direwolf -- --ignored --nocapture \
+        one_direwolf_carries_two_radio_channels 2>&1 | grep -E "bundles over|skipped|test result"
+elif [[ ${1:-} == figures ]]; then
     cargo test --release -p skywave --test direwolf -- --ignored --nocapture \
         direwolf_figures_over_three_runs 2>&1 | grep -E "baud|skipped|FIGURES|test result"
 else
