@@ -219,8 +219,11 @@ impl Endpoint {
         // The peer heard a HELLO of ours, and each it could have heard carried our
         // sketch (a beacon on a shared channel, a first HELLO): it has the sketch, and
         // our answer goes without it (on LoRa at 1% an hour, 134 B of air is a minute).
+        // Not on a shared channel without a duty cycle, where the sketch rides with the
+        // HELLO that settles the session's timing and the saving is a few milliseconds.
         let bare_beacon = self.links.get(&link).is_some_and(|l| l.bare_beacon);
         if flags & HELLO_HEARD != 0
+            && (!params.shared || params.duty.is_some())
             && !bare_beacon
             && let Some(p) = self.peers.get_mut(&key)
             && !p.bare_hello

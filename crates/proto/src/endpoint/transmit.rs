@@ -51,7 +51,8 @@ const MIN_PIECE: usize = 24;
 /// bundle that fits whole in a frame of its own, when the split costs more than ending
 /// the frame here. The rest would go in a `PIECE` that names the bundle again; an early
 /// end costs, on average, the share of a frame's fixed cost (header and the link's
-/// per-frame airtime) that the unused room stands for.
+/// per-frame airtime) that the unused room stands for. On shared channels only under a
+/// duty cycle: elsewhere a frame also costs a contention for the air.
 fn splits_for_nothing(w: &FrameWriter, o: &super::peer::Outgoing, params: &LinkParams) -> bool {
     if w.is_empty() || o.length == 0 || o.manifest_sent_at.is_some() {
         return false;
@@ -584,7 +585,9 @@ impl Endpoint {
                             if !o.manifest_acked
                                 && o.manifest_sent_at.is_none_or(|t| now >= t + rto)
                             {
-                                if splits_for_nothing(&w, o, &params) {
+                                if (!params.shared || params.duty.is_some())
+                                    && splits_for_nothing(&w, o, &params)
+                                {
                                     break;
                                 }
                                 let whole = w.manifest(&o.manifest);
