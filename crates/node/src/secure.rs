@@ -95,13 +95,6 @@ impl Cipher {
         }
     }
 
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::ChaChaPoly => "chacha20-poly1305",
-            Self::AesGcm => "aes-256-gcm",
-        }
-    }
-
     /// The first message's kind for this cipher.
     fn first(self, ik: bool) -> u8 {
         match (self, ik) {
@@ -189,10 +182,6 @@ impl Policy {
     pub fn with_cipher(mut self, c: Cipher) -> Self {
         self.cipher = c;
         self
-    }
-
-    pub fn cipher(&self) -> Cipher {
-        self.cipher
     }
 
     pub fn with_network_key(mut self, key: [u8; 32]) -> Self {
