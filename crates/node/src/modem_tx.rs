@@ -76,6 +76,18 @@ impl<T: PacerTime> ModemTx<T> {
     /// ([`Pacer::hold_max`]).
     pub fn advance(&mut self, now: T) {
         self.pacer.advance(now);
+        if !self.closing
+            && self.queue.is_empty()
+            && let Some(m) = self.pacer.repeat_due(now)
+        {
+            // Our announcement or its answer was lost (see `Pacer::repeat_due`).
+            let mut out = Vec::new();
+            m.encode(&mut out);
+            self.queued += out.len();
+            self.queue.push_back((out, true));
+            self.closing = true;
+            self.announced += 1;
+        }
         if let Some(since) = self.pacer.held()
             && now >= since + self.pacer.hold_max()
         {

@@ -245,6 +245,15 @@ pub struct Pacer<T: PacerTime> {
     rng: u64,
     /// Writes were forgotten from `writes` up to here (the list is complete after it).
     writes_forgot: T,
+    /// Our last announcement, repeated while the turn stays passed and the other side
+    /// silent (the announcement or its answer was lost).
+    said: Option<OverEnd>,
+    /// The last write into the modem.
+    wrote_at: Option<T>,
+    /// Repeats of `said` so far (each waits twice as long as the one before).
+    repeats: u32,
+    /// The other side repeated what we answered: our answer is repeated at once.
+    repeat_now: bool,
 }
 
 impl<T: PacerTime> Pacer<T> {
@@ -283,6 +292,10 @@ impl<T: PacerTime> Pacer<T> {
             my_idle: false,
             announce_ok: true,
             rng: 0x9e37_79b9_7f4a_7c15,
+            said: None,
+            wrote_at: None,
+            repeats: 0,
+            repeat_now: false,
         }
     }
 
@@ -746,6 +759,9 @@ impl<T: PacerTime> Pacer<T> {
             }
         };
         self.my_idle = idle;
+        self.said = matches!(self.token, Token::Passed { .. }).then_some(m);
+        self.repeats = 0;
+        self.repeat_now = false;
         tracing::trace!(t = ?now, ?m, "modem pacer: our over ends (announced)");
         m
     }
@@ -755,14 +771,58 @@ impl<T: PacerTime> Pacer<T> {
     /// our modem's content after the last we heard of it, and its answer takes a
     /// latency and its own lead to arrive.
     fn pass_timeout(&self) -> Duration {
+        self.hold_max() + self.answer_wait()
+    }
+
+    /// The longest an answer to our announcement takes to be heard once our last write
+    /// went in: our modem empties (at most its buffer), the announcement crosses, the
+    /// other side's modem turns round (or it waits for the end of our stream and
+    /// answers that it has nothing), and the answer crosses back.
+    fn answer_wait(&self) -> Duration {
         let Some(h) = self.half else {
             return Duration::ZERO;
         };
-        self.hold_max()
-            + (h.latency + h.turnaround) * 2
-            + self.secs(h.buffer as f64)
-            + self.gap(&h)
-            + self.margin * 4
+        (h.latency + h.turnaround) * 2 + self.secs(h.buffer as f64) + self.gap(&h) + self.margin * 4
+    }
+
+    /// While the turn is passed and nothing was heard for [`Pacer::answer_wait`] since
+    /// our last write (and since the other side was last heard): our announcement or its
+    /// answer was lost, so it is said again (the same count: a side that heard it
+    /// ignores the copy, but answers again if its own answer was lost). Each repeat
+    /// waits twice as long as the last, with jitter, until the turn's longest wait runs
+    /// out. Rather than a silent channel until then: on lossy HF a lost announcement
+    /// left both sides waiting for minutes.
+    pub fn repeat_due(&mut self, now: T) -> Option<OverEnd> {
+        let (Token::Passed { .. }, Some(m), Some(wrote)) = (self.token, self.said, self.wrote_at)
+        else {
+            return None;
+        };
+        let quiet = self.heard_at.map_or(wrote, |h| h.max(wrote));
+        let wait = if std::mem::take(&mut self.repeat_now) {
+            Duration::ZERO
+        } else {
+            // (The pacer's own xorshift: no RNG of its own, only its seed.)
+            let jitter = 1.0 + (self.rng >> 40) as f64 / (1u64 << 24) as f64 / 2.0;
+            self.answer_wait()
+                .mul_f64(f64::from(1u32 << self.repeats.min(6)) * jitter)
+        };
+        if now < quiet + wait {
+            return None;
+        }
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        self.repeats += 1;
+        tracing::debug!(t = ?now, ?m, repeats = self.repeats, "modem pacer: no answer to our announced over end; saying it again");
+        Some(OverEnd { after: 0, ..m })
+    }
+
+    /// The other side repeated an announcement we heard and answered: our answer was
+    /// lost, so ours is due again at once.
+    fn answer_lost(&mut self) {
+        if matches!(self.token, Token::Passed { .. }) && self.said.is_some() {
+            self.repeat_now = true;
+        }
     }
 
     /// The other side announced the end of its over ([`OverEnd`]): `after` stream bytes
@@ -775,7 +835,17 @@ impl<T: PacerTime> Pacer<T> {
         let Some(h) = self.half else {
             return;
         };
-        if h.max_over.is_some() || m.seq == self.their_seq {
+        if h.max_over.is_some() {
+            return;
+        }
+        if m.seq == self.their_seq {
+            // A copy of an announcement already taken: if it does not name our answer,
+            // the other side never heard that.
+            if let Token::Passed { seq, .. } = self.token
+                && m.heard != seq
+            {
+                self.answer_lost();
+            }
             return;
         }
         self.announce_ok = true;
@@ -913,6 +983,7 @@ impl<T: PacerTime> Pacer<T> {
         }
         self.queued += n as f64 + self.per_write;
         self.lo += n as f64 + self.per_write;
+        self.wrote_at = Some(now);
     }
 
     /// Bytes arrived from the other side (half duplex: it held the channel a latency
@@ -1139,6 +1210,10 @@ impl<T: PacerTime> Pacer<T> {
         self.token = Token::Unknown;
         self.their_seq = 0;
         self.announce_ok = true;
+        self.said = None;
+        self.wrote_at = None;
+        self.repeats = 0;
+        self.repeat_now = false;
     }
 
     /// Bytes that may be written now.
@@ -1347,6 +1422,88 @@ mod tests {
         assert!(!p.may_take(), "the other side may still hold the turn");
         p.advance(t0 + HOLD_MAX * 2 + ms(60_000));
         assert!(p.may_take() && !p.waits_for_turn());
+    }
+
+    /// Polls `repeat_due` every 100 ms from `from` to `to`, writing each repeat: when
+    /// each came.
+    fn repeats(p: &mut Pacer<Instant>, from: Instant, to: Instant) -> Vec<(Instant, OverEnd)> {
+        let mut out = Vec::new();
+        let mut t = from;
+        while t <= to {
+            if let Some(m) = p.repeat_due(t) {
+                p.wrote(t, 9);
+                out.push((t, m));
+            }
+            t += ms(100);
+        }
+        out
+    }
+
+    #[test]
+    fn a_lost_announcement_is_said_again_later_each_time_until_the_longest_wait() {
+        let t0 = Instant::now();
+        let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(7);
+        let ours = p.announce(t0, 40, false);
+        p.wrote(t0, 60);
+        let wait = p.answer_wait();
+        // Its answer may take this long: nothing before.
+        assert!(repeats(&mut p, t0, t0 + wait - ms(100)).is_empty());
+        let longest = p.pass_timeout() * 2;
+        let got = repeats(&mut p, t0 + wait, t0 + longest);
+        assert!(got.len() >= 2, "{got:?}");
+        assert!(got[0].0 <= t0 + wait.mul_f64(1.5) + ms(100), "{got:?}");
+        for (i, (_, m)) in got.iter().enumerate() {
+            // The same announcement (a side that heard it ignores the copy), with nothing
+            // after it: the over ended long ago.
+            assert_eq!(
+                (m.seq, m.heard, m.rank, m.after),
+                (ours.seq, ours.heard, ours.rank, 0)
+            );
+            if i > 0 {
+                let gap = got[i].0 - got[i - 1].0;
+                let before = if i > 1 {
+                    got[i - 1].0 - got[i - 2].0
+                } else {
+                    wait
+                };
+                assert!(gap >= before.mul_f64(1.3), "no backoff: {got:?}");
+            }
+        }
+        p.advance(t0 + longest);
+        assert!(p.may_take(), "the longest wait ran out");
+        assert!(p.repeat_due(t0 + p.pass_timeout() * 4).is_none());
+    }
+
+    #[test]
+    fn hearing_the_other_side_puts_a_repeat_off() {
+        let t0 = Instant::now();
+        let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(7);
+        p.announce(t0, 0, false);
+        p.wrote(t0, 9);
+        let wait = p.answer_wait();
+        // It still holds the turn (our announcement crossed its over): it is heard.
+        hear(&mut p, t0 + ms(4000), t0 + wait);
+        assert!(repeats(&mut p, t0, t0 + wait * 2 - ms(500)).is_empty());
+    }
+
+    #[test]
+    fn a_copy_of_what_we_answered_brings_our_answer_again_at_once() {
+        let t0 = Instant::now();
+        let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(7);
+        hear(&mut p, t0 + ms(4000), t0 + ms(6000));
+        p.over_end(t0 + ms(6000), marker(1, 0, 10, false));
+        assert!(p.holding());
+        let answer = p.announce(t0 + ms(12_000), 0, true);
+        assert_eq!(answer.heard, 1);
+        p.wrote(t0 + ms(12_000), 9);
+        // Its copy of announcement 1, still naming none of ours: our answer was lost.
+        p.received(t0 + ms(30_000));
+        p.over_end(t0 + ms(30_000), marker(1, 0, 10, false));
+        let again = p.repeat_due(t0 + ms(30_000)).expect("our answer again");
+        assert_eq!((again.seq, again.heard, again.idle), (answer.seq, 1, true));
+        // Once: the next waits for the answer again.
+        p.wrote(t0 + ms(30_000), 9);
+        assert!(p.repeat_due(t0 + ms(31_000)).is_none());
     }
 
     #[test]

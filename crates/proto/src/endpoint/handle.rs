@@ -536,10 +536,9 @@ impl Endpoint {
         // session's first report after an idle hour): no RTT sample.
         let max_sample = self.rto_of(&key).map_or(Duration::MAX, |r| r * 2);
         let p = self.peers.get_mut(&key).expect("checked");
-        let rtt_hint = self
-            .links
-            .get(&p.link)
-            .map_or(rtt_hint, |l| l.params.rtt_hint);
+        let (rtt_hint, half_duplex) = self.links.get(&p.link).map_or((rtt_hint, false), |l| {
+            (l.params.rtt_hint, l.params.half_duplex)
+        });
         let Some(i) = p.out.iter().position(|o| o.r == r) else {
             // A report on an older version of a journal we now send newer: what it
             // holds is a prefix of the newer version.
@@ -581,9 +580,11 @@ impl Endpoint {
         let heard = heard.filter(|_| !p.cc.enabled);
         if !p.cc.enabled && !p.out[i].resent {
             // No acks on this link: a report answering our last send is the RTT sample.
-            // Not after a resend: which copy it answers is unknown (Karn).
+            // Not after a resend: which copy it answers is unknown (Karn). Not on half
+            // duplex, where the time since a send counts the rest of our over: there the
+            // samples are timed from the frame the peer's `HEARD` names (`Peer::answer_time`).
             let sample = now.saturating_sub(p.out[i].last_sent_at);
-            if sample <= max_sample {
+            if !half_duplex && sample <= max_sample {
                 p.cc.rtt_sample(sample);
             }
             p.backoff = 0;

@@ -76,6 +76,23 @@ pub struct LinkParams {
     pub duty: Option<f64>,
 }
 
+impl LinkParams {
+    /// The duty-cycle fraction when one really limits this node (strictly between 0 and
+    /// 1); `None` when the node may transmit at will.
+    pub fn duty_limit(&self) -> Option<f64> {
+        self.duty.filter(|&d| d > 0.0 && d < 1.0)
+    }
+
+    /// Where bytes on the air cost more than a few milliseconds of waiting: a link to
+    /// one peer, or a channel under a duty-cycle rule. The rules that save bytes at the
+    /// price of a round trip (a small bundle kept whole in the next frame, a sketch not
+    /// sent twice) apply here; on a shared channel without a duty cycle they are left
+    /// off, where the chains of radios with hidden terminals measured worse with them.
+    pub fn air_is_dear(&self) -> bool {
+        !self.shared || self.duty_limit().is_some()
+    }
+}
+
 /// Protocol settings.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -882,6 +899,15 @@ impl Endpoint {
             Message::Heard { pn } => Some(*pn),
             _ => None,
         });
+        if let Some(h) = heard
+            && half_duplex_one_way.is_some()
+            && !paced
+        {
+            let p = self.peers.get_mut(&key).expect("checked");
+            if let Some(sample) = p.answer_time(h, now) {
+                p.cc.rtt_sample(sample);
+            }
+        }
         let mut eliciting = false;
         // The bundle the frame last named, which a PIECE_NEXT continues.
         let mut named: Option<BundleRef> = None;

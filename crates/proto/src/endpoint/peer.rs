@@ -282,19 +282,21 @@ impl Asked {
         patience * 2u32.pow(self.rounds.min(6))
     }
 
-    /// When the longest wait ends, with `patience` as the unbacked wait.
-    pub fn due_at(&self, patience: Duration) -> Option<Duration> {
+    /// When the longest wait ends, with `patience` as the unbacked wait, and no wait
+    /// starting before `from` (half duplex: the end of our over).
+    pub fn due_at(&self, patience: Duration, from: Duration) -> Option<Duration> {
         self.by_time
             .first()
-            .map(|&(t, _)| t.max(self.answered_at) + self.wait(patience))
+            .map(|&(t, _)| t.max(self.answered_at).max(from) + self.wait(patience))
     }
 
-    /// Removes and returns the ids whose wait has ended at `now`.
-    pub fn take_stale(&mut self, now: Duration, patience: Duration) -> Vec<u64> {
+    /// Removes and returns the ids whose wait (from `from` at the earliest) has ended at
+    /// `now`.
+    pub fn take_stale(&mut self, now: Duration, patience: Duration, from: Duration) -> Vec<u64> {
         let Some(before) = now.checked_sub(self.wait(patience)) else {
             return Vec::new();
         };
-        if self.answered_at > before {
+        if self.answered_at.max(from) > before {
             return Vec::new();
         }
         let mut stale = Vec::new();
@@ -592,6 +594,18 @@ pub(crate) struct Peer {
     /// peer ends our over only for what we sent before the peer sent it (see
     /// [`Peer::heard_over`]).
     pub sent_lately: VecDeque<(Duration, u64)>,
+    /// The last frame to this peer that carried data (a manifest, a piece, a symbol).
+    /// Half duplex: the peer answers only once our over has ended, so resend timers run
+    /// from here (see [`Peer::waits_from`]).
+    pub data_sent_at: Duration,
+    /// Half duplex: frames sent lately (packet number, when), to time the peer's
+    /// answers: its reports say which frame of ours they follow (`HEARD`), and the time
+    /// since that frame was handed to the link is the round trip the resend timers
+    /// allow, counted from the end of our over (see [`Peer::waits_from`]).
+    pub sent_pns: VecDeque<(u64, Duration)>,
+    /// The last `HEARD` taken as a round-trip sample (later frames of the peer's over
+    /// name it again, later).
+    pub sampled_heard: Option<u64>,
     /// Shared channels: when this over reached its length (the pause that lets the peer
     /// speak runs from then).
     pub over_full_at: Option<Duration>,
@@ -622,6 +636,40 @@ impl Peer {
             self.sent_lately.pop_front();
         }
         self.over_bytes = self.sent_lately.iter().map(|&(_, n)| n).sum();
+    }
+
+    /// When a wait for the peer's answer to something sent at `sent` starts: on a
+    /// half-duplex link not before our over ends (the peer cannot speak while we
+    /// send; a timer from the send would count the rest of our over, up to
+    /// `Config::max_over`).
+    pub fn waits_from(&self, sent: Duration, half_duplex: bool) -> Duration {
+        if half_duplex {
+            sent.max(self.data_sent_at)
+        } else {
+            sent
+        }
+    }
+
+    /// Half duplex: the peer's report follows our frame `pn` (its `HEARD`): the time
+    /// since that frame was handed to the link, once per frame named.
+    pub fn answer_time(&mut self, pn: u64, now: Duration) -> Option<Duration> {
+        if self.sampled_heard.is_some_and(|s| s >= pn) {
+            return None;
+        }
+        self.sampled_heard = Some(pn);
+        while self.sent_pns.front().is_some_and(|&(n, _)| n < pn) {
+            self.sent_pns.pop_front();
+        }
+        let &(n, at) = self.sent_pns.front()?;
+        (n == pn).then(|| now.saturating_sub(at))
+    }
+
+    /// Half duplex: frame `pn` went to the link at `now` (see `sent_pns`).
+    pub fn sent_pn(&mut self, pn: u64, now: Duration) {
+        if self.sent_pns.len() >= 4096 {
+            self.sent_pns.pop_front();
+        }
+        self.sent_pns.push_back((pn, now));
     }
 
     pub fn new(key: [u8; 32], link: LinkId, now: Duration, cc: Cc) -> Self {
@@ -667,6 +715,9 @@ impl Peer {
             rto_jitter: 0.0,
             over_bytes: 0,
             sent_lately: VecDeque::new(),
+            data_sent_at: Duration::ZERO,
+            sent_pns: VecDeque::new(),
+            sampled_heard: None,
             over_full_at: None,
             pauses_unanswered: 0,
             frames: 0,
@@ -732,24 +783,68 @@ mod tests {
             a.insert(sid, ms(0));
         }
         let patience = ms(100);
-        assert!(a.take_stale(ms(99), patience).is_empty());
-        assert_eq!(a.take_stale(ms(100), patience).len(), 1000);
+        assert!(a.take_stale(ms(99), patience, Duration::ZERO).is_empty());
+        assert_eq!(a.take_stale(ms(100), patience, Duration::ZERO).len(), 1000);
         // Asked again at 100 ms: the next round waits twice as long, then four times.
         for sid in 0..1000 {
             a.insert(sid, ms(100));
         }
-        assert_eq!(a.due_at(patience), Some(ms(300)));
-        assert!(a.take_stale(ms(299), patience).is_empty());
-        assert_eq!(a.take_stale(ms(300), patience).len(), 1000);
+        assert_eq!(a.due_at(patience, Duration::ZERO), Some(ms(300)));
+        assert!(a.take_stale(ms(299), patience, Duration::ZERO).is_empty());
+        assert_eq!(a.take_stale(ms(300), patience, Duration::ZERO).len(), 1000);
         for sid in 0..1000 {
             a.insert(sid, ms(300));
         }
-        assert_eq!(a.due_at(patience), Some(ms(700)));
+        assert_eq!(a.due_at(patience, Duration::ZERO), Some(ms(700)));
         // An answer restarts every wait and the patience.
         assert!(a.answered(7, ms(500)));
         assert!(!a.answered(7, ms(500)));
-        assert_eq!(a.due_at(patience), Some(ms(600)));
+        assert_eq!(a.due_at(patience, Duration::ZERO), Some(ms(600)));
         assert_eq!(a.len(), 999);
+    }
+
+    fn hf_params() -> crate::LinkParams {
+        crate::LinkParams {
+            mtu: 256,
+            shared: false,
+            paced: false,
+            half_duplex: true,
+            rate_bps: Some(1475),
+            rtt_hint: Duration::from_secs(10),
+            loss_hint: 0.0,
+            discover_mtu: false,
+            frame_overhead: 0,
+            handoff: Duration::ZERO,
+            duty: None,
+        }
+    }
+
+    #[test]
+    fn a_report_is_timed_once_from_the_frame_it_follows() {
+        let ms = Duration::from_millis;
+        let mut p = Peer::new([7; 32], 0, ms(0), Cc::new(&hf_params()));
+        for pn in 10..20 {
+            p.sent_pn(pn, ms(100 * pn));
+        }
+        // The peer heard up to frame 15 (sent at 1.5 s) and answers at 9 s.
+        assert_eq!(p.answer_time(15, ms(9000)), Some(ms(7500)));
+        // Later frames of its over name 15 again: no second, longer sample.
+        assert_eq!(p.answer_time(15, ms(12_000)), None);
+        assert_eq!(p.answer_time(14, ms(12_000)), None);
+        // The next over follows frame 19.
+        assert_eq!(p.answer_time(19, ms(20_000)), Some(ms(18_100)));
+        // A frame not remembered gives none.
+        assert_eq!(p.answer_time(40, ms(21_000)), None);
+    }
+
+    #[test]
+    fn half_duplex_waits_run_from_the_end_of_our_over() {
+        let ms = Duration::from_millis;
+        let mut p = Peer::new([7; 32], 0, ms(0), Cc::new(&hf_params()));
+        p.data_sent_at = ms(30_000);
+        assert_eq!(p.waits_from(ms(1000), true), ms(30_000));
+        assert_eq!(p.waits_from(ms(1000), false), ms(1000));
+        assert_eq!(p.waits_from(ms(31_000), true), ms(31_000));
     }
 
     fn set(v: &[(u64, u64)]) -> RangeSet {

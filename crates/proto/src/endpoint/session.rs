@@ -223,7 +223,7 @@ impl Endpoint {
         // HELLO that settles the session's timing and the saving is a few milliseconds.
         let bare_beacon = self.links.get(&link).is_some_and(|l| l.bare_beacon);
         if flags & HELLO_HEARD != 0
-            && (!params.shared || params.duty.is_some())
+            && params.air_is_dear()
             && !bare_beacon
             && let Some(p) = self.peers.get_mut(&key)
             && !p.bare_hello

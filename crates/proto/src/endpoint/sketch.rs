@@ -131,7 +131,7 @@ pub(super) fn first_burst(
     // is 100 s of waiting): there the burst is sized by cost. Elsewhere the generous
     // rule: a short burst on a contended channel costs more rounds than `rtt_hint`
     // counts (a chain of radios with hidden terminals took twice as long).
-    match params.filter(|l| l.duty.is_some_and(|d| d < 1.0)) {
+    match params.filter(|l| l.duty_limit().is_some()) {
         Some(l) => generous.min(burst_for_cost(l, d_est)),
         None => generous,
     }
