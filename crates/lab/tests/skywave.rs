@@ -271,3 +271,18 @@ fn lossy_hf_recovers_in_turns_not_minutes() {
         assert!(t < 450.0, "seed {seed}: complete at {t} s");
     }
 }
+
+/// The same LoRa exchange over more seeds: no run waits for the budget's hour to
+/// slide. A piece whose frame carried its manifest is resent with the manifest at its
+/// first timeout (a lost frame lost both): resent alone, it was dropped by a receiver
+/// without the manifest, and the air it cost left seed 3's last answer waiting an hour
+/// (3,622 s).
+#[test]
+fn lora_runs_stay_within_the_first_hour() {
+    let sc = Scenario::lookup("lora-sf9-1pct").unwrap();
+    for seed in 2..=6 {
+        let r = run_seed(&sc, seed);
+        let t = r.completion_seconds.expect("complete");
+        assert!(t < 600.0, "seed {seed}: complete at {t} s");
+    }
+}

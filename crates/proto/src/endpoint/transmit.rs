@@ -1009,12 +1009,20 @@ impl Endpoint {
                         kept.remove(s, e);
                     }
                     o.in_flight = kept;
+                    // Pieces that went in the manifest's own frame shared its fate.
+                    let with_manifest = o
+                        .manifest_sent_at
+                        .is_some_and(|m| o.sends.iter().any(|&(_, _, at, _)| at == m));
                     o.sends.clear();
                     o.timeouts = o.timeouts.saturating_add(1);
-                    if !o.manifest_acked && o.timeouts >= 2 {
-                        // Two timeouts and never a report on this bundle: its manifest
-                        // may be what was lost (pieces without it are dropped), so it
-                        // goes again too. (After one, the report is more likely late.)
+                    if !o.manifest_acked && (o.timeouts >= 2 || with_manifest) {
+                        // Never a report on this bundle: its manifest may be what was
+                        // lost (pieces without it are dropped), so it goes again too,
+                        // with the pieces after it. At once when the pieces timed out
+                        // went in the manifest's frame (a lost frame lost both: on LoRa
+                        // the piece alone cost air the duty cycle then withheld for an
+                        // hour); else after two timeouts (after one, the report is more
+                        // likely late).
                         o.manifest_sent_at = None;
                     }
                     self.stats.resend_timeouts += 1;
