@@ -1390,6 +1390,14 @@ fn writes_from_another_origin_are_refused_even_with_the_token() {
         let r = d.post("/v1/bundles?service=t", b"x", &h);
         let msg = r.error(403);
         assert!(msg.contains("another"), "{h:?}: {msg}");
+        // Refused unread, the body ends the connection, and the answer says so (a
+        // client reusing it for the next request saw that request reset).
+        assert_eq!(
+            r.headers.get("connection").and_then(|v| v.to_str().ok()),
+            Some("close"),
+            "{:?}",
+            r.headers
+        );
         assert!(
             !r.headers
                 .keys()

@@ -136,9 +136,22 @@ fn query_error(text: &str) -> String {
 #[derive(Debug, Clone, Copy)]
 pub struct Conn(pub Option<SocketAddr>);
 
+/// A refusal sent before the request's body was read ends the connection, and says so:
+/// the unread body cannot be told apart from a next request, so the server closes the
+/// connection after the answer, and a client that kept it for its next request (as
+/// HTTP/1.1 clients do) would see that request fail with the connection reset.
+fn close_if_unread(req_has_body: bool, resp: &mut Response) {
+    if req_has_body {
+        resp.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+}
+
 /// Applies [`crate::access::Access`] before any handler, so a refused upload is never
 /// read.
 async fn auth(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Response {
+    use axum::body::HttpBody;
+    let has_body = !req.body().is_end_stream();
     let local = req
         .extensions()
         .get::<ConnectInfo<Conn>>()
@@ -153,6 +166,7 @@ async fn auth(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Respons
             resp.headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
+        close_if_unread(has_body, &mut resp);
         return resp;
     }
     next.run(req).await
@@ -162,9 +176,11 @@ async fn auth(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Respons
 /// the bundle committed before the handler returns); past the cap, a 503 with
 /// `Retry-After`.
 async fn one_upload(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Response {
+    use axum::body::HttpBody;
     if req.method() != axum::http::Method::POST {
         return next.run(req).await;
     }
+    let has_body = !req.body().is_end_stream();
     match s.limits.admit_upload() {
         Ok(_place) => next.run(req).await,
         Err(r) => {
@@ -178,6 +194,7 @@ async fn one_upload(State(s): State<Arc<Shared>>, req: Request, next: Next) -> R
             .into_response();
             resp.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            close_if_unread(has_body, &mut resp);
             resp
         }
     }

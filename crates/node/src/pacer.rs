@@ -1424,12 +1424,13 @@ mod tests {
         assert!(p.may_take() && !p.waits_for_turn());
     }
 
-    /// Polls `repeat_due` every 100 ms from `from` to `to`, writing each repeat: when
-    /// each came.
+    /// Polls `repeat_due` every 100 ms from `from` to `to` (after `advance`, as
+    /// `ModemTx` does), writing each repeat: when each came.
     fn repeats(p: &mut Pacer<Instant>, from: Instant, to: Instant) -> Vec<(Instant, OverEnd)> {
         let mut out = Vec::new();
         let mut t = from;
         while t <= to {
+            p.advance(t);
             if let Some(m) = p.repeat_due(t) {
                 p.wrote(t, 9);
                 out.push((t, m));
@@ -1469,7 +1470,9 @@ mod tests {
                 assert!(gap >= before.mul_f64(1.3), "no backoff: {got:?}");
             }
         }
-        p.advance(t0 + longest);
+        // None after the longest wait (the turn is no one's then).
+        let deadline = t0 + p.pass_timeout();
+        assert!(got.iter().all(|(t, _)| *t < deadline), "{got:?}");
         assert!(p.may_take(), "the longest wait ran out");
         assert!(p.repeat_due(t0 + p.pass_timeout() * 4).is_none());
     }

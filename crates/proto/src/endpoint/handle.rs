@@ -24,6 +24,11 @@ impl Endpoint {
     ) {
         let rto = self.rto_of(&key).unwrap_or(Duration::from_secs(1));
         let p = self.peers.get_mut(&key).expect("checked");
+        let half_duplex = self
+            .links
+            .get(&p.link)
+            .is_some_and(|l| l.params.half_duplex);
+        let data_sent_at = p.data_sent_at;
         p.recon.bytes += 1 + prefixes.len() as u64;
         p.recon.messages += 1;
         // A WANT by the whole short id is a request repeated because nothing came
@@ -77,7 +82,9 @@ impl Endpoint {
                 {
                     if again
                         && !o.manifest_acked
-                        && o.manifest_sent_at.is_some_and(|t| now >= t + rto)
+                        && o.manifest_sent_at.is_some_and(|t| {
+                            now >= super::peer::wait_start(t, data_sent_at, half_duplex) + rto
+                        })
                     {
                         o.manifest_sent_at = None;
                         o.progress_at = now;
@@ -572,9 +579,10 @@ impl Endpoint {
         let covered_after = p.cc.srtt.map_or(rtt_hint * 2, |s| {
             s + (p.cc.rttvar() * 4).max(s / 2) + self.cfg.report_interval
         });
-        // `heard`, the HEARD ahead of this report: which of our frames it reflects
-        // (shared channels). Only for telling lost from late below: the RTT sample
-        // stays the time since our last send of the bundle, as a report answering it
+        // `heard`, the HEARD ahead of this report: which of our frames it reflects.
+        // Only for telling lost from late below (on half duplex it also times the
+        // peer's answers, in `handle_frame`); elsewhere the RTT sample stays the time
+        // since our last send of the bundle, as a report answering it
         // would be (timed from the frame it heard, it would count the wait for the
         // channel, and the FEC rule would put more repair up front than the loss needs).
         let heard = heard.filter(|_| !p.cc.enabled);

@@ -903,8 +903,12 @@ impl Endpoint {
             && half_duplex_one_way.is_some()
             && !paced
         {
+            // As for reports timed from a send (`on_have`): a sample past twice the
+            // resend timeout answers something else (a frame named after the ones since
+            // were lost), and would put the timers back at minutes.
+            let max_sample = self.rto_of(&key).map_or(Duration::MAX, |r| r * 2);
             let p = self.peers.get_mut(&key).expect("checked");
-            if let Some(sample) = p.answer_time(h, now) {
+            if let Some(sample) = p.answer_time(h, now).filter(|&s| s <= max_sample) {
                 p.cc.rtt_sample(sample);
             }
         }

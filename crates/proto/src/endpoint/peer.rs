@@ -594,7 +594,8 @@ pub(crate) struct Peer {
     /// peer ends our over only for what we sent before the peer sent it (see
     /// [`Peer::heard_over`]).
     pub sent_lately: VecDeque<(Duration, u64)>,
-    /// The last frame to this peer that carried data (a manifest, a piece, a symbol).
+    /// The last frame to this peer that asked for an answer (a manifest, a piece, a
+    /// symbol, a fragment of a long message).
     /// Half duplex: the peer answers only once our over has ended, so resend timers run
     /// from here (see [`Peer::waits_from`]).
     pub data_sent_at: Duration,
@@ -616,6 +617,15 @@ pub(crate) struct Peer {
     /// A message too large for the link's frames, going out in fragments.
     pub frag_out: Option<super::frag::FragOut>,
     pub loss: LossMeter,
+}
+
+/// [`Peer::waits_from`], for callers holding part of the peer borrowed.
+pub fn wait_start(sent: Duration, data_sent_at: Duration, half_duplex: bool) -> Duration {
+    if half_duplex {
+        sent.max(data_sent_at)
+    } else {
+        sent
+    }
 }
 
 impl Peer {
@@ -643,11 +653,7 @@ impl Peer {
     /// send; a timer from the send would count the rest of our over, up to
     /// `Config::max_over`).
     pub fn waits_from(&self, sent: Duration, half_duplex: bool) -> Duration {
-        if half_duplex {
-            sent.max(self.data_sent_at)
-        } else {
-            sent
-        }
+        wait_start(sent, self.data_sent_at, half_duplex)
     }
 
     /// Half duplex: the peer's report follows our frame `pn` (its `HEARD`): the time
@@ -662,6 +668,13 @@ impl Peer {
         }
         let &(n, at) = self.sent_pns.front()?;
         (n == pn).then(|| now.saturating_sub(at))
+    }
+
+    /// A new session or link: the frames sent so far answer nothing any more.
+    pub fn forget_answers(&mut self) {
+        self.sent_pns.clear();
+        self.sampled_heard = None;
+        self.data_sent_at = Duration::ZERO;
     }
 
     /// Half duplex: frame `pn` went to the link at `now` (see `sent_pns`).

@@ -40,6 +40,7 @@ impl Endpoint {
         p.backoff = 0;
         p.over_bytes = 0;
         p.sent_lately.clear();
+        p.forget_answers();
         p.last_heard = now;
         p.salt = salt;
         p.streamer = streamer;
@@ -185,6 +186,8 @@ impl Endpoint {
         if p.link != link {
             p.link = link;
             p.cc = Cc::new(&params);
+            // Packet numbers are the link's.
+            p.forget_answers();
         }
         p.no_sealed = self.no_sealed.contains(&link);
         self.by_tag.insert((link, p.tag), key);

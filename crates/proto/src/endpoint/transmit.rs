@@ -596,13 +596,8 @@ impl Endpoint {
                 };
                 // (`Peer::waits_from`, with `p.out` borrowed below.)
                 let data_sent_at = p.data_sent_at;
-                let p_waits_from = |t: Duration| {
-                    if params.half_duplex {
-                        t.max(data_sent_at)
-                    } else {
-                        t
-                    }
-                };
+                let p_waits_from =
+                    |t: Duration| super::peer::wait_start(t, data_sent_at, params.half_duplex);
                 for phase in 0..2 - usize::from(only_urgent) {
                     if (phase == 0) == pushes_first {
                         super::promote(p, store, now);
@@ -940,7 +935,7 @@ impl Endpoint {
                 at(p.waits_from(p.recon.last_symbol_at, hd) + Self::recon_retry_after(p, rto));
             }
             if p.over_bytes > 0 && l.params.half_duplex {
-                at(p.last_heard.max(p.hello_at) + rto);
+                at(p.waits_from(p.last_heard.max(p.hello_at), hd) + rto);
             }
             if let Some(t) = p.over_full_at.filter(|_| l.params.shared) {
                 at(t + shared_pause(p, &l.params));
@@ -982,7 +977,7 @@ impl Endpoint {
             let mut backoff = false;
             let loss = p.loss.rate(params.loss_hint);
             let (data_sent_at, hd) = (p.data_sent_at, params.half_duplex);
-            let waits_from = |t: Duration| if hd { t.max(data_sent_at) } else { t };
+            let waits_from = |t: Duration| super::peer::wait_start(t, data_sent_at, hd);
             for o in p.out.iter_mut() {
                 if let Some(f) = o.fec.as_mut()
                     && f.await_since.is_some_and(|t| now >= waits_from(t) + rto)
@@ -1009,7 +1004,8 @@ impl Endpoint {
                         kept.remove(s, e);
                     }
                     o.in_flight = kept;
-                    // Pieces that went in the manifest's own frame shared its fate.
+                    // Pieces sent with the manifest (in its frame or the frames built
+                    // with it) are of no use to a peer that lost it.
                     let with_manifest = o
                         .manifest_sent_at
                         .is_some_and(|m| o.sends.iter().any(|&(_, _, at, _)| at == m));
@@ -1019,7 +1015,7 @@ impl Endpoint {
                         // Never a report on this bundle: its manifest may be what was
                         // lost (pieces without it are dropped), so it goes again too,
                         // with the pieces after it. At once when the pieces timed out
-                        // went in the manifest's frame (a lost frame lost both: on LoRa
+                        // went with the manifest (a lost frame lost both: on LoRa
                         // the piece alone cost air the duty cycle then withheld for an
                         // hour); else after two timeouts (after one, the report is more
                         // likely late).
@@ -1064,7 +1060,12 @@ impl Endpoint {
                 p.recon.more_to_send = Some((have, count));
                 p.recon.last_symbol_at = now;
             }
-            if params.half_duplex && p.over_bytes > 0 && now >= p.last_heard.max(p.hello_at) + rto {
+            // (From the end of our over: the peer is silent while we send, and a reset
+            // mid-over would let the over run past its limit.)
+            if params.half_duplex
+                && p.over_bytes > 0
+                && now >= waits_from(p.last_heard.max(p.hello_at)) + rto
+            {
                 p.over_bytes = 0;
                 p.sent_lately.clear();
             }
