@@ -8,7 +8,7 @@ use skywave_bundle::{BundleId, Priority, RangeSet, SignedManifest};
 
 use super::LinkId;
 use super::cc::Cc;
-use crate::recon::riblt::{Decoder, Encoder, Symbol};
+use crate::recon::riblt::{Decoder, Encoder};
 use crate::wire::BundleRef;
 
 /// A bundle being sent to a peer.
@@ -467,9 +467,7 @@ pub(crate) struct Recon {
     pub done_repeat: u32,
     /// A request owed to the streamer: `(from, count)` as in RECON_MORE.
     pub more_to_send: Option<(u64, u64)>,
-    /// Symbols received ahead of a gap, waiting for it to fill.
-    pub early: BTreeMap<u64, Symbol>,
-    /// Gap already asked for (not asked again until the silence timer).
+    /// Symbol 0 already asked for by itself (not again until the silence timer).
     pub gap_asked: Option<u64>,
     /// Streamer: symbol ranges to send again before new ones.
     pub resend: VecDeque<(u64, u64)>,

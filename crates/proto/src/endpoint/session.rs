@@ -267,21 +267,16 @@ impl Endpoint {
             .is_some_and(|l| l.params.half_duplex);
         for (k, sym) in Message::symbols(data).enumerate() {
             let idx = first + k as u64;
-            let have = dec.received() as u64;
-            if idx > have && p.recon.early.len() < 4096 {
-                p.recon.early.insert(idx, sym);
-            } else if idx == have {
-                dec.push(sym, &mut p.recon.enc);
-                // Symbols that arrived ahead of a lost frame can now be used.
-                while let Some(s) = p.recon.early.remove(&(dec.received() as u64)) {
-                    dec.push(s, &mut p.recon.enc);
-                }
+            // Symbols after a lost frame are used at once, the gap left open: the code
+            // is rateless, so fresh symbols serve as well as the lost ones (at most a
+            // few thousand ahead, which bounds the decoder's memory).
+            if idx < dec.received() as u64 + 4096 {
+                dec.insert(idx, sym, &mut p.recon.enc);
             }
             if dec.is_decoded() {
                 break;
             }
         }
-        p.recon.early.retain(|&i, _| i >= dec.received() as u64);
         if dec.is_decoded() {
             let used = dec.received() as u64;
             let diff = dec.difference();
@@ -303,7 +298,6 @@ impl Endpoint {
             p.recon.apply_deferred();
             p.recon.done_to_send = true;
             p.recon.more_to_send = None;
-            p.recon.early.clear();
             p.recon.symbols_used = used;
             let mut wants: Vec<(u8, u64)> = Vec::new();
             for (sid, len) in diff.remote_only.iter().zip(lens) {
@@ -348,11 +342,14 @@ impl Endpoint {
             }
         } else {
             let have = dec.received() as u64;
-            if let Some((&next, _)) = p.recon.early.first_key_value() {
-                // A frame of symbols was lost: ask for exactly what is missing, once.
-                if p.recon.gap_asked != Some(have) {
-                    p.recon.gap_asked = Some(have);
-                    p.recon.more_to_send = Some((have, next - have));
+            if !dec.has(0) {
+                // Symbol 0 holds every id: without it the difference cannot be known to
+                // be whole. Asked for by itself, once. Other gaps are not asked for:
+                // fresh symbols serve as well (asking for each gap, as before, measured
+                // worse at 15% loss on HF: 8 against 11 complete runs of 24).
+                if p.recon.gap_asked != Some(0) {
+                    p.recon.gap_asked = Some(0);
+                    p.recon.more_to_send = Some((0, 1));
                 }
             } else if half {
                 // Bursts on half-duplex links: the burst is over when we get the turn.

@@ -1050,14 +1050,13 @@ impl Endpoint {
             {
                 p.recon.more_retries += 1;
                 p.rto_jitter = draw;
-                // Silence: our request (or the stream) was lost. Ask again from the gap.
-                let have = dec.received() as u64;
-                let count = p
-                    .recon
-                    .early
-                    .first_key_value()
-                    .map_or(0, |(&i, _)| i - have);
-                p.recon.more_to_send = Some((have, count));
+                // Silence: our request (or the stream) was lost. Ask for fresh symbols
+                // (any serve), or for symbol 0 if that is what is missing.
+                p.recon.more_to_send = Some(if dec.has(0) {
+                    (dec.received() as u64, 0)
+                } else {
+                    (0, 1)
+                });
                 p.recon.last_symbol_at = now;
             }
             // (From the end of our over: the peer is silent while we send, and a reset

@@ -234,12 +234,19 @@ pub struct Difference {
     pub local_only: Vec<u64>,
 }
 
-/// Peels the difference between a remote set (its coded symbols arrive in order) and
-/// the local set (encoded by a local [`Encoder`] over ids with the same salt).
+/// Peels the difference between a remote set and the local set (encoded by a local
+/// [`Encoder`] over ids with the same salt). The remote symbols may come with gaps (a
+/// lost frame) and the missing ones later or never: the code is rateless, so any
+/// `~1.38 d` of them decode, and only symbol 0 (which holds every id, and so tells when
+/// the difference is whole) is needed in particular.
 #[derive(Debug, Clone, Default)]
 pub struct Decoder {
-    /// remote - local, with decoded ids peeled off.
+    /// remote - local, with decoded ids peeled off (where `got`).
     diff: Vec<Symbol>,
+    /// Which indices hold a received symbol (the rest are gaps).
+    got: Vec<bool>,
+    /// Symbols received (`got` set).
+    count: usize,
     remote_only: Vec<u64>,
     local_only: Vec<u64>,
     seen: HashSet<u64>,
@@ -253,9 +260,74 @@ impl Decoder {
         Self::default()
     }
 
-    /// Symbols received so far.
+    /// One past the highest index received: where fresh symbols continue.
     pub fn received(&self) -> usize {
         self.diff.len()
+    }
+
+    /// Symbols actually received (gaps not counted).
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The first run of missing indices below [`Decoder::received`]: `(from, count)`.
+    pub fn first_gap(&self) -> Option<(u64, u64)> {
+        let from = self.got.iter().position(|&g| !g)?;
+        let count = self.got[from..].iter().take_while(|&&g| !g).count();
+        Some((from as u64, count as u64))
+    }
+
+    /// Whether symbol `i` was received.
+    pub fn has(&self, i: u64) -> bool {
+        self.got.get(i as usize).copied().unwrap_or(false)
+    }
+
+    /// Adds the remote symbol at index `idx`, leaving a gap for any skipped before it
+    /// and filling a gap when one comes late (a symbol already held is ignored).
+    pub fn insert(&mut self, idx: u64, remote: Symbol, local: &mut Encoder) {
+        let len = self.diff.len() as u64;
+        if idx < len {
+            if self.got[idx as usize] {
+                return;
+            }
+            // A late symbol: every id decoded so far that maps here comes off it.
+            let l = local.symbol(idx as usize);
+            let mut d = Symbol {
+                sum: (remote.sum ^ l.sum) & ID_MASK,
+                checksum: (remote.checksum ^ l.checksum) & CHECK_MASK,
+            };
+            for &id in self.remote_only.iter().chain(&self.local_only) {
+                if Mapping::new(id).hits(idx) {
+                    d.apply(id);
+                }
+            }
+            self.diff[idx as usize] = d;
+            self.got[idx as usize] = true;
+            self.count += 1;
+            self.pure.push(idx as usize);
+            self.peel(local);
+            return;
+        }
+        while (self.diff.len() as u64) < idx {
+            self.skip();
+        }
+        self.push(remote, local);
+    }
+
+    /// A gap at the next index: decoded ids mapping there move on past it.
+    fn skip(&mut self) {
+        let idx = self.diff.len() as u64;
+        while let Some(&Reverse((next, id, prng))) = self.pending.peek() {
+            if next != idx {
+                break;
+            }
+            self.pending.pop();
+            let mut m = Mapping { prng, last: next };
+            m.next();
+            self.pending.push(Reverse((m.last, id, m.prng)));
+        }
+        self.diff.push(Symbol::default());
+        self.got.push(false);
     }
 
     /// Adds the next remote symbol (index = [`Decoder::received`]); `local` supplies
@@ -279,6 +351,8 @@ impl Decoder {
             self.pending.push(Reverse((m.last, id, m.prng)));
         }
         self.diff.push(d);
+        self.got.push(true);
+        self.count += 1;
         self.pure.push(idx as usize);
         self.peel(local);
     }
@@ -287,7 +361,8 @@ impl Decoder {
         while let Some(i) = self.pure.pop() {
             let s = self.diff[i];
             // Pure: one id, whose checksum matches and which maps to this index.
-            if s.sum == 0
+            if !self.got[i]
+                || s.sum == 0
                 || checksum(s.sum) != s.checksum
                 || !Mapping::new(s.sum).hits(i as u64)
                 || self.seen.contains(&s.sum)
@@ -302,9 +377,11 @@ impl Decoder {
             let n = self.diff.len() as u64;
             while m.last < n {
                 let j = m.last as usize;
-                self.diff[j].apply(id);
-                if self.diff[j].sum != 0 {
-                    self.pure.push(j);
+                if self.got[j] {
+                    self.diff[j].apply(id);
+                    if self.diff[j].sum != 0 {
+                        self.pure.push(j);
+                    }
                 }
                 m.next();
             }
@@ -320,7 +397,7 @@ impl Decoder {
     /// Whether the difference is fully known: symbol 0 holds every id of both sets, so
     /// it peels to zero exactly when every differing id has been decoded.
     pub fn is_decoded(&self) -> bool {
-        self.diff.first().is_some_and(Symbol::is_zero)
+        self.has(0) && self.diff[0].is_zero()
     }
 
     /// The difference decoded so far (all of it once [`Decoder::is_decoded`]).

@@ -150,3 +150,58 @@ proptest::proptest! {
         proptest::prop_assert_eq!(diff.remote_only, ro);
     }
 }
+
+/// Symbols may come with gaps and late: lost frames of 8 symbols (every third, symbol 0
+/// among them) that never come still decode, to the same difference; and when each lost
+/// frame comes a frame late, decoding needs at most a frame more than without loss.
+#[test]
+fn symbols_with_gaps_decode_and_late_ones_fill_in() {
+    for seed in 1..=20 {
+        let (l, r, ao, bo) = sets(seed, 2000, 30, 25);
+        let (clean, want) = reconcile(&l, &r);
+        assert_eq!(want.local_only.len(), ao.len());
+        assert_eq!(want.remote_only.len(), bo.len());
+        for late in [false, true] {
+            let mut le = Encoder::new();
+            l.iter().for_each(|&x| {
+                le.insert(x);
+            });
+            let mut re = Encoder::new();
+            r.iter().for_each(|&x| {
+                re.insert(x);
+            });
+            let mut d = Decoder::new();
+            let mut held = Vec::new();
+            let mut i = 0u64;
+            while !d.is_decoded() {
+                assert!(i < 5000, "seed {seed}, late {late}: no convergence");
+                // With late symbols, symbol 0 is among the lost ones; without, it
+                // alone of its frame arrives (it tells that the difference is whole).
+                if (i / 8).is_multiple_of(3) && (late || i != 0) {
+                    held.push(i);
+                } else {
+                    d.insert(i, re.symbol(i as usize), &mut le);
+                }
+                if late && i % 8 == 7 && (i / 8) % 3 == 1 {
+                    for j in held.drain(..) {
+                        d.insert(j, re.symbol(j as usize), &mut le);
+                    }
+                }
+                i += 1;
+            }
+            assert_eq!(d.difference(), want, "seed {seed}, late {late}");
+            if late {
+                assert!(
+                    d.received() <= clean + 16,
+                    "seed {seed}: decoded at index {} against {clean} without loss",
+                    d.received()
+                );
+            } else {
+                assert!(d.first_gap().is_some());
+            }
+            // A symbol given twice changes nothing.
+            d.insert(1, re.symbol(1), &mut le);
+            assert_eq!(d.difference(), want);
+        }
+    }
+}
