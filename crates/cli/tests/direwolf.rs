@@ -313,8 +313,11 @@ fn check(modem: u32, rate: f64, rtt: f64, limit: Duration) -> Option<f64> {
 /// 1200 baud AFSK: the target is 2x the air floor at the measured 134 B/s.
 #[test]
 fn two_direwolf_modems_sync_20_and_20_bundles_at_1200_baud() {
-    // KISS-to-KISS latency 1.06 s median: a round trip of about 2 s.
-    if let Some(ratio) = check(1200, 134.0, 2.1, Duration::from_secs(240)) {
+    // KISS-to-KISS latency 1.06 s median: a round trip of about 2 s. The limit is the
+    // asserted 4 x the floor (about 71 s) and a little: runs where both TNCs key
+    // together for seconds (real collisions over the cable's latency) take 150-180 s,
+    // the others 112-125 s.
+    if let Some(ratio) = check(1200, 134.0, 2.1, Duration::from_secs(300)) {
         assert!(ratio < 4.0, "{ratio:.2} x the floor");
     }
 }
