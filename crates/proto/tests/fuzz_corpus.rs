@@ -472,3 +472,78 @@ proptest! {
         fuzzing::session(profile, &ops);
     }
 }
+
+/// Found by `random_sessions`: B's session began with one side's set counted empty, so
+/// B skipped the reconciliation round and sent no symbol, while A counted otherwise and
+/// waited for symbols. A's request for symbol 0 (which it asks for by itself) named a
+/// symbol B had never sent, and B dropped it: 178 requests in 15 minutes, never synced.
+#[test]
+fn a_request_for_symbols_of_a_skipped_round_begins_it() {
+    let ops = vec![
+        Op::Send {
+            from: Side::A,
+            max_len: 12395,
+        },
+        Op::Send {
+            from: Side::B,
+            max_len: 32046,
+        },
+        Op::Drop {
+            to: Side::A,
+            index: 72,
+        },
+        Op::Insert {
+            side: Side::B,
+            bundle: 6,
+            version: 0,
+            size: 249,
+        },
+        Op::Insert {
+            side: Side::A,
+            bundle: 4,
+            version: 0,
+            size: 2271,
+        },
+        Op::Deliver {
+            to: Side::B,
+            index: 92,
+        },
+        Op::LinkDown { side: Side::B },
+        Op::Advance { ms: 2076 },
+        Op::Deliver {
+            to: Side::A,
+            index: 151,
+        },
+        Op::Send {
+            from: Side::B,
+            max_len: 27754,
+        },
+        Op::LinkUp { side: Side::B },
+        Op::Deliver {
+            to: Side::B,
+            index: 24,
+        },
+        Op::Corrupt {
+            to: Side::B,
+            index: 164,
+            pos: 31064,
+            xor: 207,
+        },
+        Op::Deliver {
+            to: Side::B,
+            index: 74,
+        },
+        Op::Advance { ms: 598 },
+        Op::Send {
+            from: Side::B,
+            max_len: 12368,
+        },
+        Op::Insert {
+            side: Side::A,
+            bundle: 3,
+            version: 2,
+            size: 2999,
+        },
+    ];
+    fuzzing::session(0, &ops);
+}

@@ -941,12 +941,20 @@ impl Endpoint {
                     // A decoder that counted otherwise asks for the round we skipped.
                     p.recon.skipped = false;
                     if !p.recon.stopped {
+                        let sent = p.recon.next_symbol;
+                        if sent == 0 {
+                            // Nothing sent yet (a round we skipped): the request begins it.
+                            p.recon.burst_end = p.recon.burst_end.max(self.cfg.initial_burst);
+                        }
                         if count > 0 {
-                            p.recon
-                                .resend
-                                .push_back((from, from.saturating_add(count.min(4096))));
+                            let end = from.saturating_add(count.min(4096));
+                            // Sent symbols go again; ones never sent (the decoder asks for
+                            // symbol 0 of a round we skipped) join the stream.
+                            if from < sent {
+                                p.recon.resend.push_back((from, end.min(sent)));
+                            }
+                            p.recon.burst_end = p.recon.burst_end.max(end);
                         } else {
-                            let sent = p.recon.next_symbol;
                             p.recon.burst_end = p
                                 .recon
                                 .burst_end
@@ -1259,7 +1267,7 @@ impl Endpoint {
             .values()
             .map(|p| {
                 format!(
-                    "peer {} link {} established {} heard_us {} streamer {} next_sym {} burst_end {} stopped {} decoded {} received {} out {} queued {} incoming {} wants {} asked {} have_all {} have {}",
+                    "peer {} link {} established {} heard_us {} streamer {} next_sym {} burst_end {} stopped {} decoded {} received {} out {} queued {} incoming {} wants {} asked {} have_all {} have {} epoch {} skipped {} more_retries {} more_to_send {:?} last_symbol_at {:?}",
                     hex8(&p.key),
                     p.link,
                     p.established,
@@ -1277,6 +1285,11 @@ impl Endpoint {
                     p.asked.len(),
                     p.have_all.len(),
                     p.have.len(),
+                    p.recon.epoch,
+                    p.recon.skipped,
+                    p.recon.more_retries,
+                    p.recon.more_to_send,
+                    p.recon.last_symbol_at,
                 )
             })
             .collect()
