@@ -44,16 +44,42 @@ async fn until_down(h: &mut LinkHandle, secs: f64) -> String {
     }
 }
 
+/// Waits until fake modem `i` has handled its host's setup (`STATE` comes last): its
+/// host is connected on both ports, so what the script makes the modem say reaches it,
+/// and it has its `MYCALL` (a call to it before then fails).
+async fn set_up(m: &FakeArdops, i: usize) {
+    let t = tokio::time::Instant::now();
+    loop {
+        let s = m.stats(i);
+        if s.commands.iter().any(|c| c == "STATE") && s.data_connections > 0 {
+            return;
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "modem {i}: {s:?}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// A calls B; both come up.
 async fn pair(m: &FakeArdops) -> (LinkHandle, LinkHandle) {
-    let mut b = ardop::spawn(link(m, 1, "N0CALL-2", None)).unwrap();
+    pair_with(m, |_| {}).await
+}
+
+/// [`pair`], both links' settings changed by `tweak`.
+async fn pair_with(m: &FakeArdops, tweak: impl Fn(&mut ArdopConfig)) -> (LinkHandle, LinkHandle) {
+    let cfg = |i: usize, me: &str, call: Option<&str>| {
+        let mut c = link(m, i, me, call);
+        tweak(&mut c);
+        c
+    };
+    let mut b = ardop::spawn(cfg(1, "N0CALL-2", None)).unwrap();
     // B listens before A calls.
     let downs = until_down(&mut b, 5.0).await;
     assert!(
         downs.contains("listening for a call to N0CALL-2"),
         "{downs}"
     );
-    let mut a = ardop::spawn(link(m, 0, "N0CALL-1", Some("N0CALL-2"))).unwrap();
+    set_up(m, 1).await;
+    let mut a = ardop::spawn(cfg(0, "N0CALL-1", Some("N0CALL-2"))).unwrap();
     until_up(&mut a, 10.0).await;
     until_up(&mut b, 10.0).await;
     (a, b)
@@ -105,6 +131,7 @@ async fn the_modem_status_names_the_station_and_the_buffer() {
     init_tracing();
     let m = FakeArdops::start(2, FAST).await.unwrap();
     let mut b = ardop::spawn(link(&m, 1, "N0CALL-2", None)).unwrap();
+    set_up(&m, 1).await;
     let mut a = ardop::spawn(link(&m, 0, "N0CALL-1", Some("N0CALL-2"))).unwrap();
     let mut lines = Vec::new();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
@@ -186,9 +213,10 @@ async fn a_buffer_that_never_drains_ends_the_session_and_says_why() {
     let m = FakeArdops::start(2, FAST).await.unwrap();
     let (mut a, _b) = pair(&m).await;
     m.sending(0, false);
-    // Frames while there is room; then the room stays shut.
+    // Frames while there is room; then the room stays shut. (Room comes back within
+    // milliseconds of a write while there is any: 2 s leaves a loaded machine time.)
     let mut sent = 0;
-    while tokio::time::timeout(Duration::from_secs(1), a.room.wait_for(|&r| r >= 500))
+    while tokio::time::timeout(Duration::from_secs(2), a.room.wait_for(|&r| r >= 500))
         .await
         .is_ok()
     {
@@ -262,7 +290,7 @@ async fn a_stalled_session_is_reset_and_frames_cross_again() {
     m.freeze(1, "IRS");
     // Frames while there is room (they wait in A's modem), then one past it.
     let mut sent = 1;
-    while tokio::time::timeout(Duration::from_secs(1), a.room.wait_for(|&r| r >= 500))
+    while tokio::time::timeout(Duration::from_secs(2), a.room.wait_for(|&r| r >= 500))
         .await
         .is_ok()
     {
@@ -273,10 +301,18 @@ async fn a_stalled_session_is_reset_and_frames_cross_again() {
     let waiting = bytes::Bytes::from(vec![0x5a; 510]);
     a.send_frame(waiting.clone()).await.unwrap();
     let why = until_down(&mut a, 20.0).await;
+    // The stall clock starts when something waits: as A's driver hears of IRStoISS, or
+    // just before if the frames sent at once reach it first. So "state IRStoISS for N s"
+    // or "state now IRStoISS, for N s": both true.
+    let secs = why
+        .strip_prefix("ardopcf session with N0CALL-2 stalled: state IRStoISS for ")
+        .or_else(|| {
+            why.strip_prefix("ardopcf session with N0CALL-2 stalled: state now IRStoISS, for ")
+        })
+        .and_then(|r| r.split_once(" s with nothing moving ("))
+        .and_then(|(n, _)| n.parse::<u32>().ok());
     assert!(
-        why.starts_with("ardopcf session with N0CALL-2 stalled: state IRStoISS for ")
-            && why.contains("with nothing moving")
-            && why.ends_with("; reset"),
+        secs.is_some_and(|n| n >= 3) && why.contains("limit 3 s") && why.ends_with("; reset"),
         "{why}"
     );
     let why = until_down(&mut a, 20.0).await;
@@ -314,12 +350,13 @@ async fn a_stalled_session_is_reset_and_frames_cross_again() {
 }
 
 /// A session that moves slowly (the modem sends a long frame every 2 s, the watchdog's
-/// limit here being 3 s) is not reset, however long it lasts.
+/// limit here being 4 s: twice the gap, so that a loaded machine's delays are not taken
+/// for a stall) is not reset, however long it lasts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_but_moving_session_is_not_reset() {
     init_tracing();
     let m = FakeArdops::start(2, 300.0).await.unwrap();
-    let (a, mut b) = pair(&m).await;
+    let (a, mut b) = pair_with(&m, |c| c.stall_timeout = Duration::from_secs(4)).await;
     m.bursts(0, Some(Duration::from_secs(2)));
     // 6,000 B at 600 B every 2 s: about 20 s of a buffer never empty.
     let n = 20;
@@ -352,12 +389,33 @@ async fn nothing_is_sent_or_called_while_the_channel_is_busy() {
     // A's modem hears the channel busy as its host connects.
     m.busy_at_connect(0, true);
     let mut a = ardop::spawn(link(&m, 0, "N0CALL-1", Some("N0CALL-2"))).unwrap();
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert!(m.stats(0).commands.iter().any(|c| c == "STATE"));
+    // Until the driver's next state query (its watchdog's, 5 s on): its commands go in
+    // order, so a call made on the setup's answer would come before it. What it showed
+    // meanwhile says the channel is busy.
+    let mut lines = Vec::new();
+    let t = tokio::time::Instant::now();
+    loop {
+        let done = m.stats(0).commands.iter().filter(|c| *c == "STATE").count() >= 2;
+        // (A status line goes out before the query that follows it.)
+        while let Ok(e) = a.events.try_recv() {
+            if let LinkEvent::Modem(l) = e {
+                lines.push(l);
+            }
+        }
+        if done {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "{:?}", m.stats(0));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert!(
         !m.stats(0).commands.iter().any(|c| c.starts_with("ARQCALL")),
         "called on a busy channel: {:?}",
         m.stats(0).commands
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("BUSY (channel busy)")),
+        "{lines:?}"
     );
     m.busy(0, false);
     until_up(&mut a, 5.0).await;
@@ -374,12 +432,14 @@ async fn nothing_is_sent_or_called_while_the_channel_is_busy() {
     c.mode = ArdopMode::Fec;
     let mut f = ardop::spawn(c).unwrap();
     until_up(&mut f, 5.0).await;
-    tokio::time::timeout(Duration::from_secs(5), f.room.wait_for(|&r| r > 0))
+    // Room comes once the modem has answered its setup: it has its host, and what it is
+    // made to say next reaches the driver.
+    tokio::time::timeout(Duration::from_secs(10), f.room.wait_for(|&r| r > 0))
         .await
         .unwrap()
         .unwrap();
     m.busy(0, true);
-    tokio::time::timeout(Duration::from_secs(5), f.room.wait_for(|&r| r == 0))
+    tokio::time::timeout(Duration::from_secs(10), f.room.wait_for(|&r| r == 0))
         .await
         .expect("room 0 while busy")
         .unwrap();
@@ -443,11 +503,7 @@ async fn fec_broadcasts_reach_the_other_station() {
     until_up(&mut a, 5.0).await;
     until_up(&mut b, 5.0).await;
     // (A broadcast reaches only the modems already in FEC mode.)
-    let t = tokio::time::Instant::now();
-    while !m.stats(1).commands.iter().any(|c| c == "STATE") || m.stats(1).data_connections == 0 {
-        assert!(t.elapsed() < Duration::from_secs(5), "B's modem not set up");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    set_up(&m, 1).await;
     for i in 0..3 {
         send(&mut a, frame(i, 200), 5.0).await;
     }

@@ -19,8 +19,11 @@ pub enum Notice {
     Buffer(usize),
     /// `BUSY TRUE|FALSE`: the busy detector's view of the channel.
     Busy(bool),
-    /// `NEWSTATE s` or the answer to `STATE`.
+    /// `NEWSTATE s`: the protocol state changed.
     State(String),
+    /// `STATE s`: the answer to a `STATE` query. ardopcf handles commands in order, so
+    /// every command sent before the query has been handled.
+    StateAnswer(String),
     /// `CONNECTED call bw`: an ARQ session is up.
     Connected { call: String, bandwidth: u32 },
     /// `DISCONNECTED`: the ARQ session ended.
@@ -116,7 +119,8 @@ pub fn parse_line(line: &[u8]) -> Notice {
         },
         "BUSY" => flag(rest).map_or(garbage, Notice::Busy),
         "PTT" => flag(rest).map_or(garbage, Notice::Ptt),
-        "NEWSTATE" | "STATE" if !rest.is_empty() => Notice::State(rest.to_string()),
+        "NEWSTATE" if !rest.is_empty() => Notice::State(rest.to_string()),
+        "STATE" if !rest.is_empty() => Notice::StateAnswer(rest.to_string()),
         "CONNECTED" => {
             let mut it = rest.split_whitespace();
             match (it.next(), it.next().map(str::parse::<u32>)) {
@@ -227,7 +231,7 @@ mod tests {
     fn lines_are_read_as_ardopcf_sends_them() {
         let mut r = LineReader::default();
         let got = r.push(
-            b"BUFFER 1234\rBUSY TRUE\rNEWSTATE ISS\rCONNECTED N0CALL-2 2000\rPTT TRUE\rSTATUS CONNECT TO N0CALL-2 FAILED!\rDISCONNECTED\rFAULT Syntax Err: ARQCALL x\rMYCALL now N0CALL-1\rBUF",
+            b"BUFFER 1234\rBUSY TRUE\rNEWSTATE ISS\rSTATE IRS\rCONNECTED N0CALL-2 2000\rPTT TRUE\rSTATUS CONNECT TO N0CALL-2 FAILED!\rDISCONNECTED\rFAULT Syntax Err: ARQCALL x\rMYCALL now N0CALL-1\rBUF",
         );
         assert_eq!(
             got,
@@ -235,6 +239,7 @@ mod tests {
                 Notice::Buffer(1234),
                 Notice::Busy(true),
                 Notice::State("ISS".into()),
+                Notice::StateAnswer("IRS".into()),
                 Notice::Connected {
                     call: "N0CALL-2".into(),
                     bandwidth: 2000

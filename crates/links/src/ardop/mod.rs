@@ -17,7 +17,9 @@
 //! What the modem may be handed is governed by [`ModemCredit`] from the `BUFFER n`
 //! reports ardopcf sends after every host write and every acknowledged frame: at most
 //! `buffer` bytes (20,000 at most, far below the 100,000 ardopcf silently discards
-//! beyond). Nothing is handed to it, and no call made, while it reports `BUSY TRUE`.
+//! beyond). Nothing is handed to it, and no call made, before it has answered its setup
+//! (its `INITIALIZE` and `PURGEBUFFER` discard what it holds) or while it reports
+//! `BUSY TRUE`.
 //! The rate its buffer drains at becomes the link's rate. An ARQ session in which
 //! nothing moves while something waits to (see [`watch`]: two modems once stayed
 //! connected for minutes, one in `IRS` and the other in `IRStoISS`) is reset with why:
@@ -494,8 +496,9 @@ pub(crate) struct Modem {
     deframer: framing::Deframer,
     skipped: u64,
     bad: u64,
-    /// The modem has answered its setup (its state is known): a call waits for it, so
-    /// that a busy channel it reports first is heeded.
+    /// The modem has answered its setup (the `STATE` that ends it): a call waits for it,
+    /// so that a busy channel it reports first is heeded, and so do writes, which the
+    /// setup's `INITIALIZE` and `PURGEBUFFER` would discard.
     ready: bool,
     /// The modem's last words on itself.
     pub state: String,
@@ -613,7 +616,7 @@ impl Modem {
 
     /// Frame bytes the daemon may send now.
     pub(crate) fn room(&mut self, now: Instant) -> usize {
-        if self.queue.is_some() || !self.carrying() {
+        if self.queue.is_some() || !self.carrying() || !self.ready {
             return 0;
         }
         let r = self.credit.room(now);
@@ -633,11 +636,7 @@ impl Modem {
             host::command("STATE", &mut self.cmd_out);
             self.last_poll = now;
         }
-        if self.mode == ArdopMode::Arq
-            && self.phase == Phase::Waiting
-            && self.ready
-            && !self.busy
-            && now >= self.next_call
+        if self.call_due().is_some_and(|t| now >= t)
             && let Some(target) = &self.call
         {
             host::command(
@@ -649,9 +648,9 @@ impl Modem {
         // Our bytes wait while the far station holds the turn: ask for it now and then.
         let receiving =
             matches!(self.phase, Phase::Connected { .. }) && self.state == "IRS" && self.buffer > 0;
-        if let (true, Some(turn)) = (receiving, self.turn) {
-            let since = *self.waiting_since.get_or_insert(now);
-            if now >= since + turn && self.last_break.is_none_or(|t| now >= t + turn) {
+        if receiving && self.turn.is_some() {
+            self.waiting_since.get_or_insert(now);
+            if self.break_due().is_some_and(|t| now >= t) {
                 host::command("BREAK", &mut self.cmd_out);
                 self.last_break = Some(now);
             }
@@ -664,6 +663,7 @@ impl Modem {
             .unreported
             .is_none_or(|t| now >= t + Duration::from_secs(10));
         if self.carrying()
+            && self.ready
             && reported
             && let Some(f) = &self.queue
         {
@@ -692,6 +692,7 @@ impl Modem {
     ) -> Vec<Change> {
         let mut out = Vec::new();
         for n in self.lines.push(data) {
+            tracing::trace!(link = name, notice = ?n, "ardopcf");
             if !matches!(n, Notice::Garbage(_)) {
                 self.last_heard = now;
             }
@@ -734,31 +735,12 @@ impl Modem {
                 self.set_busy(b);
                 None
             }
-            Notice::State(s) => {
-                if s == "FECSEND" || s == "DISC" {
-                    self.fec_asked = None;
-                }
-                if s != self.state {
-                    self.state_since = now;
-                }
-                let disc = s == "DISC";
-                self.state = s;
+            Notice::StateAnswer(s) => {
+                // (The setup ends with `STATE`: all of it was handled.)
                 self.ready = true;
-                // ardopcf reports the channel busy or clear only while in DISC: a
-                // session takes turns itself, and no BUSY FALSE ends one reported as
-                // the call came in.
-                if !matches!(
-                    self.state.as_str(),
-                    "DISC" | "FECSEND" | "FECRCV" | "OFFLINE"
-                ) {
-                    self.set_busy(false);
-                }
-                // After `ABORT` ardopcf goes to DISC without a DISCONNECTED.
-                if disc && matches!(self.phase, Phase::Connected { .. } | Phase::Closing { .. }) {
-                    return self.ended(now);
-                }
-                None
+                self.new_state(s, now)
             }
+            Notice::State(s) => self.new_state(s, now),
             Notice::Ptt(_) | Notice::Other(_) => None,
             Notice::Fault(f) => {
                 tracing::warn!(link = name, fault = %f, "ardopcf refused a command");
@@ -796,6 +778,31 @@ impl Modem {
                 ))
             }
         }
+    }
+
+    /// The modem's protocol state, told or asked for.
+    fn new_state(&mut self, s: String, now: Instant) -> Option<Change> {
+        if s == "FECSEND" || s == "DISC" {
+            self.fec_asked = None;
+        }
+        if s != self.state {
+            self.state_since = now;
+        }
+        let disc = s == "DISC";
+        self.state = s;
+        // ardopcf reports the channel busy or clear only while in DISC: a session takes
+        // turns itself, and no BUSY FALSE ends one reported as the call came in.
+        if !matches!(
+            self.state.as_str(),
+            "DISC" | "FECSEND" | "FECRCV" | "OFFLINE"
+        ) {
+            self.set_busy(false);
+        }
+        // After `ABORT` ardopcf goes to DISC without a DISCONNECTED.
+        if disc && matches!(self.phase, Phase::Connected { .. } | Phase::Closing { .. }) {
+            return self.ended(now);
+        }
+        None
     }
 
     /// The ARQ session (or the call) ended: `DISCONNECTED`, or DISC after `ABORT`.
@@ -1073,9 +1080,23 @@ impl Modem {
         }
     }
 
-    /// When the next call is due, if one is waited for.
+    /// When the turn is next to be asked for while our bytes wait: `turn` after they
+    /// began to wait and after the last `BREAK`.
+    pub(crate) fn break_due(&self) -> Option<Instant> {
+        let (since, turn) = (self.waiting_since?, self.turn?);
+        Some(self.last_break.map_or(since, |t| since.max(t)) + turn)
+    }
+
+    /// When the next call is due, if one may be made: not before the modem has answered
+    /// its setup nor while the channel is busy (what ends either wakes the session loop,
+    /// which must not spin on a call time that has passed meanwhile).
     pub(crate) fn call_due(&self) -> Option<Instant> {
-        (self.call.is_some() && self.phase == Phase::Waiting).then_some(self.next_call)
+        (self.mode == ArdopMode::Arq
+            && self.call.is_some()
+            && self.phase == Phase::Waiting
+            && self.ready
+            && !self.busy)
+            .then_some(self.next_call)
     }
 }
 
@@ -1243,7 +1264,7 @@ async fn session(
             busy.then(|| now + TICK),
             Some(m.last_poll + POLL),
             m.call_due(),
-            m.waiting_since.zip(cfg.turn).map(|(t, d)| t + d),
+            m.break_due(),
             (m.carrying() || matches!(m.phase, Phase::Closing { .. }))
                 .then(|| now + Duration::from_secs(1)),
         ]

@@ -170,6 +170,7 @@ fn the_modem_never_holds_more_than_the_buffer() {
         peer: "N0CALL-2".into(),
         bandwidth: 2000,
     };
+    m.command_bytes(b"STATE IDLE\r", t0, "t", &counters);
     let mut modem_holds = 0usize;
     for i in 0..200u32 {
         let now = t0 + Duration::from_millis(u64::from(i) * 10);
@@ -230,6 +231,77 @@ fn the_modem_never_holds_more_than_the_buffer() {
     assert!(!m.data_out.is_empty());
 }
 
+/// Nothing is written before the modem has answered its setup: its `INITIALIZE` and
+/// `PURGEBUFFER` would discard it (FEC is up as soon as the host interface is). A
+/// `NEWSTATE` on the way is not the answer.
+#[test]
+fn nothing_is_written_before_the_modem_answers_its_setup() {
+    let mut c = ArdopConfig::new("127.0.0.1:8515", "N0CALL-1");
+    c.mode = ArdopMode::Fec;
+    let me = c.check().unwrap();
+    let t0 = Instant::now();
+    let mut m = Modem::new(&c, &me, t0);
+    let counters = LinkCounters::default();
+    m.reset(t0, &c, &me);
+    assert!(m.carrying());
+    assert_eq!(m.room(t0), 0);
+    m.offer("t", Bytes::from(vec![7; 100]), t0, &counters);
+    m.pump(t0, &counters);
+    m.command_bytes(
+        b"INITIALIZE\rMYCALL now N0CALL-1\rPROTOCOLMODE now FEC\rNEWSTATE DISC\r",
+        t0,
+        "t",
+        &counters,
+    );
+    m.pump(t0, &counters);
+    assert!(
+        m.data_out.is_empty(),
+        "written before the setup was answered"
+    );
+    m.command_bytes(b"PURGEBUFFER\rBUFFER 0\rSTATE DISC\r", t0, "t", &counters);
+    m.pump(t0, &counters);
+    assert!(!m.data_out.is_empty(), "the waiting frame goes once it was");
+    assert!(m.queue.is_none());
+}
+
+/// A call waits for the modem's answer to its setup and for a clear channel, and no
+/// call time is due meanwhile (the session loop would wake for it again and again).
+#[test]
+fn no_call_is_due_before_the_setup_is_answered_nor_while_busy() {
+    let mut c = ArdopConfig::new("127.0.0.1:8515", "N0CALL-1");
+    c.call = Some("N0CALL-2".into());
+    let me = c.check().unwrap();
+    let t0 = Instant::now();
+    let mut m = Modem::new(&c, &me, t0);
+    let counters = LinkCounters::default();
+    m.reset(t0, &c, &me);
+    m.cmd_out.clear();
+    let calls = |m: &mut Modem| {
+        commands(m)
+            .iter()
+            .filter(|c| c.starts_with("ARQCALL"))
+            .count()
+    };
+    assert_eq!(m.call_due(), None);
+    m.command_bytes(
+        b"BUSY TRUE\rINITIALIZE\rNEWSTATE DISC\r",
+        t0,
+        "t",
+        &counters,
+    );
+    assert_eq!(m.call_due(), None);
+    m.command_bytes(b"STATE DISC\r", t0, "t", &counters);
+    assert_eq!(m.call_due(), None, "the channel is busy");
+    let t1 = t0 + Duration::from_secs(60);
+    m.pump(t1, &counters);
+    assert_eq!(calls(&mut m), 0);
+    m.command_bytes(b"BUSY FALSE\r", t1, "t", &counters);
+    assert!(m.call_due().is_some_and(|t| t <= t1));
+    m.pump(t1, &counters);
+    assert_eq!(calls(&mut m), 1);
+    assert_eq!(m.call_due(), None, "calling");
+}
+
 /// Our bytes waiting while the far station sends: the turn is asked for (`BREAK`) after
 /// `turn`, and again only a `turn` later.
 #[test]
@@ -258,6 +330,8 @@ fn the_turn_is_asked_for_when_our_bytes_wait() {
     assert_eq!(breaks(&mut m), 0, "not before the turn time");
     m.pump(t0 + Duration::from_secs(20), &counters);
     assert_eq!(breaks(&mut m), 1);
+    // The session loop wakes for the next one, not at once.
+    assert_eq!(m.break_due(), Some(t0 + Duration::from_secs(40)));
     m.pump(t0 + Duration::from_secs(30), &counters);
     assert_eq!(breaks(&mut m), 0, "once per turn time");
     m.pump(t0 + Duration::from_secs(40), &counters);
@@ -299,7 +373,7 @@ fn connected(c: &ArdopConfig, t0: Instant) -> (Modem, LinkCounters) {
     let me = c.check().unwrap();
     let mut m = Modem::new(c, &me, t0);
     let counters = LinkCounters::default();
-    m.command_bytes(b"NEWSTATE DISC\r", t0, "t", &counters);
+    m.command_bytes(b"STATE DISC\r", t0, "t", &counters);
     m.pump(t0, &counters);
     m.cmd_out.clear();
     let up = m.command_bytes(
