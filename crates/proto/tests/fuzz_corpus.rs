@@ -547,3 +547,53 @@ fn a_request_for_symbols_of_a_skipped_round_begins_it() {
     ];
     fuzzing::session(0, &ops);
 }
+
+/// Found by exploring `random_sessions` further: A counted B's set empty (B's first HELLO
+/// went before B stored a bundle) and skipped the round, while B, counting both sets
+/// full, streamed its burst. The burst was lost; A, whose round was over, never asked for
+/// more, and B waited for an answer for ever. Now a streamer whose decoder stays silent
+/// sends a few fresh symbols, backed off like the decoder's requests.
+#[test]
+fn a_streamer_whose_decoder_stays_silent_sends_again() {
+    let ops = [
+        Op::Send {
+            from: Side::B,
+            max_len: 63,
+        },
+        Op::Insert {
+            side: Side::B,
+            bundle: 2,
+            version: 0,
+            size: 0,
+        },
+        Op::LinkDown { side: Side::A },
+        Op::Insert {
+            side: Side::A,
+            bundle: 0,
+            version: 0,
+            size: 0,
+        },
+        Op::LinkUp { side: Side::A },
+        Op::Deliver {
+            to: Side::A,
+            index: 0,
+        },
+        Op::Send {
+            from: Side::A,
+            max_len: 0,
+        },
+        Op::Deliver {
+            to: Side::B,
+            index: 0,
+        },
+        Op::Send {
+            from: Side::B,
+            max_len: 16931,
+        },
+        Op::Drop {
+            to: Side::A,
+            index: 48,
+        },
+    ];
+    fuzzing::session(0, &ops);
+}

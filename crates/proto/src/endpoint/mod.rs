@@ -940,6 +940,7 @@ impl Endpoint {
                     let p = self.peers.get_mut(&key).expect("checked");
                     // A decoder that counted otherwise asks for the round we skipped.
                     p.recon.skipped = false;
+                    p.recon.more_retries = 0;
                     if !p.recon.stopped {
                         let sent = p.recon.next_symbol;
                         if sent == 0 {

@@ -124,6 +124,13 @@ impl Endpoint {
         rto * 2u32.pow(p.recon.more_retries.min(6))
     }
 
+    /// How long a streamer waits for a silent decoder: four of the decoder's own waits,
+    /// so that a decoder that is waiting too asks first (its request says what it
+    /// lacks) and the streamer's symbols go only where nothing else would move.
+    fn nudge_after(p: &Peer, rto: Duration) -> Duration {
+        Self::recon_retry_after(p, rto) * 4
+    }
+
     fn over_limit(&self, params: &LinkParams) -> u64 {
         match (params.half_duplex, params.shared, params.rate_bps) {
             (true, _, Some(r)) => (r as f64 / 8.0 * self.cfg.max_over.as_secs_f64()) as u64,
@@ -803,6 +810,8 @@ impl Endpoint {
                             } else {
                                 p.recon.next_symbol += n as u64;
                             }
+                            // The decoder's silence is timed from here (`streamer_waits`).
+                            p.recon.last_symbol_at = now;
                             p.recon.bytes += (crate::recon::riblt::SYMBOL_LEN * n) as u64;
                             p.recon.messages += 1;
                             substantive = true;
@@ -934,6 +943,9 @@ impl Endpoint {
             if p.recon.dec.is_some() && !p.recon.decoded && p.recon.more_to_send.is_none() {
                 at(p.waits_from(p.recon.last_symbol_at, hd) + Self::recon_retry_after(p, rto));
             }
+            if streamer_waits(p) {
+                at(p.waits_from(p.recon.last_symbol_at, hd) + Self::nudge_after(p, rto));
+            }
             if p.over_bytes > 0 && l.params.half_duplex {
                 at(p.waits_from(p.last_heard.max(p.hello_at), hd) + rto);
             }
@@ -1059,6 +1071,18 @@ impl Endpoint {
                 });
                 p.recon.last_symbol_at = now;
             }
+            if streamer_waits(p)
+                && now >= waits_from(p.recon.last_symbol_at) + Self::nudge_after(p, rto)
+            {
+                // Our burst is out and the decoder has said nothing, neither RECON_MORE
+                // nor RECON_DONE: the burst or the answer was lost, or the decoder skipped
+                // a round we began (it counted one set empty). A few fresh symbols (any
+                // serve) wake it: it asks for more, or says again that it is done.
+                p.recon.more_retries += 1;
+                p.rto_jitter = draw;
+                p.recon.burst_end = p.recon.next_symbol + NUDGE_SYMBOLS;
+                p.recon.last_symbol_at = now;
+            }
             // (From the end of our over: the peer is silent while we send, and a reset
             // mid-over would let the over run past its limit.)
             if params.half_duplex
@@ -1081,6 +1105,20 @@ impl Endpoint {
             }
         }
     }
+}
+
+/// Fresh symbols a streamer sends when its decoder stays silent after a burst.
+const NUDGE_SYMBOLS: u64 = 4;
+
+/// Whether we stream symbols to `p`, have sent all asked for, and wait for the decoder's
+/// answer (its silence is timed from our last symbol).
+fn streamer_waits(p: &Peer) -> bool {
+    p.streamer
+        && !p.recon.stopped
+        && !p.recon.skipped
+        && p.recon.next_symbol > 0
+        && p.recon.next_symbol >= p.recon.burst_end
+        && p.recon.resend.is_empty()
 }
 
 fn has_data(p: &Peer) -> bool {
