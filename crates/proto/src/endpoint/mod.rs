@@ -585,7 +585,7 @@ impl Endpoint {
                 o.manifest_sent_at = None;
                 o.reset_fec();
             }
-            let _ = p.cc.on_pto(_now);
+            let _ = p.cc.lose_all();
         }
     }
 

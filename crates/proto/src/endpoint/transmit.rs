@@ -982,7 +982,7 @@ impl Endpoint {
                 p.hello_after = now + spread;
             }
             if p.cc.pto().is_some_and(|t| now >= t) {
-                let lost = p.cc.on_pto(now);
+                let lost = p.cc.on_pto();
                 requeue_lost(p, &lost);
             }
             p.cc.tick(now);
