@@ -36,6 +36,20 @@ pub(crate) struct FragOut {
     id: u64,
     msg: Vec<u8>,
     sent: usize,
+    /// What the message is, when losing one of its frames must be repaired (see
+    /// `Peer::notes`).
+    pub about: FragAbout,
+}
+
+/// What a fragmented message carries, for the notes of the frames it goes in.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) enum FragAbout {
+    #[default]
+    Other,
+    /// A bundle's manifest, whose send began at the time given.
+    Manifest(crate::wire::BundleRef, Duration),
+    /// A report on a bundle.
+    Report(crate::wire::BundleRef),
 }
 
 impl FragOut {
@@ -82,7 +96,12 @@ impl FragIds {
         }
         let id = self.next;
         self.next = (self.next + 1) % ID_SPACE;
-        Some(FragOut { id, msg, sent: 0 })
+        Some(FragOut {
+            id,
+            msg,
+            sent: 0,
+            about: FragAbout::Other,
+        })
     }
 }
 

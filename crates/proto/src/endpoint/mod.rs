@@ -209,6 +209,13 @@ pub struct Stats {
     pub manifests_resent: u64,
     /// Times data in flight was presumed lost for want of a report.
     pub resend_timeouts: u64,
+    /// Gaps in a peer's packet numbers told to it (MISSED; links without acks).
+    pub missed_frames_told: u64,
+    /// Frames of ours a peer said it missed whose reports, requests or manifests went
+    /// again at once.
+    pub missed_frames_repaired: u64,
+    /// Manifests sent again because the peer said their pieces came without them.
+    pub nameless_resent: u64,
     pub bundles_received: u64,
     pub bundles_delivered: u64,
     /// Bytes sent per message type (index = type code), headers included.
@@ -891,6 +898,11 @@ impl Endpoint {
                 p.record_pn(header.pn, now);
             } else {
                 // Frames arrive in order on links without acks (radios, modems, streams).
+                // On a point-to-point one every frame of the peer's is for us: a gap in
+                // its numbers is frames lost, told to it (MISSED) with our next frame.
+                if !shared && let Some(prev) = p.heard_pn {
+                    p.note_gap(prev, header.pn);
+                }
                 p.heard_pn = Some(header.pn);
             }
         }
@@ -961,6 +973,16 @@ impl Endpoint {
                                 .burst_end
                                 .max(sent + sent.max(self.cfg.initial_burst));
                         }
+                    }
+                }
+                Message::Nameless { r } => {
+                    if !shared && !paced {
+                        self.on_nameless(now, key, r);
+                    }
+                }
+                Message::Missed { ranges } => {
+                    if !shared && !paced {
+                        self.on_missed(now, key, &ranges);
                     }
                 }
                 Message::Want { len, prefixes } => {

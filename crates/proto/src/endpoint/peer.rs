@@ -323,6 +323,15 @@ impl Asked {
     pub fn len(&self) -> usize {
         self.by_sid.len()
     }
+
+    /// Forgets `sid` (to ask for it again); whether it was awaited.
+    pub fn remove(&mut self, sid: u64) -> bool {
+        let Some(t) = self.by_sid.remove(&sid) else {
+            return false;
+        };
+        self.by_time.remove(&(t, sid));
+        true
+    }
 }
 
 impl Outgoing {
@@ -615,7 +624,40 @@ pub(crate) struct Peer {
     /// A message too large for the link's frames, going out in fragments.
     pub frag_out: Option<super::frag::FragOut>,
     pub loss: LossMeter,
+    /// Point-to-point links without acks: gaps in the peer's packet numbers not yet
+    /// told to it (MISSED), newest first.
+    pub missed: Vec<(u64, u64)>,
+    /// Point-to-point links without acks: what recent frames to the peer said that only
+    /// they said, to say again if the peer tells us it missed them.
+    pub notes: VecDeque<FrameNote>,
+    /// Links without acks: bundles whose pieces came without their manifest, to be
+    /// told to the peer (NAMELESS).
+    pub nameless: Vec<BundleRef>,
 }
+
+/// What a frame carried that nothing else repeats soon: reports (the sender waits a
+/// resend timeout for them), requests (the asker waits twice that) and manifests (pieces
+/// after a lost one are dropped).
+#[derive(Debug, Default)]
+pub(crate) struct FrameNote {
+    pub pn: u64,
+    pub reports: Vec<BundleRef>,
+    pub wants: Vec<u64>,
+    /// Each with when its send began (a later send of the same manifest is not lost).
+    pub manifests: Vec<(BundleRef, Duration)>,
+}
+
+impl FrameNote {
+    pub fn is_empty(&self) -> bool {
+        self.reports.is_empty() && self.wants.is_empty() && self.manifests.is_empty()
+    }
+}
+
+/// Frames whose notes are kept: a MISSED names frames of the peer's last over or two.
+pub(crate) const MAX_NOTES: usize = 256;
+/// Gaps longer than this are told as their last frames only (a long silence is a
+/// link outage, which the timers handle).
+pub(crate) const MAX_MISSED_SPAN: u64 = 64;
 
 /// [`Peer::waits_from`], for callers holding part of the peer borrowed.
 pub fn wait_start(sent: Duration, data_sent_at: Duration, half_duplex: bool) -> Duration {
@@ -734,7 +776,40 @@ impl Peer {
             frames: 0,
             frag_out: None,
             loss: LossMeter::default(),
+            missed: Vec::new(),
+            notes: VecDeque::new(),
+            nameless: Vec::new(),
         }
+    }
+
+    /// Links without acks, point to point: frame `pn` arrived after `prev`; frames
+    /// between them were lost, to be told to the peer.
+    pub fn note_gap(&mut self, prev: u64, pn: u64) {
+        if pn <= prev.saturating_add(1) {
+            return;
+        }
+        let lo = (prev + 1).max(pn.saturating_sub(MAX_MISSED_SPAN));
+        self.missed.insert(0, (lo, pn - 1));
+        self.missed.truncate(crate::wire::MAX_MISSED_RANGES);
+    }
+
+    /// Keeps what frame `note.pn` said (see `notes`).
+    pub fn keep_note(&mut self, note: FrameNote) {
+        if note.is_empty() {
+            return;
+        }
+        if self.notes.len() >= MAX_NOTES {
+            self.notes.pop_front();
+        }
+        self.notes.push_back(note);
+    }
+
+    /// The notes of frames the peer says it missed, taken out.
+    pub fn take_missed_notes(&mut self, ranges: &[(u64, u64)]) -> Vec<FrameNote> {
+        let lost = |pn: u64| ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&pn));
+        let (out, kept): (Vec<_>, Vec<_>) = self.notes.drain(..).partition(|n| lost(n.pn));
+        self.notes = kept.into();
+        out
     }
 
     /// Records a received packet number for acknowledgement.

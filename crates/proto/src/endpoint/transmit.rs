@@ -4,9 +4,9 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::cc::PieceRef;
-use super::frag::{FragIds, FragOut};
+use super::frag::{FragAbout, FragIds, FragOut};
 use super::handle::requeue_lost;
-use super::peer::Peer;
+use super::peer::{FrameNote, Peer};
 use bytes::Bytes;
 use skywave_bundle::Priority;
 
@@ -328,10 +328,18 @@ impl Endpoint {
         let mut substantive = false;
         let mut eliciting = false;
         let mut pieces: Vec<PieceRef> = Vec::new();
+        // Point-to-point links without acks: frames are numbered in order, so the peer
+        // tells us which it missed, and we keep what each said (see `Peer::notes`).
+        let tells_missed = !params.paced && !params.shared;
+        let mut note = FrameNote {
+            pn,
+            ..Default::default()
+        };
 
         // 1. The rest of a message too large for one frame, before anything else:
         // it is worth nothing until whole.
         if let Some(f) = p.frag_out.as_mut() {
+            let about = f.about;
             let (n, done) = f.write(&mut w, 0);
             if done {
                 p.frag_out = None;
@@ -339,6 +347,11 @@ impl Endpoint {
             if n > 0 {
                 substantive = true;
                 eliciting = true;
+                match about {
+                    FragAbout::Manifest(r, at) => note.manifests.push((r, at)),
+                    FragAbout::Report(r) => note.reports.push(r),
+                    FragAbout::Other => {}
+                }
             }
         }
         // 2. HELLO, when the peer has not confirmed hearing us.
@@ -410,6 +423,20 @@ impl Endpoint {
                 // carry, and then no frame is sent at all.
                 // Half duplex: reports say which of the peer's frames they follow, which
                 // times the peer's resend timers (see `Peer::answer_time`).
+                // The peer's frames that never arrived: it says again what they said.
+                if tells_missed && !p.missed.is_empty() && w.missed(&p.missed) {
+                    self.stats.missed_frames_told += p.missed.len() as u64;
+                    p.missed.clear();
+                    substantive = true;
+                }
+                // Bundles whose pieces came without their manifest.
+                while let Some(r) = p.nameless.last() {
+                    if !w.nameless(r) {
+                        break;
+                    }
+                    p.nameless.pop();
+                    substantive = true;
+                }
                 let mut heard_said = false;
                 if params.half_duplex
                     && !p.cc.enabled
@@ -427,6 +454,7 @@ impl Endpoint {
                         again_riding.push(r);
                     } else if w.have_all(&r) {
                         substantive = true;
+                        note.reports.push(r);
                     } else {
                         again_rest.push(r);
                     }
@@ -438,6 +466,9 @@ impl Endpoint {
                     }
                     sent_now.extend(p.have_all.pop_front());
                     substantive = true;
+                }
+                if tells_missed {
+                    note.reports.extend_from_slice(&sent_now);
                 }
                 // Half duplex: a whole over separates a loss from its repair anyway, and the
                 // sender's manifest retry is answered by another; the copy would cost airtime
@@ -479,6 +510,9 @@ impl Endpoint {
                     }
                     for (sid, _) in p.wants_out.drain(..n) {
                         p.asked.insert(sid, now);
+                        if tells_missed {
+                            note.wants.push(sid);
+                        }
                     }
                     p.recon.bytes += 1 + u64::from(len) * n as u64;
                     p.recon.messages += 1;
@@ -537,6 +571,8 @@ impl Endpoint {
                             if f.fits_whole(&w) || f.write(&mut w, super::frag::MIN_FIRST).0 == 0 {
                                 break;
                             }
+                            f.about = FragAbout::Report(r);
+                            note.reports.push(r);
                             p.frag_out = Some(f);
                             p.have.remove(i);
                             substantive = true;
@@ -545,6 +581,9 @@ impl Endpoint {
                         if let Some(rx) = self.fec_rx.get(&r) {
                             // Decoding: the sender tops up by what is still needed.
                             let _ = w.need(&r, rx.dec.needed(), rx.last_esi);
+                        }
+                        if tells_missed {
+                            note.reports.push(r);
                         }
                         p.have.remove(i);
                         substantive = true;
@@ -642,6 +681,7 @@ impl Endpoint {
                                     if f.write(&mut w, super::frag::MIN_FIRST).0 == 0 {
                                         break;
                                     }
+                                    f.about = FragAbout::Manifest(o.r, now);
                                     p.frag_out = Some(f);
                                 }
                                 if o.manifest_sent_at.is_some() {
@@ -650,6 +690,9 @@ impl Endpoint {
                                 }
                                 self.stats.manifests_sent += 1;
                                 o.manifest_sent_at = Some(now);
+                                if tells_missed {
+                                    note.manifests.push((o.r, now));
+                                }
                                 o.last_sent_at = now;
                                 substantive = true;
                                 eliciting = true;
@@ -855,6 +898,9 @@ impl Endpoint {
         }
         if params.half_duplex && !p.cc.enabled {
             p.sent_pn(pn, now);
+        }
+        if tells_missed {
+            p.keep_note(note);
         }
         if eliciting {
             p.data_sent_at = now;

@@ -41,10 +41,15 @@ pub mod ty {
     pub const FRAG: u8 = 0x0e;
     pub const PADDING: u8 = 0x0f;
     pub const PIECE_NEXT: u8 = 0x10;
+    pub const MISSED: u8 = 0x11;
+    pub const NAMELESS: u8 = 0x12;
 }
 
 /// Message types there are (type codes are below this).
-pub const TYPES: usize = 0x11;
+pub const TYPES: usize = 0x13;
+
+/// Most ranges a MISSED message names (older gaps are dropped first).
+pub const MAX_MISSED_RANGES: usize = 8;
 
 /// Why a frame was dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -168,6 +173,18 @@ pub enum Message<'a> {
     Heard {
         pn: u64,
     },
+    /// Links without acks, point to point: the peer's frames that never arrived (gaps
+    /// in its packet numbers), as inclusive ranges, newest first. The peer sends again
+    /// what only those frames said (reports, requests, a manifest) at once, where it
+    /// would otherwise wait out a resend timeout for an answer that cannot come.
+    Missed {
+        ranges: Vec<(u64, u64)>,
+    },
+    /// Links without acks: pieces of `r` arrived but its manifest did not (they were
+    /// dropped). The sender sends the manifest again, and the pieces after it.
+    Nameless {
+        r: BundleRef,
+    },
     /// Bytes `[offset, offset + data.len())` of message `id` (its type, length and body
     /// as a frame would hold them), `total` bytes long: a message larger than the
     /// link's frames goes in pieces and is handled once whole.
@@ -276,6 +293,8 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
         ty::RECON_MORE => "RECON_MORE",
         ty::NEED => "NEED",
         ty::HEARD => "HEARD",
+        ty::MISSED => "MISSED",
+        ty::NAMELESS => "NAMELESS",
         ty::FRAG => "FRAG",
         ty::PADDING => return Ok(Message::Padding { data: body }),
         _ => return Ok(Message::Unknown { ty }),
@@ -379,6 +398,11 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
             c.end()?;
             Message::HaveAll { r }
         }
+        ty::NAMELESS => {
+            let r = c.bref()?;
+            c.end()?;
+            Message::Nameless { r }
+        }
         ty::ACK => {
             let largest = c.varint()?;
             let delay_us = c.varint()?;
@@ -435,6 +459,24 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
             let pn = c.varint()?;
             c.end()?;
             Message::Heard { pn }
+        }
+        ty::MISSED => {
+            // Ranges as (start, count - 1).
+            let mut ranges = Vec::new();
+            while !c.b.is_empty() {
+                if ranges.len() >= MAX_MISSED_RANGES {
+                    return Err(WireError::Malformed(name));
+                }
+                let lo = c.varint()?;
+                let hi = lo
+                    .checked_add(c.varint()?)
+                    .ok_or(WireError::Malformed(name))?;
+                ranges.push((lo, hi));
+            }
+            if ranges.is_empty() {
+                return Err(WireError::Malformed(name));
+            }
+            Message::Missed { ranges }
         }
         ty::FRAG => {
             let id = c.varint()?;
@@ -820,6 +862,14 @@ impl FrameWriter {
         true
     }
 
+    pub fn nameless(&mut self, r: &BundleRef) -> bool {
+        if !self.begin(ty::NAMELESS, r.encoded_len()) {
+            return false;
+        }
+        r.put(&mut self.buf);
+        true
+    }
+
     pub fn ack(&mut self, ack: &Ack) -> bool {
         let mut body = Vec::with_capacity(32);
         varint::put(&mut body, ack.largest);
@@ -952,6 +1002,26 @@ impl FrameWriter {
             return false;
         }
         varint::put(&mut self.buf, pn);
+        true
+    }
+
+    /// MISSED: the first [`MAX_MISSED_RANGES`] of `ranges` (inclusive packet numbers).
+    pub fn missed(&mut self, ranges: &[(u64, u64)]) -> bool {
+        let ranges = &ranges[..ranges.len().min(MAX_MISSED_RANGES)];
+        if ranges.is_empty() || ranges.iter().any(|&(lo, hi)| hi < lo) {
+            return false;
+        }
+        let len: usize = ranges
+            .iter()
+            .map(|&(lo, hi)| varint::len(lo) + varint::len(hi - lo))
+            .sum();
+        if !self.begin(ty::MISSED, len) {
+            return false;
+        }
+        for &(lo, hi) in ranges {
+            varint::put(&mut self.buf, lo);
+            varint::put(&mut self.buf, hi - lo);
+        }
         true
     }
 

@@ -280,6 +280,67 @@ fn heard_is_a_varint_packet_number() {
 }
 
 #[test]
+fn missed_names_ranges_of_packet_numbers() {
+    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    assert!(w.missed(&[(300, 302), (7, 7)]));
+    let f = w.finish();
+    // start 300 (0xac 0x02), count - 1 = 2; start 7, count - 1 = 0.
+    assert_eq!(f, vec![0x52, 0x00, 0x00, 0x11, 5, 0xac, 0x02, 2, 7, 0]);
+    let (_, msgs) = parse(&f).unwrap();
+    assert_eq!(
+        msgs,
+        vec![Message::Missed {
+            ranges: vec![(300, 302), (7, 7)]
+        }]
+    );
+    // Only the first MAX_MISSED_RANGES go; an inverted range is refused.
+    let many: Vec<(u64, u64)> = (0..20).map(|i| (i * 10, i * 10 + 1)).collect();
+    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 200);
+    assert!(w.missed(&many));
+    let f = w.finish();
+    let (_, msgs) = parse(&f).unwrap();
+    assert_eq!(
+        msgs,
+        vec![Message::Missed {
+            ranges: many[..MAX_MISSED_RANGES].to_vec()
+        }]
+    );
+    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    assert!(!w.missed(&[(5, 4)]));
+    assert!(!w.missed(&[]));
+    // Empty, truncated, overflowing or too many ranges are malformed.
+    let nine: Vec<u8> = (0..9).flat_map(|i| [i * 3, 0]).collect();
+    for body in [
+        &[][..],
+        &[7][..],
+        &[
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x01,
+        ][..],
+        &nine[..],
+    ] {
+        let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+        assert!(w.raw(ty::MISSED, body));
+        assert!(parse(&w.finish()).is_err(), "{body:?}");
+    }
+}
+
+#[test]
+fn nameless_names_a_bundle() {
+    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    assert!(w.nameless(&r()));
+    let f = w.finish();
+    let (_, msgs) = parse(&f).unwrap();
+    assert_eq!(msgs, vec![Message::Nameless { r: r() }]);
+    // A trailing byte is malformed.
+    let mut body = Vec::new();
+    r().put(&mut body);
+    body.push(0);
+    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    assert!(w.raw(ty::NAMELESS, &body));
+    assert!(parse(&w.finish()).is_err());
+}
+
+#[test]
 fn a_shared_tail_gives_the_same_bytes() {
     let data = bytes::Bytes::from_static(b"payload bytes held once");
     let header = Header {
