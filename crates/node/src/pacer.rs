@@ -654,6 +654,12 @@ impl<T: PacerTime> Pacer<T> {
         self.half.map_or(Duration::ZERO, |h| h.turnaround)
     }
 
+    /// Half duplex: whether our modem may have run dry (the lower bound of what it
+    /// holds is zero), so that the next write may start a new burst on the air.
+    pub fn may_be_dry(&self) -> bool {
+        self.half.is_some() && self.lo <= EPS
+    }
+
     /// Whether the ends of overs are announced on this link ([`Pacer::over_end`]): a
     /// half-duplex modem that keeps the turn while it has data (with a longest over, the
     /// modem, not the driver, decides when an over ends).

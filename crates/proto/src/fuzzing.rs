@@ -89,7 +89,7 @@ pub fn frame(data: &[u8]) {
                 last_esi,
             } => w.need(r, *needed, *last_esi),
             Message::Heard { pn } => w.heard(*pn),
-            Message::Missed { ranges } => w.missed(ranges),
+            Message::Missed { ranges } => w.missed(ranges) == ranges.len(),
             Message::Nameless { r } => w.nameless(r),
             Message::Frag {
                 id,

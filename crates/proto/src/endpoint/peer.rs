@@ -625,7 +625,7 @@ pub(crate) struct Peer {
     pub frag_out: Option<super::frag::FragOut>,
     pub loss: LossMeter,
     /// Point-to-point links without acks: gaps in the peer's packet numbers not yet
-    /// told to it (MISSED), newest first.
+    /// told to it (MISSED), oldest first.
     pub missed: Vec<(u64, u64)>,
     /// Point-to-point links without acks: what recent frames to the peer said that only
     /// they said, to say again if the peer tells us it missed them.
@@ -653,8 +653,10 @@ impl FrameNote {
     }
 }
 
-/// Frames whose notes are kept: a MISSED names frames of the peer's last over or two.
-pub(crate) const MAX_NOTES: usize = 256;
+/// Frames whose notes are kept: a MISSED names frames of our last over, and a 30 s over
+/// at 9600 bit/s in a 256 B modem buffer is about 450 frames of 80 B. A few tens of
+/// bytes each.
+pub(crate) const MAX_NOTES: usize = 2048;
 /// Gaps longer than this are told as their last frames only (a long silence is a
 /// link outage, which the timers handle).
 pub(crate) const MAX_MISSED_SPAN: u64 = 64;
@@ -783,14 +785,17 @@ impl Peer {
     }
 
     /// Links without acks, point to point: frame `pn` arrived after `prev`; frames
-    /// between them were lost, to be told to the peer.
+    /// between them were lost, to be told to the peer (oldest dropped past the most a
+    /// MISSED names: the peer's notes do not reach that far back anyway).
     pub fn note_gap(&mut self, prev: u64, pn: u64) {
         if pn <= prev.saturating_add(1) {
             return;
         }
         let lo = (prev + 1).max(pn.saturating_sub(MAX_MISSED_SPAN));
-        self.missed.insert(0, (lo, pn - 1));
-        self.missed.truncate(crate::wire::MAX_MISSED_RANGES);
+        self.missed.push((lo, pn - 1));
+        if self.missed.len() > crate::wire::MAX_MISSED_RANGES {
+            self.missed.remove(0);
+        }
     }
 
     /// Keeps what frame `note.pn` said (see `notes`).

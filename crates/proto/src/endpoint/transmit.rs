@@ -424,10 +424,13 @@ impl Endpoint {
                 // Half duplex: reports say which of the peer's frames they follow, which
                 // times the peer's resend timers (see `Peer::answer_time`).
                 // The peer's frames that never arrived: it says again what they said.
-                if tells_missed && !p.missed.is_empty() && w.missed(&p.missed) {
-                    self.stats.missed_frames_told += p.missed.len() as u64;
-                    p.missed.clear();
-                    substantive = true;
+                if tells_missed && !p.missed.is_empty() {
+                    let n = w.missed(&p.missed);
+                    if n > 0 {
+                        self.stats.missed_frames_told += n as u64;
+                        p.missed.drain(..n);
+                        substantive = true;
+                    }
                 }
                 // Bundles whose pieces came without their manifest.
                 while let Some(r) = p.nameless.last() {

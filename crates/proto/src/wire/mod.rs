@@ -48,8 +48,9 @@ pub mod ty {
 /// Message types there are (type codes are below this).
 pub const TYPES: usize = 0x13;
 
-/// Most ranges a MISSED message names (older gaps are dropped first).
-pub const MAX_MISSED_RANGES: usize = 8;
+/// Most ranges a MISSED message names: a long over on a lossy link has dozens of gaps,
+/// at about 2 bytes each.
+pub const MAX_MISSED_RANGES: usize = 64;
 
 /// Why a frame was dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -174,7 +175,7 @@ pub enum Message<'a> {
         pn: u64,
     },
     /// Links without acks, point to point: the peer's frames that never arrived (gaps
-    /// in its packet numbers), as inclusive ranges, newest first. The peer sends again
+    /// in its packet numbers), as inclusive ranges in rising order. The peer sends again
     /// what only those frames said (reports, requests, a manifest) at once, where it
     /// would otherwise wait out a resend timeout for an answer that cannot come.
     Missed {
@@ -461,13 +462,19 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
             Message::Heard { pn }
         }
         ty::MISSED => {
-            // Ranges as (start, count - 1).
-            let mut ranges = Vec::new();
+            // The first range as (first, count - 1); each after it as (frames between
+            // it and the one before, less one, count - 1).
+            let mut ranges: Vec<(u64, u64)> = Vec::new();
             while !c.b.is_empty() {
                 if ranges.len() >= MAX_MISSED_RANGES {
                     return Err(WireError::Malformed(name));
                 }
-                let lo = c.varint()?;
+                let skip = c.varint()?;
+                let lo = match ranges.last() {
+                    None => Some(skip),
+                    Some(&(_, hi)) => hi.checked_add(skip).and_then(|v| v.checked_add(2)),
+                };
+                let lo = lo.ok_or(WireError::Malformed(name))?;
                 let hi = lo
                     .checked_add(c.varint()?)
                     .ok_or(WireError::Malformed(name))?;
@@ -1005,24 +1012,36 @@ impl FrameWriter {
         true
     }
 
-    /// MISSED: the first [`MAX_MISSED_RANGES`] of `ranges` (inclusive packet numbers).
-    pub fn missed(&mut self, ranges: &[(u64, u64)]) -> bool {
+    /// MISSED: as many of `ranges` (inclusive packet numbers, rising, apart) as fit, at
+    /// most [`MAX_MISSED_RANGES`]; returns how many went (0: none, or `ranges` is not
+    /// rising and apart).
+    pub fn missed(&mut self, ranges: &[(u64, u64)]) -> usize {
         let ranges = &ranges[..ranges.len().min(MAX_MISSED_RANGES)];
-        if ranges.is_empty() || ranges.iter().any(|&(lo, hi)| hi < lo) {
-            return false;
-        }
-        let len: usize = ranges
-            .iter()
-            .map(|&(lo, hi)| varint::len(lo) + varint::len(hi - lo))
-            .sum();
-        if !self.begin(ty::MISSED, len) {
-            return false;
-        }
+        let mut body = Vec::with_capacity(2 * ranges.len());
+        let mut n = 0;
+        let mut prev: Option<u64> = None;
         for &(lo, hi) in ranges {
-            varint::put(&mut self.buf, lo);
-            varint::put(&mut self.buf, hi - lo);
+            let skip = match prev {
+                None => Some(lo),
+                Some(p) => lo.checked_sub(p).and_then(|d| d.checked_sub(2)),
+            };
+            let (Some(skip), true) = (skip, hi >= lo) else {
+                return 0;
+            };
+            let len = varint::len(skip) + varint::len(hi - lo);
+            if Self::cost(body.len() + len) > self.remaining() {
+                break;
+            }
+            varint::put(&mut body, skip);
+            varint::put(&mut body, hi - lo);
+            prev = Some(hi);
+            n += 1;
         }
-        true
+        if n == 0 || !self.begin(ty::MISSED, body.len()) {
+            return 0;
+        }
+        self.buf.extend_from_slice(&body);
+        n
     }
 
     /// Appends an already-encoded message (type, length, body).

@@ -282,21 +282,23 @@ fn heard_is_a_varint_packet_number() {
 #[test]
 fn missed_names_ranges_of_packet_numbers() {
     let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
-    assert!(w.missed(&[(300, 302), (7, 7)]));
+    assert_eq!(w.missed(&[(7, 7), (300, 302)]), 2);
     let f = w.finish();
-    // start 300 (0xac 0x02), count - 1 = 2; start 7, count - 1 = 0.
-    assert_eq!(f, vec![0x52, 0x00, 0x00, 0x11, 5, 0xac, 0x02, 2, 7, 0]);
+    // First 7, count - 1 = 0; then 292 frames between, less one (0xa3 0x02), count - 1 = 2.
+    assert_eq!(f, vec![0x52, 0x00, 0x00, 0x11, 5, 7, 0, 0xa3, 0x02, 2]);
     let (_, msgs) = parse(&f).unwrap();
     assert_eq!(
         msgs,
         vec![Message::Missed {
-            ranges: vec![(300, 302), (7, 7)]
+            ranges: vec![(7, 7), (300, 302)]
         }]
     );
-    // Only the first MAX_MISSED_RANGES go; an inverted range is refused.
-    let many: Vec<(u64, u64)> = (0..20).map(|i| (i * 10, i * 10 + 1)).collect();
-    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 200);
-    assert!(w.missed(&many));
+    // As many as fit go (about 2 bytes each), at most MAX_MISSED_RANGES.
+    let many: Vec<(u64, u64)> = (0..100)
+        .map(|i| (1000 + i * 10, 1000 + i * 10 + 1))
+        .collect();
+    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 1000);
+    assert_eq!(w.missed(&many), MAX_MISSED_RANGES);
     let f = w.finish();
     let (_, msgs) = parse(&f).unwrap();
     assert_eq!(
@@ -305,20 +307,29 @@ fn missed_names_ranges_of_packet_numbers() {
             ranges: many[..MAX_MISSED_RANGES].to_vec()
         }]
     );
+    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 48);
+    let n = w.missed(&many);
+    assert!(n > 10 && n < MAX_MISSED_RANGES, "{n}");
+    let f = w.finish();
+    let (_, msgs) = parse(&f).unwrap();
+    assert_eq!(
+        msgs,
+        vec![Message::Missed {
+            ranges: many[..n].to_vec()
+        }]
+    );
+    // Inverted, touching or falling ranges, or none, are not written.
     let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
-    assert!(!w.missed(&[(5, 4)]));
-    assert!(!w.missed(&[]));
+    assert_eq!(w.missed(&[(5, 4)]), 0);
+    assert_eq!(w.missed(&[(5, 6), (7, 8)]), 0);
+    assert_eq!(w.missed(&[(9, 9), (5, 6)]), 0);
+    assert_eq!(w.missed(&[]), 0);
     // Empty, truncated, overflowing or too many ranges are malformed.
-    let nine: Vec<u8> = (0..9).flat_map(|i| [i * 3, 0]).collect();
-    for body in [
-        &[][..],
-        &[7][..],
-        &[
-            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x01,
-        ][..],
-        &nine[..],
-    ] {
-        let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    let too_many: Vec<u8> = (0..=MAX_MISSED_RANGES).flat_map(|_| [0u8, 0]).collect();
+    let max = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+    let overflow: Vec<u8> = max.iter().copied().chain([0, 0, 0]).collect();
+    for body in [&[][..], &[7][..], &overflow[..], &too_many[..]] {
+        let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 1000);
         assert!(w.raw(ty::MISSED, body));
         assert!(parse(&w.finish()).is_err(), "{body:?}");
     }
