@@ -324,7 +324,9 @@ mod tests {
         assert!(max >= 48);
         m.offer(&[0x52; 100]);
         let first = m.take(t0).expect("written");
-        assert_eq!(first.len(), 100 + framing::overhead(100));
+        // The modem was idle: the write starts with a delimiter (see `take`).
+        assert_eq!(first[0], 0);
+        assert_eq!(first.len(), 1 + 100 + framing::overhead(100));
         assert_eq!(m.announced, 1);
         assert_eq!(m.frame_room(), 0, "nothing new after announcing");
         let rest = m
@@ -376,6 +378,38 @@ mod tests {
         }
         assert!(!m.backlogged());
         assert_eq!(m.frame_room(), 0, "silent until the other side answers");
+    }
+
+    #[test]
+    fn a_burst_after_a_broken_one_is_not_swallowed_by_it() {
+        let mut m = modem(1024);
+        let t0 = Instant::now();
+        m.offer(&[0x52; 100]);
+        let first = m.take(t0).expect("written");
+        let ann = m
+            .take(t0 + Duration::from_millis(10))
+            .expect("the announcement");
+        // The chunk carrying the end of that burst is lost: the frame's delimiter, and
+        // the announcement, with it.
+        let mut rx = framing::Deframer::new();
+        assert!(rx.push(&first[..first.len() - 20]).is_empty());
+        // Nothing answers; the announcement is said again once the wait runs out, onto
+        // a modem that has long sent all it had.
+        let mut at = t0;
+        let again = loop {
+            at += Duration::from_secs(1);
+            assert!(at < t0 + Duration::from_secs(600), "never said again");
+            if let Some(b) = m.take(at) {
+                break b;
+            }
+        };
+        assert_eq!(again[0], 0, "a new burst starts with a delimiter");
+        let frames = rx.push(&again);
+        assert_eq!(frames.len(), 1, "{frames:?}");
+        assert_eq!(
+            OverEnd::parse(&frames[0]),
+            OverEnd::parse(&framing::Deframer::new().push(&ann)[0])
+        );
     }
 
     #[test]
