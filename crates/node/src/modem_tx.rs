@@ -239,18 +239,18 @@ impl<T: PacerTime> ModemTx<T> {
         self.advance(now);
         let mut out = Vec::new();
         while let Some(&(ref f, marker)) = self.queue.front() {
-            // A write that may start a new burst on the air (half duplex, the modem may
-            // have run dry) begins with a delimiter: a chunk lost at the end of the last
-            // burst took that frame's delimiter with it, and the receiver, still in the
-            // broken frame, would take this burst's first frame (the reports, or a
-            // repeated announcement) as the rest of it and drop both.
             // An announcement and the frames after it go in one write, or wait.
             let need = if marker { self.queued } else { f.len() };
             let room = self.pacer.room();
             if need > room {
                 break;
             }
-            // (Where the delimiter does not fit too, the write goes without it.)
+            // A write that may start a new burst on the air (half duplex, the modem may
+            // have run dry) begins with a delimiter: a chunk lost at the end of the last
+            // burst took that frame's delimiter with it, and the receiver, still in the
+            // broken frame, would take this burst's first frame (the reports, or a
+            // repeated announcement) as the rest of it and drop both. Where the
+            // delimiter does not fit too, the write goes without it.
             let lead = usize::from(out.is_empty() && self.pacer.may_be_dry() && need < room);
             if lead > 0 {
                 out.push(0);

@@ -120,11 +120,7 @@ impl Endpoint {
         let held: Vec<BundleRef> = notes
             .iter()
             .flat_map(|n| n.reports.iter())
-            .filter(|r| {
-                self.held
-                    .get(&r.prefix)
-                    .is_some_and(|(_, v)| *v >= r.version)
-            })
+            .filter(|r| self.holds(r))
             .copied()
             .collect();
         let p = self.peers.get_mut(&key).expect("checked");
@@ -148,10 +144,7 @@ impl Endpoint {
                     .iter_mut()
                     .find(|o| o.r == r && !o.manifest_acked && o.manifest_sent_at == Some(at))
                 {
-                    o.manifest_sent_at = None;
-                    o.in_flight = RangeSet::new();
-                    o.sends.clear();
-                    o.progress_at = now;
+                    o.resend_from_manifest(now);
                 }
             }
         }
@@ -173,10 +166,7 @@ impl Endpoint {
             return;
         };
         if o.manifest_sent_at.is_some_and(|t| now >= t + rtt) {
-            o.manifest_sent_at = None;
-            o.in_flight = RangeSet::new();
-            o.sends.clear();
-            o.progress_at = now;
+            o.resend_from_manifest(now);
             self.stats.nameless_resent += 1;
         }
     }
@@ -380,7 +370,7 @@ impl Endpoint {
                 && self
                     .links
                     .get(&p.link)
-                    .is_some_and(|l| !l.params.paced && !l.params.shared)
+                    .is_some_and(|l| l.params.numbered_in_order())
             {
                 // Its manifest was lost: said at once, where the sender would wait out
                 // a resend timeout (a report on pieces it cannot know we dropped).

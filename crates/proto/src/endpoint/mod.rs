@@ -91,6 +91,13 @@ impl LinkParams {
     pub fn air_is_dear(&self) -> bool {
         !self.shared || self.duty_limit().is_some()
     }
+
+    /// A link to one peer without acks (a modem, a serial line): the peer's frames
+    /// arrive in order and all are for us, so a gap in their numbers is frames lost
+    /// (MISSED, NAMELESS; docs/protocol.md, "Frames a peer missed").
+    pub fn numbered_in_order(&self) -> bool {
+        !self.paced && !self.shared
+    }
 }
 
 /// Protocol settings.
@@ -775,6 +782,7 @@ impl Endpoint {
         };
         let shared = l.params.shared;
         let paced = l.params.paced;
+        let in_order = l.params.numbered_in_order();
         // A frame heard was sent at least this long ago (see `Peer::heard_over`): a
         // quarter of the hint, which counts the latency both ways, two turnarounds and
         // queueing, is below one way's latency and turnaround.
@@ -900,7 +908,7 @@ impl Endpoint {
                 // Frames arrive in order on links without acks (radios, modems, streams).
                 // On a point-to-point one every frame of the peer's is for us: a gap in
                 // its numbers is frames lost, told to it (MISSED) with our next frame.
-                if !shared && let Some(prev) = p.heard_pn {
+                if in_order && let Some(prev) = p.heard_pn {
                     p.note_gap(prev, header.pn);
                 }
                 p.heard_pn = Some(header.pn);
@@ -976,12 +984,12 @@ impl Endpoint {
                     }
                 }
                 Message::Nameless { r } => {
-                    if !shared && !paced {
+                    if in_order {
                         self.on_nameless(now, key, r);
                     }
                 }
                 Message::Missed { ranges } => {
-                    if !shared && !paced {
+                    if in_order {
                         self.on_missed(now, key, &ranges);
                     }
                 }

@@ -335,6 +335,15 @@ impl Asked {
 }
 
 impl Outgoing {
+    /// The peer lacks the manifest (it was lost): it goes again, and every piece with
+    /// it, since the peer dropped pieces it had no manifest for.
+    pub fn resend_from_manifest(&mut self, now: Duration) {
+        self.manifest_sent_at = None;
+        self.in_flight = RangeSet::new();
+        self.sends.clear();
+        self.progress_at = now;
+    }
+
     /// Where this transfer stands in the sending order.
     pub fn rank(&self) -> Rank {
         Rank::new(

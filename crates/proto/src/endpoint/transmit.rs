@@ -330,7 +330,7 @@ impl Endpoint {
         let mut pieces: Vec<PieceRef> = Vec::new();
         // Point-to-point links without acks: frames are numbered in order, so the peer
         // tells us which it missed, and we keep what each said (see `Peer::notes`).
-        let tells_missed = !params.paced && !params.shared;
+        let tells_missed = params.numbered_in_order();
         let mut note = FrameNote {
             pn,
             ..Default::default()
@@ -457,7 +457,9 @@ impl Endpoint {
                         again_riding.push(r);
                     } else if w.have_all(&r) {
                         substantive = true;
-                        note.reports.push(r);
+                        if tells_missed {
+                            note.reports.push(r);
+                        }
                     } else {
                         again_rest.push(r);
                     }
@@ -575,7 +577,9 @@ impl Endpoint {
                                 break;
                             }
                             f.about = FragAbout::Report(r);
-                            note.reports.push(r);
+                            if tells_missed {
+                                note.reports.push(r);
+                            }
                             p.frag_out = Some(f);
                             p.have.remove(i);
                             substantive = true;

@@ -862,15 +862,16 @@ impl FrameWriter {
     }
 
     pub fn have_all(&mut self, r: &BundleRef) -> bool {
-        if !self.begin(ty::HAVE_ALL, r.encoded_len()) {
-            return false;
-        }
-        r.put(&mut self.buf);
-        true
+        self.bref_only(ty::HAVE_ALL, r)
     }
 
     pub fn nameless(&mut self, r: &BundleRef) -> bool {
-        if !self.begin(ty::NAMELESS, r.encoded_len()) {
+        self.bref_only(ty::NAMELESS, r)
+    }
+
+    /// A message whose body is a bundle reference alone.
+    fn bref_only(&mut self, ty: u8, r: &BundleRef) -> bool {
+        if !self.begin(ty, r.encoded_len()) {
             return false;
         }
         r.put(&mut self.buf);
