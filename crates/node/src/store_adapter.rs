@@ -6,7 +6,7 @@ use bytes::Bytes;
 
 use skywave_bundle::{BundleId, SignedManifest};
 use skywave_proto::{BundleStore, Offer, Written};
-use skywave_store::{PayloadReader, PieceOutcome, Query, Store, StoreError};
+use skywave_store::{PayloadReader, PieceOutcome, Store, StoreError};
 
 /// Adapts a [`Store`] for the protocol core. Payloads are read through a cache of the
 /// last bundle opened, so sending a bundle piece by piece neither reopens nor rescans
@@ -115,40 +115,17 @@ impl StoreAdapter {
 impl BundleStore for StoreAdapter {
     fn inventory(&mut self) -> Vec<(BundleId, u64, u64)> {
         // Tombstones are versions like any other: they travel so deletions do.
-        match self.store.list(&Query {
-            include_deleted: true,
-            ..Default::default()
-        }) {
-            Ok(v) => v
-                .iter()
-                .map(|b| {
-                    (
-                        b.manifest.id(),
-                        b.manifest.version(),
-                        b.manifest.manifest().length,
-                    )
-                })
-                .collect(),
-            Err(e) => {
-                tracing::error!("listing the store: {e}");
-                Vec::new()
-            }
-        }
+        self.store.inventory().unwrap_or_else(|e| {
+            tracing::error!("listing the store: {e}");
+            Vec::new()
+        })
     }
 
     fn sealed_versions(&mut self) -> Vec<(BundleId, u64)> {
-        // One listing, not a read per bundle.
-        match self.store.list(&Query::default()) {
-            Ok(v) => v
-                .iter()
-                .filter(|b| b.manifest.manifest().sealed.is_some())
-                .map(|b| (b.manifest.id(), b.manifest.version()))
-                .collect(),
-            Err(e) => {
-                tracing::error!("listing the store: {e}");
-                Vec::new()
-            }
-        }
+        self.store.sealed_versions().unwrap_or_else(|e| {
+            tracing::error!("listing the store: {e}");
+            Vec::new()
+        })
     }
 
     fn manifest(&mut self, id: &BundleId) -> Option<SignedManifest> {

@@ -1060,3 +1060,51 @@ fn totals_follow_every_kind_of_write_without_summing_rows() {
     drop(s);
     check_totals(&open(dir.path()));
 }
+
+/// The inventory the protocol reconciles from is the listing with tombstones, read from
+/// the columns: the same ids, versions and lengths, in the same order, and only the sealed
+/// ones in `sealed_versions`.
+#[test]
+fn inventory_and_sealed_versions_agree_with_the_full_listing() {
+    let d = tempfile::tempdir().unwrap();
+    let mut s = open(d.path());
+    let mut made = Vec::new();
+    for i in 0..20u8 {
+        made.push(
+            s.create(&data(100 + usize::from(i) * 37, i)[..], &opts())
+                .unwrap(),
+        );
+    }
+    // A tombstone (version 2, length 0) and a sealed bundle among them.
+    s.delete(&made[3].manifest.id(), DATE + 5).unwrap();
+    let db = tempfile::tempdir().unwrap();
+    let to = NewBundle {
+        recipient: Some(open(db.path()).node_key().identity()),
+        seal: true,
+        ..opts()
+    };
+    let sealed = s.create(&data(500, 99)[..], &to).unwrap();
+
+    let want: Vec<(skywave_bundle::BundleId, u64, u64)> = s
+        .list(&Query {
+            include_deleted: true,
+            ..Default::default()
+        })
+        .unwrap()
+        .iter()
+        .map(|b| {
+            let m = b.manifest.manifest();
+            (b.manifest.id(), m.version, m.length)
+        })
+        .collect();
+    assert_eq!(want.len(), 21);
+    assert_eq!(s.inventory().unwrap(), want);
+    assert!(
+        want.contains(&(made[3].manifest.id(), 2, 0)),
+        "the tombstone is listed"
+    );
+    assert_eq!(
+        s.sealed_versions().unwrap(),
+        vec![(sealed.manifest.id(), sealed.manifest.version())]
+    );
+}

@@ -133,10 +133,12 @@ impl LossMeter {
 /// priority counts as [`PRIORITY_STEP_MINUTES`] of waiting: a message goes ahead of bulk
 /// queued up to an hour before it, and bulk that has waited longer than that still
 /// moves (aging, not starvation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct Rank {
-    later: bool,
-    weight: i64,
+    /// Not addressed to the peer in the top bit, the weight (offset to be unsigned)
+    /// below it: ordered as `(later, weight)`, in 8 bytes rather than 16, since a
+    /// backlog of a million keeps one per entry twice.
+    order: u64,
     seq: u64,
 }
 
@@ -153,9 +155,11 @@ impl Rank {
     ) -> Self {
         let w = (size.max(1) as f64).log2() + queued_at.as_secs_f64() / 60.0
             - PRIORITY_STEP_MINUTES * f64::from(priority as u8);
+        // 62 bits of weight in 1/65536ths hold ±2^46 minutes: far beyond any uptime.
+        const HALF: i64 = 1 << 62;
+        let weight = ((w * 65536.0) as i64).clamp(-HALF, HALF - 1);
         Self {
-            later: !addressed,
-            weight: (w * 65536.0) as i64,
+            order: (u64::from(!addressed) << 63) | (weight + HALF) as u64,
             seq,
         }
     }
@@ -173,33 +177,109 @@ pub(crate) struct Pending {
     pub seq: u64,
 }
 
+/// What the backlog keeps of a [`Pending`] besides its rank (which holds `seq`): 56
+/// bytes, with `speculative` in the top bit of the length.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    id: BundleId,
+    version: u64,
+    length_spec: u64,
+    queued_ns: u64,
+}
+
+const SPECULATIVE_BIT: u64 = 1 << 63;
+
+impl Slot {
+    fn new(p: &Pending) -> Self {
+        Self {
+            id: p.id,
+            version: p.version,
+            length_spec: p.length.min(SPECULATIVE_BIT - 1)
+                | if p.speculative { SPECULATIVE_BIT } else { 0 },
+            queued_ns: u64::try_from(p.queued_at.as_nanos()).unwrap_or(u64::MAX),
+        }
+    }
+
+    fn length(&self) -> u64 {
+        self.length_spec & !SPECULATIVE_BIT
+    }
+
+    fn pending(&self, rank: &Rank) -> Pending {
+        Pending {
+            id: self.id,
+            version: self.version,
+            length: self.length(),
+            speculative: self.length_spec & SPECULATIVE_BIT != 0,
+            queued_at: Duration::from_nanos(self.queued_ns),
+            seq: rank.seq,
+        }
+    }
+}
+
+fn prefix(id: &BundleId) -> u64 {
+    u64::from_le_bytes(id.as_bytes()[..8].try_into().expect("8 bytes"))
+}
+
 /// Transfers queued for a peer beyond those under way ([`Peer::out`]), in sending
 /// order. Every operation is O(log n), so that a peer lacking a million bundles costs no
 /// more per bundle than one lacking ten; the transmit path works on the few under way.
+/// Kept compact, since it is the one structure that grows with a whole store: the ranked
+/// entries (72 B each), and an index from each id's first 8 bytes to its rank (24 B a
+/// bucket). Ids that share those 8 bytes with one already queued, which only a peer
+/// grinding for it would make, are indexed by their whole id in `clash`.
 #[derive(Debug, Default)]
 pub(crate) struct Backlog {
-    order: BTreeMap<Rank, Pending>,
-    index: HashMap<BundleId, Rank>,
+    order: BTreeMap<Rank, Slot>,
+    index: HashMap<u64, Rank>,
+    clash: HashMap<BundleId, Rank>,
     bytes: u64,
 }
 
 impl Backlog {
-    pub fn get(&self, id: &BundleId) -> Option<&Pending> {
-        self.index.get(id).and_then(|r| self.order.get(r))
+    fn rank_of(&self, id: &BundleId) -> Option<Rank> {
+        if let Some(r) = self.index.get(&prefix(id))
+            && self.order.get(r).is_some_and(|s| s.id == *id)
+        {
+            return Some(*r);
+        }
+        self.clash.get(id).copied()
+    }
+
+    pub fn get(&self, id: &BundleId) -> Option<Pending> {
+        let r = self.rank_of(id)?;
+        self.order.get(&r).map(|s| s.pending(&r))
     }
 
     pub fn insert(&mut self, rank: Rank, p: Pending) {
         self.remove(&p.id);
-        self.bytes += p.length;
-        self.index.insert(p.id, rank);
-        self.order.insert(rank, p);
+        let slot = Slot::new(&p);
+        self.bytes += slot.length();
+        match self.index.entry(prefix(&p.id)) {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(rank);
+            }
+            std::collections::hash_map::Entry::Occupied(_) => {
+                self.clash.insert(p.id, rank);
+            }
+        }
+        self.order.insert(rank, slot);
     }
 
     pub fn remove(&mut self, id: &BundleId) -> Option<Pending> {
-        let r = self.index.remove(id)?;
-        let p = self.order.remove(&r)?;
-        self.bytes -= p.length;
-        Some(p)
+        let r = self.rank_of(id)?;
+        let slot = self.order.remove(&r)?;
+        self.unindex(&slot.id, &r);
+        self.bytes -= slot.length();
+        Some(slot.pending(&r))
+    }
+
+    fn unindex(&mut self, id: &BundleId, r: &Rank) {
+        let k = prefix(id);
+        if self.index.get(&k) == Some(r) {
+            self.index.remove(&k);
+        } else {
+            self.clash.remove(id);
+        }
     }
 
     pub fn first_rank(&self) -> Option<Rank> {
@@ -207,19 +287,19 @@ impl Backlog {
     }
 
     pub fn pop_first(&mut self) -> Option<Pending> {
-        let (_, p) = self.order.pop_first()?;
-        self.index.remove(&p.id);
-        self.bytes -= p.length;
-        Some(p)
+        let (r, slot) = self.order.pop_first()?;
+        self.unindex(&slot.id, &r);
+        self.bytes -= slot.length();
+        Some(slot.pending(&r))
     }
 
     /// Drops the entries `keep` refuses.
     pub fn retain(&mut self, mut keep: impl FnMut(&Pending) -> bool) {
         let drop: Vec<BundleId> = self
             .order
-            .values()
-            .filter(|p| !keep(p))
-            .map(|p| p.id)
+            .iter()
+            .filter(|(r, s)| !keep(&s.pending(r)))
+            .map(|(_, s)| s.id)
             .collect();
         for id in drop {
             self.remove(&id);
@@ -239,8 +319,8 @@ impl Backlog {
         self.bytes
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Pending> {
-        self.order.values()
+    pub fn iter(&self) -> impl Iterator<Item = Pending> + '_ {
+        self.order.iter().map(|(r, s)| s.pending(r))
     }
 }
 
@@ -869,6 +949,93 @@ mod tests {
         assert!(Rank::new(false, Priority::Normal, 100, min(31), 5) > bulk_at_0);
         // Addressed to the peer still comes first.
         assert!(Rank::new(true, Priority::Bulk, 1 << 30, min(60), 6) < bulk_at_0);
+        // Weights beyond the packed range keep their order at its ends.
+        assert!(Rank::new(false, Priority::High, 1, min(0), 7) < bulk_at_0);
+        assert!(Rank::new(false, Priority::Bulk, 100, min(u64::MAX / 120), 8) > bulk_at_0);
+    }
+
+    fn pending(id: BundleId, version: u64, length: u64, seq: u64, speculative: bool) -> Pending {
+        Pending {
+            id,
+            version,
+            length,
+            speculative,
+            queued_at: Duration::from_millis(seq * 7),
+            seq,
+        }
+    }
+
+    /// The backlog against a plain model: ids that share their first 8 bytes (a
+    /// peer grinding for it) are found, replaced and removed like any other, and every
+    /// field comes back as it went in.
+    #[test]
+    fn backlog_matches_a_model_with_clashing_prefixes() {
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let op = (
+            0u8..4,
+            0u8..6,
+            0u8..2,
+            1u64..5,
+            0u64..1 << 40,
+            any::<bool>(),
+        );
+        runner
+            .run(&proptest::collection::vec(op, 1..200), |ops| {
+                let mut b = Backlog::default();
+                let mut model: BTreeMap<Rank, Pending> = BTreeMap::new();
+                let mut seq = 0;
+                for (kind, n, tail, version, length, spec) in ops {
+                    // Ids 0-5: pairs share the first 8 bytes and differ after them.
+                    let mut raw = [0u8; 32];
+                    raw[0] = n / 2;
+                    raw[31] = n % 2 + tail * 2;
+                    let id = BundleId(raw);
+                    match kind {
+                        0 | 1 => {
+                            seq += 1;
+                            let p = pending(id, version, length, seq, spec);
+                            let r = Rank::new(spec, Priority::Normal, length, p.queued_at, seq);
+                            model.retain(|_, q| q.id != id);
+                            model.insert(r, p.clone());
+                            b.insert(r, p);
+                        }
+                        2 => {
+                            let want = model.iter().find(|(_, q)| q.id == id).map(|(r, _)| *r);
+                            let got = b.remove(&id);
+                            prop_assert_eq!(got.map(|q| q.seq), want.map(|r| r.seq));
+                            model.retain(|_, q| q.id != id);
+                        }
+                        _ => {
+                            let want = model.first_key_value().map(|(_, q)| q.seq);
+                            prop_assert_eq!(
+                                b.first_rank(),
+                                model.first_key_value().map(|(r, _)| *r)
+                            );
+                            prop_assert_eq!(b.pop_first().map(|q| q.seq), want);
+                            model.pop_first();
+                        }
+                    }
+                    prop_assert_eq!(b.len(), model.len());
+                    prop_assert_eq!(b.bytes(), model.values().map(|q| q.length).sum::<u64>());
+                    for q in model.values() {
+                        let got = b.get(&q.id).expect("queued id found");
+                        prop_assert_eq!(
+                            (
+                                got.version,
+                                got.length,
+                                got.speculative,
+                                got.queued_at,
+                                got.seq
+                            ),
+                            (q.version, q.length, q.speculative, q.queued_at, q.seq)
+                        );
+                    }
+                    let order: Vec<u64> = b.iter().map(|q| q.seq).collect();
+                    prop_assert_eq!(order, model.values().map(|q| q.seq).collect::<Vec<_>>());
+                }
+                Ok(())
+            })
+            .unwrap();
     }
 
     use proptest::prelude::*;
