@@ -28,10 +28,13 @@ fi
 
 # Per-target libFuzzer options: the session input is an operation list whose useful
 # length is bounded; the HTTP target reads a request, not a stream.
+# The session and handshake inputs are bounded runs (at most 2,000 operations, then 15
+# virtual minutes of clean link) whose heaviest take 15 s under ASan on a quiet core and
+# over 30 s beside other work: their timeout is set for a hang, not for a slow input.
 extra_args() {
     case $1 in
-    session) echo "-max_len=600" ;;
-    handshake) echo "-max_len=1200" ;;
+    session) echo "-max_len=600 -timeout=180" ;;
+    handshake) echo "-max_len=1200 -timeout=180" ;;
     http) echo "-max_len=2048" ;;
     *) echo "-max_len=4096" ;;
     esac

@@ -337,7 +337,7 @@ pub struct Endpoint {
     peers: peer::Peers,
     by_tag: HashMap<(LinkId, u32), [u8; 32]>,
     /// Bundles held, by id prefix: what "already held" answers are based on.
-    held: HashMap<[u8; 8], (BundleId, u64)>,
+    held: BTreeMap<[u8; 8], (BundleId, u64)>,
     held_loaded: bool,
     /// Bottom-k sketch of the set held, sent in HELLO for difference estimates.
     sketch: BTreeSet<u64>,
@@ -449,7 +449,7 @@ impl Endpoint {
             links: BTreeMap::new(),
             peers: peer::Peers::default(),
             by_tag: HashMap::new(),
-            held: HashMap::new(),
+            held: BTreeMap::new(),
             held_loaded: false,
             sketch: BTreeSet::new(),
             cells: [0; CELLS],

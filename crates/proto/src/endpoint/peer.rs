@@ -1,6 +1,6 @@
 //! Per-peer session state.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -656,7 +656,7 @@ pub(crate) struct Peer {
     pub backlog: Backlog,
     pub out_seq: u64,
     /// Bundles the peer is known to hold (do not offer them again).
-    pub peer_has: HashSet<(BundleId, u64)>,
+    pub peer_has: BTreeSet<(BundleId, u64)>,
     /// Journals: the longest prefix the peer is known to hold whole.
     pub journal_held: HashMap<BundleId, u64>,
     /// Transfers we receive from this peer.
@@ -841,7 +841,7 @@ impl Peer {
             out: Vec::new(),
             backlog: Backlog::default(),
             out_seq: 0,
-            peer_has: HashSet::new(),
+            peer_has: BTreeSet::new(),
             journal_held: HashMap::new(),
             incoming: HashMap::new(),
             have_all: VecDeque::new(),
