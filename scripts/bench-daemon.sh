@@ -11,7 +11,10 @@
 #   Env: RUNS=1 (part 1 repetitions), SKIP_NO_GSO=1 (skip quinn with GSO off),
 #        SKIP_QUINN=1 (skip quinn altogether), PLAINTEXT=1 (part 1's daemons with
 #        `plaintext = true`: the same run without the Noise channel, to compare), SMALL=10000 (part 2 count), MANY=100000 (part 3 count), SKIP_SMALL=1, SKIP_RSS=1,
-#        KEEP=1 (keep the work directory), SKYWAVE=path (default target/release/skywave).
+#        KEEP=1 (keep the work directory), SKYWAVE=path (default target/release/skywave),
+#        SKIP_LARGE=1 (skip part 1), SMALL_FROM=DIR (part 2 copies this store, filled
+#        beforehand with SMALL bundles by the filler below, instead of filling one: a
+#        million take minutes to fill). Part 2 gives up after max(300 s, 1 ms per bundle).
 #
 # Builds nothing of skywave itself: run `cargo build --release` first. The quinn example and
 # the store filler (crates/daemon/examples/fill_store.rs) go through `cargo run --release`.
@@ -185,6 +188,7 @@ printf '%-22s %9s %10s %26s %24s %s\n' impl seconds Gbit/s "CPU s" "peak RSS MiB
 LABEL="skywave (encrypted)"
 [ "${PLAINTEXT:-0}" != 1 ] || LABEL="skywave (plaintext)"
 for run in $(seq 1 "$RUNS"); do
+    [ "${SKIP_LARGE:-0}" != 1 ] || break
     one_run
     printf '%-22s %9s %10s %26s %24s %s\n' "$LABEL" "$SECS" "$GBPS" \
         "A $CPU_A + B $CPU_B" "A $(mib "$HWM_A"), B $(mib "$HWM_B")" "$LOAD1"
@@ -208,7 +212,13 @@ if [ "${SKIP_SMALL:-0}" != 1 ]; then
     A=$WORK/sa B=$WORK/sb
     "$SKYWAVE" init --dir "$A" >/dev/null
     "$SKYWAVE" init --dir "$B" >/dev/null
-    fill "$A" "$SMALL" 100 >/dev/null
+    if [ -n "${SMALL_FROM:-}" ]; then
+        rm -rf "$A"
+        cp -a "$SMALL_FROM" "$A"
+        rm -f "$A/daemon.json"
+    else
+        fill "$A" "$SMALL" 100 >/dev/null
+    fi
     start_daemon sa "$A" --listen udp://127.0.0.1:0
     PID_A=$PID
     LOAD4=$(load)
@@ -216,7 +226,7 @@ if [ "${SKIP_SMALL:-0}" != 1 ]; then
     start_daemon sb "$B" --listen udp://127.0.0.1:0 --peer "udp://$(udp_addr "$A")"
     PID_B=$PID
     HELD=0
-    deadline=$(($(now_ms) + 300000))
+    deadline=$(($(now_ms) + (SMALL > 300000 ? SMALL : 300000)))
     while [ "$HELD" -lt "$SMALL" ]; do
         if [ "$(now_ms)" -gt "$deadline" ] || ! kill -0 "$PID_B" 2>/dev/null; then
             echo "$0: B holds $HELD of $SMALL bundles; giving up; logs:" >&2
