@@ -210,13 +210,12 @@ echo
 # ---- 2. SMALL small bundles between two fresh daemons -----------------------------------
 if [ "${SKIP_SMALL:-0}" != 1 ]; then
     A=$WORK/sa B=$WORK/sb
-    "$SKYWAVE" init --dir "$A" >/dev/null
     "$SKYWAVE" init --dir "$B" >/dev/null
     if [ -n "${SMALL_FROM:-}" ]; then
-        rm -rf "$A"
         cp -a "$SMALL_FROM" "$A"
         rm -f "$A/daemon.json"
     else
+        "$SKYWAVE" init --dir "$A" >/dev/null
         fill "$A" "$SMALL" 100 >/dev/null
     fi
     start_daemon sa "$A" --listen udp://127.0.0.1:0

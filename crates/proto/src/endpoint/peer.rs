@@ -1,5 +1,6 @@
 //! Per-peer session state.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::time::Duration;
 
@@ -133,7 +134,7 @@ impl LossMeter {
 /// priority counts as [`PRIORITY_STEP_MINUTES`] of waiting: a message goes ahead of bulk
 /// queued up to an hour before it, and bulk that has waited longer than that still
 /// moves (aging, not starvation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Rank {
     /// Not addressed to the peer in the top bit, the weight (offset to be unsigned)
     /// below it: ordered as `(later, weight)`, in 8 bytes rather than 16, since a
@@ -236,18 +237,19 @@ pub(crate) struct Backlog {
 }
 
 impl Backlog {
-    fn rank_of(&self, id: &BundleId) -> Option<Rank> {
+    /// The entry queued for `id`: by its prefix, else (a clash) by the whole id.
+    fn find(&self, id: &BundleId) -> Option<(Rank, &Slot)> {
         if let Some(r) = self.index.get(&prefix(id))
-            && self.order.get(r).is_some_and(|s| s.id == *id)
+            && let Some(s) = self.order.get(r).filter(|s| s.id == *id)
         {
-            return Some(*r);
+            return Some((*r, s));
         }
-        self.clash.get(id).copied()
+        let r = self.clash.get(id)?;
+        self.order.get(r).map(|s| (*r, s))
     }
 
     pub fn get(&self, id: &BundleId) -> Option<Pending> {
-        let r = self.rank_of(id)?;
-        self.order.get(&r).map(|s| s.pending(&r))
+        self.find(id).map(|(r, s)| s.pending(&r))
     }
 
     pub fn insert(&mut self, rank: Rank, p: Pending) {
@@ -255,10 +257,10 @@ impl Backlog {
         let slot = Slot::new(&p);
         self.bytes += slot.length();
         match self.index.entry(prefix(&p.id)) {
-            std::collections::hash_map::Entry::Vacant(e) => {
+            Entry::Vacant(e) => {
                 e.insert(rank);
             }
-            std::collections::hash_map::Entry::Occupied(_) => {
+            Entry::Occupied(_) => {
                 self.clash.insert(p.id, rank);
             }
         }
@@ -266,7 +268,7 @@ impl Backlog {
     }
 
     pub fn remove(&mut self, id: &BundleId) -> Option<Pending> {
-        let r = self.rank_of(id)?;
+        let (r, _) = self.find(id)?;
         let slot = self.order.remove(&r)?;
         self.unindex(&slot.id, &r);
         self.bytes -= slot.length();
