@@ -69,6 +69,18 @@ pub struct DemoArgs {
     /// Write B's message as an ordinary file (no priority), to see what priorities do.
     #[arg(long)]
     pub message_as_file: bool,
+    /// When B writes its message, in seconds of virtual time; default a quarter of the
+    /// time a perfect sender would need for the new bundles (50 s on `hf-modem`), so
+    /// that the message meets the bulk in flight.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_at)]
+    pub message_at: Option<f64>,
+}
+
+fn parse_at(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if t.is_finite() && (0.0..=DEADLINE_SECS as f64).contains(&t) => Ok(t),
+        _ => Err(format!("expected seconds from 0 to {DEADLINE_SECS}")),
+    }
 }
 
 fn parse_seed(s: &str) -> Result<u64, String> {
@@ -350,7 +362,9 @@ fn ideal_seconds(cfg: &LinkConfig, useful_bytes: u64) -> f64 {
 fn build(args: &DemoArgs, cfg: &LinkConfig) -> (Scenario, DemoWorkload) {
     let n = args.bundles;
     let useful = (2 * n + 1) * (MANIFEST_LEN + PAYLOAD);
-    let message_at = nice_below(ideal_seconds(cfg, useful) / 4.0);
+    let message_at = args
+        .message_at
+        .unwrap_or_else(|| nice_below(ideal_seconds(cfg, useful) / 4.0));
     let mut initial = Vec::new();
     for i in 0..args.shared {
         initial.push((0, plain(i, PAYLOAD)));
@@ -769,6 +783,7 @@ mod tests {
             shared: 1000,
             store_dir: None,
             message_as_file: false,
+            message_at: None,
         };
         let (sc, w) = build(&args, &cfg);
         assert_eq!(sc.workload.initial.len(), 2 * 1000 + 2 * 100);
@@ -778,5 +793,18 @@ mod tests {
         // is written early in the sync.
         assert_eq!(w.message_at_seconds, 50.0);
         assert_eq!(sc.workload.actions.len(), 1);
+        // `--message-at` moves it (to probe every phase of the overs).
+        let args = DemoArgs {
+            message_at: Some(123.5),
+            ..args
+        };
+        let (sc, w) = build(&args, &cfg);
+        assert_eq!(w.message_at_seconds, 123.5);
+        assert_eq!(
+            sc.workload.actions[0].at,
+            SimTime::from_nanos(123_500_000_000)
+        );
+        assert!(parse_at("-1").is_err() && parse_at("NaN").is_err() && parse_at("1e9").is_err());
+        assert_eq!(parse_at("7.5"), Ok(7.5));
     }
 }

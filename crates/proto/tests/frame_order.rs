@@ -1,5 +1,6 @@
-//! What goes where in a frame: a message ahead of the reports owed, and a small bundle
-//! kept whole in one frame on a point-to-point link rather than split across two.
+//! What goes where in a frame: a message ahead of the reports owed, a small bundle kept
+//! whole in one frame on a point-to-point link rather than split across two, and a
+//! message not cut at the end of a half-duplex over.
 
 mod common;
 
@@ -9,11 +10,18 @@ use common::Net;
 use skywave_bundle::{Manifest, SignedManifest, hash_payload};
 use skywave_proto::fuzzing::{self, DATE};
 use skywave_proto::wire::{self, Message, ty};
+use skywave_proto::{Config, Endpoint};
 
 /// Peer `n`'s message bundle (service `message`: high priority).
 fn message(n: u64) -> (SignedManifest, Vec<u8>) {
+    message_of(
+        n,
+        b"urgent: the pass is closed, take the north route".to_vec(),
+    )
+}
+
+fn message_of(n: u64, payload: Vec<u8>) -> (SignedManifest, Vec<u8>) {
     let k = fuzzing::bundle_key(n);
-    let payload = b"urgent: the pass is closed, take the north route".to_vec();
     let mut m = Manifest::new(
         k.bundle_id(),
         1,
@@ -125,4 +133,65 @@ fn small_bundles_are_not_split_across_frames_on_a_point_to_point_link() {
             "profile {profile}: {whole} pieces after their manifests"
         );
     }
+}
+
+#[test]
+fn a_message_begun_as_an_over_fills_up_is_finished_in_that_over() {
+    // Half-duplex modem profile (250 B frames at 9600 bit/s), peer 0's overs 1 s long
+    // (1,200 B: a handful of frames).
+    let mut net = Net::new(2, 3);
+    net.peers[0].ep = Endpoint::new(
+        Config {
+            max_over: Duration::from_secs(1),
+            ..Config::default()
+        },
+        fuzzing::node_key(0),
+        0xabc0,
+    );
+    net.connect(0, 1);
+    assert!(net.run_until(Duration::from_secs(30), |n| {
+        n.peers[0].ep.peers().next().is_some()
+    }));
+    let ids: Vec<_> = (0..40)
+        .map(|i| net.peers[0].insert(net.now, 100 + i, 1, 100))
+        .collect();
+    // Peer 0 sends until its over is full, with bulk left (no time passes: the peer is
+    // not heard, so the over does not end).
+    let now = net.now;
+    let p = &mut net.peers[0];
+    let mut bulk_frames = 0;
+    while p.ep.poll_transmit(now, 0, 250, &mut p.store).is_some() {
+        bulk_frames += 1;
+        assert!(bulk_frames < 40, "the over never filled");
+    }
+    assert!(bulk_frames >= 3, "{bulk_frames} frames in the over");
+    assert!(ids.iter().filter(|id| !net.peers[1].holds(id)).count() > 20);
+    // A message too large for one frame with its manifest is written now: it goes out
+    // whole in this over, past the limit, and nothing else does.
+    let (m, payload) = message_of(7, vec![b'!'; 300]);
+    let id = m.id();
+    let p = &mut net.peers[0];
+    p.store.insert(m, payload);
+    p.ep.bundle_stored(now, id, &mut p.store);
+    let mut sent = 0u64;
+    let mut frames = 0;
+    while let Some(f) = p.ep.poll_transmit(now, 0, 250, &mut p.store) {
+        frames += 1;
+        assert!(frames <= 4, "the over ran on past the message");
+        let (_, msgs) = wire::parse(&f).expect("frames parse");
+        for m in msgs {
+            match m {
+                Message::Manifest(b) => {
+                    let s = SignedManifest::decode(b).expect("manifest");
+                    assert_eq!(s.id(), id, "a bulk manifest went past the over's limit");
+                }
+                Message::Piece { data, .. } | Message::PieceNext { data, .. } => {
+                    sent += data.len() as u64;
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(frames >= 2, "the message took {frames} frames");
+    assert_eq!(sent, 300, "the message's payload was cut at the over's end");
 }

@@ -36,6 +36,12 @@ const SHARED_OVER_FRAMES: u32 = 8;
 /// peer's radio behind its own queue): then it goes on.
 const SHARED_PAUSE_FRAMES: u32 = 3;
 
+/// Frames past an over's limit a high-priority bundle with bytes unsent may take, so that
+/// a message is not cut at the over's end: the rest would wait out the peer's whole over
+/// (on the HF demo, a message whose first frame closed an over arrived 52 s after it was
+/// written instead of 13 s).
+const URGENT_STRETCH_FRAMES: u64 = 4;
+
 /// Airtime of a largest frame on a link of known rate.
 pub(super) fn frame_airtime(params: &LinkParams) -> Option<Duration> {
     let rate = params.rate_bps.filter(|&r| r > 0)?;
@@ -605,7 +611,12 @@ impl Endpoint {
             }
             let only_urgent = stage == Stage::Urgent;
             // 6. Data: symbols, manifests, pieces; paced and bounded per over.
-            let may_send_data = p.over_bytes < over_limit
+            let stretch = if urgent {
+                URGENT_STRETCH_FRAMES * params.mtu as u64
+            } else {
+                0
+            };
+            let may_send_data = p.over_bytes < over_limit.saturating_add(stretch)
                 && p.cc
                     .send_time(w.remaining() as u64)
                     .is_some_and(|t| t <= now);
