@@ -143,9 +143,10 @@ impl Default for Config {
             // waits about an over. hf-100x100: 361 s with 30 s overs, 375 s with 20 s
             // (and a message written behind the bulk waits 22-38 s instead of 16-36 s).
             // Measured again at c6f0a4e, seeds 1-3: hf-100x100 340-346 s with 30 s,
-            // 351-358 s with 18 s (reconciliation 5.1 KB, 4.0-4.1 KB); the demo's
-            // message arrives 13.5-34.5 s after it is written with 30 s, 15.4-30.0 s
-            // with 18 s (docs/protocol.md, "Sending order and queues").
+            // 351-358 s with 18 s (reconciliation 5.1 KB, 4.0-4.1 KB). A message
+            // written on the demo at any time while the bulk is in flight arrives
+            // 13.0-45.5 s later with 30 s, 8.8-34.7 s with 18 s (docs/protocol.md,
+            // "How long a message waits on a half-duplex link").
             max_over: Duration::from_secs(30),
             initial_burst: 48,
             fec: FecMode::Auto,
