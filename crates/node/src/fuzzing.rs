@@ -116,8 +116,9 @@ fn transmit(modem: u8, bytes: &[u8]) {
                 let mut f: Vec<u8> = (0..n).map(|i| (serial as usize * 31 + i) as u8).collect();
                 // A protocol frame never starts like an announcement.
                 f[0] = skywave_proto::wire::VERSION;
-                // The driver takes a frame while the modem is not backlogged (it may go
-                // past the room, never past a queued announcement).
+                // The driver takes a frame while the modem is not backlogged or has room
+                // (it may go past the room; a few may join an over whose announcement
+                // waits on the host).
                 if !(tx.backlogged() && tx.frame_room() == 0) && tx.queued_frames() < 64 {
                     tx.offer(&f);
                     offered.push(f);

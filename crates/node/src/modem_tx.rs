@@ -25,12 +25,34 @@
 //! Until an announcement is heard (the start of a call, or after one was lost and the
 //! wait for an answer ran out), either side writes when it likes, the estimate alone
 //! rules, and each over ends with an announcement.
+//!
+//! The announcement is drawn up when it is written into the modem, not when the over's
+//! end is decided: until then (it waits on the host for room) up to
+//! [`CLOSING_STRETCH_FRAMES`] frames the endpoint still gives go in front of it. A message
+//! written as the over closes then leaves in it, instead of waiting out the other side's
+//! whole over (the endpoint gives only urgent data and reports once its over is full).
 
 use std::collections::VecDeque;
 
 use crate::adapter::ModemPacing;
 use crate::framing::{self, OverEnd};
 use crate::pacer::{Pacer, PacerTime};
+
+/// Largest frames that may go in front of an announcement waiting on the host.
+pub const CLOSING_STRETCH_FRAMES: usize = 4;
+
+/// A framed announcement's length (COBS of a fixed 8-byte frame).
+const ANNOUNCEMENT_LEN: usize = 8 + 4;
+
+/// An over's end decided, its announcement not yet written (a placeholder marks its
+/// place in the queue).
+#[derive(Debug, Clone, Copy)]
+struct Closing {
+    /// The over carried nothing.
+    idle: bool,
+    /// Stream bytes taken in front of it since.
+    ahead: usize,
+}
 
 /// See the module docs.
 #[derive(Debug)]
@@ -44,6 +66,8 @@ pub struct ModemTx<T: PacerTime> {
     /// An announcement is written or queued: the bytes it counted are still being
     /// written.
     closing: bool,
+    /// The announcement queued as a placeholder, drawn up when written.
+    pending: Option<Closing>,
     /// The endpoint gave frames since our last announcement.
     took: bool,
     /// When the endpoint last gave a frame (or the turn came to us).
@@ -64,6 +88,7 @@ impl<T: PacerTime> ModemTx<T> {
             queue: VecDeque::new(),
             queued: 0,
             closing: false,
+            pending: None,
             took: false,
             active_at: None,
             idle_pending: false,
@@ -91,12 +116,12 @@ impl<T: PacerTime> ModemTx<T> {
         if let Some(since) = self.pacer.held()
             && now >= since + self.pacer.hold_max()
         {
-            self.end_over(now, false);
+            self.end_over(false);
         }
         if self.idle_pending && !self.pacer.hearing(now) {
             self.idle_pending = false;
             if self.pacer.holding() {
-                self.end_over(now, true);
+                self.end_over(true);
             }
         }
         // A driver whose user never says it is idle (the daemon does, at once): a turn
@@ -109,7 +134,7 @@ impl<T: PacerTime> ModemTx<T> {
                 && !self.pacer.hearing(now)
                 && now >= since + self.pacer.turnaround()
             {
-                self.end_over(now, true);
+                self.end_over(true);
             }
         } else {
             self.active_at = None;
@@ -118,9 +143,16 @@ impl<T: PacerTime> ModemTx<T> {
 
     /// Frame bytes the endpoint may be asked for now (0: none; never a runt).
     pub fn frame_room(&self) -> usize {
-        if self.closing || !self.pacer.may_take() {
+        if !self.pacer.may_take() {
             return 0;
         }
+        // Closing: only in front of an announcement not yet written, and a few frames.
+        let stretch = match (self.closing, self.pending) {
+            (false, _) => usize::MAX,
+            (true, Some(c)) => (CLOSING_STRETCH_FRAMES * (self.mtu + framing::overhead(self.mtu)))
+                .saturating_sub(c.ahead),
+            (true, None) => return 0,
+        };
         // Holding the turn, frames are taken a little ahead (they wait on the host): the
         // end of the over can then be announced that far ahead.
         let ahead = if self.pacer.holding() {
@@ -128,7 +160,9 @@ impl<T: PacerTime> ModemTx<T> {
         } else {
             0
         };
-        let room = (self.pacer.room() + ahead).saturating_sub(self.queued);
+        let room = (self.pacer.room() + ahead)
+            .saturating_sub(self.queued)
+            .min(stretch);
         // No frame larger than the modem can take at once.
         let max = self.pacer.max_write();
         let mtu = self.mtu.min(max.saturating_sub(framing::overhead(max)));
@@ -146,8 +180,26 @@ impl<T: PacerTime> ModemTx<T> {
         let mut out = Vec::with_capacity(frame.len() + framing::overhead(frame.len()));
         framing::encode(frame, &mut out);
         self.queued += out.len();
-        self.queue.push_back((out, false));
-        self.took = true;
+        match (
+            &mut self.pending,
+            self.queue.iter().position(is_placeholder),
+        ) {
+            // Part of the over the announcement ends: frames keep their order (the
+            // protocol numbers them), and the announcement moves back to stay in front
+            // of the over's last frames.
+            (Some(c), Some(i)) => {
+                c.ahead += out.len();
+                c.idle = false;
+                let mark = self.queue.remove(i).expect("found");
+                self.queue.push_back((out, false));
+                let at = self.announcement_at();
+                self.queue.insert(at, mark);
+            }
+            _ => {
+                self.queue.push_back((out, false));
+                self.took = true;
+            }
+        }
         self.idle_pending = false;
         self.active_at = None;
     }
@@ -188,11 +240,11 @@ impl<T: PacerTime> ModemTx<T> {
         // announcement already (see `take`), and one that carried nothing needs none:
         // an idle link stays silent.
         if self.pacer.holding() {
-            self.end_over(now, true);
+            self.end_over(true);
         }
     }
 
-    fn end_over(&mut self, now: T, idle: bool) {
+    fn end_over(&mut self, idle: bool) {
         if self.closing {
             return;
         }
@@ -203,6 +255,24 @@ impl<T: PacerTime> ModemTx<T> {
         // the modem sends while the announcement crosses the latency
         // ([`Pacer::lead_in_one_write`]): the other side then hears of the end before
         // it comes.
+        let at = self.announcement_at();
+        // Idle: this over carried nothing else (the endpoint had nothing at all, not
+        // merely nothing more for this over). Drawn up when written (`take`).
+        self.pending = Some(Closing {
+            idle: idle && !self.took,
+            ahead: 0,
+        });
+        self.took = false;
+        self.queued += ANNOUNCEMENT_LEN;
+        self.queue.insert(at, (Vec::new(), true));
+        self.closing = true;
+    }
+
+    /// Where in the host's queue (of frames only) the announcement goes: in front of
+    /// the last frames, as many as half of what the modem may hold, or, where one write
+    /// takes them, what the modem sends while the announcement crosses the latency
+    /// ([`Pacer::lead_in_one_write`]).
+    fn announcement_at(&self) -> usize {
         let budget = (self.pacer.max_write() / 2).max(self.pacer.lead_in_one_write());
         let mut after = 0;
         let mut at = self.queue.len();
@@ -210,17 +280,7 @@ impl<T: PacerTime> ModemTx<T> {
             at -= 1;
             after += self.queue[at].0.len();
         }
-        // Idle: this over carried nothing else (the endpoint had nothing at all, not
-        // merely nothing more for this over).
-        let after16 = u16::try_from(after).unwrap_or(0);
-        let m = self.pacer.announce(now, after16, idle && !self.took);
-        self.took = false;
-        let mut out = Vec::new();
-        m.encode(&mut out);
-        self.queued += out.len();
-        self.queue.insert(at, (out, true));
-        self.closing = true;
-        self.announced += 1;
+        at
     }
 
     /// Frames waiting on the host.
@@ -241,6 +301,7 @@ impl<T: PacerTime> ModemTx<T> {
         while let Some(&(ref f, marker)) = self.queue.front() {
             // An announcement and the frames after it go in one write, or wait.
             let need = if marker { self.queued } else { f.len() };
+            let placeholder = marker && f.is_empty();
             let room = self.pacer.room();
             if need > room {
                 break;
@@ -254,6 +315,19 @@ impl<T: PacerTime> ModemTx<T> {
             let lead = usize::from(out.is_empty() && self.pacer.may_be_dry() && need < room);
             if lead > 0 {
                 out.push(0);
+            }
+            if placeholder {
+                // Our over ends `after` stream bytes past the announcement, written now.
+                let c = self.pending.take().unwrap_or(Closing {
+                    idle: false,
+                    ahead: 0,
+                });
+                let after = u16::try_from(need - ANNOUNCEMENT_LEN).unwrap_or(0);
+                let m = self.pacer.announce(now, after, c.idle);
+                let a = &mut self.queue[0].0;
+                m.encode(a);
+                debug_assert_eq!(a.len(), ANNOUNCEMENT_LEN);
+                self.announced += 1;
             }
             let n = if marker { self.queue.len() } else { 1 };
             for (f, _) in self.queue.drain(..n) {
@@ -270,7 +344,7 @@ impl<T: PacerTime> ModemTx<T> {
             // this over ends with what was just written, and the other side is told, so
             // that one side soon knows it holds the turn. Until then the estimate alone
             // rules, and on a small buffer it allows little.
-            self.end_over(now, false);
+            self.end_over(false);
         }
         tracing::trace!(t = ?now, wrote = out.len(), host = self.queued, room = self.pacer.room(), state = self.pacer.describe(), "modem: take");
         (!out.is_empty()).then_some(out)
@@ -283,6 +357,7 @@ impl<T: PacerTime> ModemTx<T> {
         self.pacer.reset(now);
         self.idle_pending = false;
         self.queue.retain(|(_, marker)| !marker);
+        self.pending = None;
         self.queued = self.queue.iter().map(|(f, _)| f.len()).sum();
         self.closing = false;
     }
@@ -291,6 +366,10 @@ impl<T: PacerTime> ModemTx<T> {
     pub fn busy(&self) -> bool {
         self.pacer.busy() || self.backlogged() || self.pacer.waits_for_turn()
     }
+}
+
+fn is_placeholder(e: &(Vec<u8>, bool)) -> bool {
+    e.1 && e.0.is_empty()
 }
 
 #[cfg(test)]
@@ -327,15 +406,22 @@ mod tests {
         // The modem was idle: the write starts with a delimiter (see `take`).
         assert_eq!(first[0], 0);
         assert_eq!(first.len(), 1 + 100 + framing::overhead(100));
-        assert_eq!(m.announced, 1);
-        assert_eq!(m.frame_room(), 0, "nothing new after announcing");
+        // The over's end is decided; its announcement is drawn up when written, and
+        // until then a frame may still join the over (see `CLOSING_STRETCH_FRAMES`): it
+        // goes last, and the announcement in front of it.
+        assert_eq!(m.announced, 0);
+        assert!(m.frame_room() >= 50);
+        m.offer(&[0x53; 50]);
         let rest = m
             .take(t0 + Duration::from_millis(10))
             .expect("the announcement");
         let frames = framing::Deframer::new().push(&rest);
-        assert_eq!(frames.len(), 1);
+        assert_eq!(frames.len(), 2, "{frames:?}");
         let ann = OverEnd::parse(&frames[0]).expect("an announcement");
-        assert_eq!(ann.after, 0);
+        assert_eq!(frames[1], [0x53; 50]);
+        assert_eq!(usize::from(ann.after), 50 + framing::overhead(50));
+        assert_eq!(m.announced, 1);
+        assert_eq!(m.frame_room(), 0, "nothing new after announcing");
         // The other side answers: the turn is ours; two frames, then nothing more.
         m.pacer.received(t0 + Duration::from_secs(5));
         let answer = OverEnd {
@@ -377,6 +463,90 @@ mod tests {
             assert!(at < t + Duration::from_secs(10), "stalled");
         }
         assert!(!m.backlogged());
+        assert_eq!(m.frame_room(), 0, "silent until the other side answers");
+    }
+
+    #[test]
+    fn frames_join_an_over_whose_announcement_is_still_on_the_host_up_to_a_bound() {
+        let mut m = modem(1024);
+        let t0 = Instant::now();
+        // Take the turn: our first over ends, the other side answers.
+        m.offer(&[0x52; 100]);
+        m.take(t0).expect("written");
+        let ann = OverEnd::parse(
+            &framing::Deframer::new().push(&m.take(t0 + Duration::from_millis(10)).unwrap())[0],
+        )
+        .unwrap();
+        let t = t0 + Duration::from_secs(5);
+        m.pacer.received(t);
+        let mut framed = Vec::new();
+        OverEnd {
+            after: 0,
+            seq: 1,
+            heard: ann.seq,
+            rank: 0,
+            idle: false,
+        }
+        .encode(&mut framed);
+        assert!(m.control(t, &framing::Deframer::new().push(&framed)[0]));
+        assert!(m.pacer.holding());
+        // Fill the modem and the host, then end the over: the announcement waits on the
+        // host for room.
+        let t = t + Duration::from_secs(3);
+        m.advance(t);
+        let mut written = Vec::new();
+        while m.frame_room() > 0 {
+            m.offer(&[0x52; 200]);
+            if let Some(b) = m.take(t) {
+                written.extend(b);
+            }
+        }
+        m.idle(t);
+        assert!(m.backlogged(), "the announcement waits on the host");
+        // As the modem drains, frames still join the over, a bounded number.
+        let mut ahead = 0;
+        let mut at = t;
+        let mut all = written;
+        loop {
+            at += Duration::from_millis(100);
+            assert!(at < t + Duration::from_secs(60), "stalled");
+            m.advance(at);
+            let room = m.frame_room();
+            if room > 0 {
+                m.offer(&vec![0x54; room.min(200)]);
+                ahead += room.min(200) + framing::overhead(room.min(200));
+            }
+            if let Some(b) = m.take(at) {
+                all.extend(b);
+            }
+            if m.announced == 2 {
+                break;
+            }
+        }
+        assert!(
+            ahead <= CLOSING_STRETCH_FRAMES * (250 + framing::overhead(250)),
+            "{ahead} B taken while closing"
+        );
+        assert!(ahead > 0, "nothing joined the over");
+        // Frames keep the order they were offered in (all 0x52 before any 0x54), the
+        // last of them after the announcement, which counts them.
+        let frames = framing::Deframer::new().push(&all);
+        let data: Vec<u8> = frames
+            .iter()
+            .filter(|f| !OverEnd::is_control(f))
+            .map(|f| f[0])
+            .collect();
+        assert!(data.windows(2).all(|w| w[0] <= w[1]), "{data:?}");
+        assert_eq!(*data.last().unwrap(), 0x54);
+        let i = frames.iter().position(|f| OverEnd::is_control(f)).unwrap();
+        let after: usize = frames[i + 1..]
+            .iter()
+            .map(|f| f.len() + framing::overhead(f.len()))
+            .sum();
+        assert_eq!(
+            usize::from(OverEnd::parse(&frames[i]).unwrap().after),
+            after
+        );
         assert_eq!(m.frame_room(), 0, "silent until the other side answers");
     }
 

@@ -166,6 +166,13 @@ proptest::proptest! {
         fuzzing::handshake(&data);
     }
 
+    /// Random scripts against the modem driver's writer (see `fuzzing::stream`): frames
+    /// written whole, in order, and all of them once the call goes quiet.
+    #[test]
+    fn random_stream_scripts(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600)) {
+        fuzzing::stream(&data);
+    }
+
     /// Random inputs against the frame tag (see `fuzzing::netkey`).
     #[test]
     fn random_netkey_inputs(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300)) {
