@@ -25,7 +25,7 @@ pub fn crc16(data: &[u8]) -> u16 {
 }
 
 /// Bytes a frame of `len` takes on the stream.
-pub fn overhead(len: usize) -> usize {
+pub const fn overhead(len: usize) -> usize {
     (len + 2) / 254 + 1 + 2 + 1
 }
 

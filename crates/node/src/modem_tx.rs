@@ -28,9 +28,10 @@
 //!
 //! The announcement is drawn up when it is written into the modem, not when the over's
 //! end is decided: until then (it waits on the host for room) up to
-//! [`CLOSING_STRETCH_FRAMES`] frames the endpoint still gives go in front of it. A message
-//! written as the over closes then leaves in it, instead of waiting out the other side's
-//! whole over (the endpoint gives only urgent data and reports once its over is full).
+//! [`CLOSING_STRETCH_FRAMES`] more frames the endpoint gives still join the over, in
+//! order, the announcement moved behind them. A message written as the over closes then
+//! leaves in it, instead of waiting out the other side's whole over (the endpoint gives
+//! only urgent data and reports once its over is full).
 
 use std::collections::VecDeque;
 
@@ -38,11 +39,11 @@ use crate::adapter::ModemPacing;
 use crate::framing::{self, OverEnd};
 use crate::pacer::{Pacer, PacerTime};
 
-/// Largest frames that may go in front of an announcement waiting on the host.
+/// Largest frames that may still join an over whose announcement waits on the host.
 pub const CLOSING_STRETCH_FRAMES: usize = 4;
 
-/// A framed announcement's length (COBS of a fixed 8-byte frame).
-const ANNOUNCEMENT_LEN: usize = 8 + 4;
+/// A framed announcement's length (a fixed 8-byte frame, see [`OverEnd::encode`]).
+const ANNOUNCEMENT_LEN: usize = 8 + framing::overhead(8);
 
 /// An over's end decided, its announcement not yet written (a placeholder marks its
 /// place in the queue).
@@ -180,10 +181,12 @@ impl<T: PacerTime> ModemTx<T> {
         let mut out = Vec::with_capacity(frame.len() + framing::overhead(frame.len()));
         framing::encode(frame, &mut out);
         self.queued += out.len();
-        match (
-            &mut self.pending,
-            self.queue.iter().position(is_placeholder),
-        ) {
+        let placeholder = self
+            .pending
+            .is_some()
+            .then(|| self.queue.iter().position(is_placeholder))
+            .flatten();
+        match (&mut self.pending, placeholder) {
             // Part of the over the announcement ends: frames keep their order (the
             // protocol numbers them), and the announcement moves back to stay in front
             // of the over's last frames.
@@ -248,13 +251,11 @@ impl<T: PacerTime> ModemTx<T> {
         if self.closing {
             return;
         }
-        // The announcement goes in front of the last frames on the host: it and they are
-        // written in one piece (see `take`), so nothing can come between them, and the
-        // over ends exactly that many bytes after the announcement leaves the air. As
-        // many as half of what the modem may hold, or, where one write takes them, what
-        // the modem sends while the announcement crosses the latency
-        // ([`Pacer::lead_in_one_write`]): the other side then hears of the end before
-        // it comes.
+        // The announcement goes in front of the last frames on the host
+        // (`announcement_at`): it and they are written in one piece (see `take`), so
+        // nothing can come between them, and the over ends exactly that many bytes after
+        // the announcement leaves the air: the other side hears of the end before it
+        // comes.
         let at = self.announcement_at();
         // Idle: this over carried nothing else (the endpoint had nothing at all, not
         // merely nothing more for this over). Drawn up when written (`take`).
