@@ -496,7 +496,7 @@ impl Store {
             bundles,
             payload_bytes,
             manifest_bytes,
-            partials: partials as u64,
+            partials: partials as u64 + self.memory_partials() as u64,
             last_token: schema::next_token(&self.conn).map_err(|e| self.db(e))? - 1,
             quota: self.config.quota,
         })

@@ -324,6 +324,81 @@ fn partial_transfer_resumes_after_restart() {
     assert!(s.fsck().unwrap().is_clean());
 }
 
+/// A payload small enough for its row is received in memory: no file in `partial/`
+/// and no recorded transfer while it arrives, listed and counted all the same, and
+/// after a crash it is simply asked for again. Larger ones still get a file.
+#[test]
+fn small_partial_is_received_in_memory_and_large_one_in_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let partial_files = || {
+        std::fs::read_dir(dir.path().join("partial"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    let (small_key, large_key) = (key(1), key(2));
+    let small = data(3000, 1);
+    let large = data(5000, 2);
+    {
+        let mut s = open(dir.path());
+        s.begin_partial(&signed(&small_key, 1, &small)).unwrap();
+        s.write_piece(&small_key.bundle_id(), 1, 0, &small[..1000])
+            .unwrap();
+        s.checkpoint().unwrap();
+        assert_eq!(partial_files(), 0, "a small payload needs no file");
+        assert_eq!(s.stats().unwrap().partials, 1);
+        let listed = s.partials().unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].held.covered(), 1000);
+
+        s.begin_partial(&signed(&large_key, 1, &large)).unwrap();
+        s.write_piece(&large_key.bundle_id(), 1, 0, &large[..1000])
+            .unwrap();
+        s.checkpoint().unwrap();
+        assert_eq!(partial_files(), 1, "a payload past inline_max has its file");
+        assert_eq!(s.stats().unwrap().partials, 2);
+    }
+    // After a restart only the recorded transfer is left; the small one starts over.
+    let mut s = open(dir.path());
+    assert_eq!(s.stats().unwrap().partials, 1);
+    assert!(s.partial(&small_key.bundle_id()).unwrap().is_none());
+    assert_eq!(
+        s.partial(&large_key.bundle_id())
+            .unwrap()
+            .unwrap()
+            .held
+            .covered(),
+        1000
+    );
+    let id = small_key.bundle_id();
+    assert!(matches!(
+        s.write_piece(&id, 1, 0, &small),
+        Err(StoreError::NoPartial { .. })
+    ));
+    s.begin_partial(&signed(&small_key, 1, &small)).unwrap();
+    s.write_piece(&id, 1, 2000, &small[2000..]).unwrap();
+    assert!(matches!(
+        s.write_piece(&id, 1, 2500, &small[2500..2600]).unwrap(),
+        PieceOutcome::Duplicate
+    ));
+    assert!(matches!(
+        s.write_piece(&id, 1, 0, &small[..2000]).unwrap(),
+        PieceOutcome::Complete(_)
+    ));
+    assert_eq!(s.read_payload(&id).unwrap(), small);
+    assert!(s.partial(&id).unwrap().is_none());
+    // A bad small payload is dropped, as a bad large one is.
+    let other = key(3);
+    let p = data(500, 3);
+    s.begin_partial(&signed(&other, 1, &p)).unwrap();
+    let err = s
+        .write_piece(&other.bundle_id(), 1, 0, &[0u8; 500])
+        .unwrap_err();
+    assert!(matches!(err, StoreError::HashMismatch { .. }), "{err}");
+    assert!(s.partial(&other.bundle_id()).unwrap().is_none());
+    assert_eq!(partial_files(), 1);
+    assert!(s.fsck().unwrap().is_clean());
+}
+
 #[test]
 fn partial_with_bad_bytes_fails_verification() {
     let dir = tempfile::tempdir().unwrap();
