@@ -335,12 +335,15 @@ impl Store {
                 out.push(p);
             }
         }
-        out.extend(self.partials.values().filter_map(|p| {
-            matches!(p.body, Body::Memory(_)).then(|| PartialInfo {
-                manifest: p.manifest.clone(),
-                held: p.held.clone(),
-            })
-        }));
+        out.extend(
+            self.partials
+                .values()
+                .filter(|p| matches!(p.body, Body::Memory(_)))
+                .map(|p| PartialInfo {
+                    manifest: p.manifest.clone(),
+                    held: p.held.clone(),
+                }),
+        );
         Ok(out)
     }
 
