@@ -54,7 +54,7 @@ impl StoreAdapter {
         {
             return true;
         }
-        let Some(b) = self.store.get(id).ok().flatten() else {
+        let Some((b, inline)) = self.store.get_with_inline(id).ok().flatten() else {
             return false;
         };
         let m = b.manifest.manifest();
@@ -84,7 +84,9 @@ impl StoreAdapter {
             }
             data.truncate(from as usize);
         }
-        let body = if length <= CACHE_MAX {
+        let body = if let (Some(data), false) = (inline, journal) {
+            Body::Shared(Bytes::from(data))
+        } else if length <= CACHE_MAX {
             match self.store.read_payload(id) {
                 Ok(data) if journal => Body::Mem(data),
                 Ok(data) => Body::Shared(Bytes::from(data)),

@@ -35,6 +35,7 @@ impl Store {
     /// Re-checks every manifest signature and payload hash, moves damaged bundles to
     /// `quarantine/`, removes orphan files and resets transfers that lost their bytes.
     pub fn fsck(&mut self) -> Result<FsckReport> {
+        self.settle();
         self.checkpoint()?;
         self.partials.clear();
         let mut report = FsckReport::default();

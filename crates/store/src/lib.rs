@@ -9,6 +9,7 @@
 //! Files a crash leaves behind without a row are invisible and `fsck` removes them.
 //! On-disk layout and policies: `docs/store.md`.
 
+mod batch;
 mod error;
 mod fsck;
 pub mod fuzzing;
@@ -145,6 +146,7 @@ pub struct Store {
     keyring: Keyring,
     node: SecretKey,
     partials: partial::OpenPartials,
+    batch: batch::Batch,
     _lock: File,
 }
 
@@ -260,6 +262,7 @@ impl Store {
             keyring,
             node,
             partials: Default::default(),
+            batch: Default::default(),
             _lock: lock,
         };
         store.clear_tmp();
@@ -324,6 +327,24 @@ impl Store {
             .prepare_cached("SELECT manifest, token, own FROM bundles WHERE id = ?1")
             .map_err(|e| db_err(&self.db_path, e))?
             .query_row([id.as_bytes().as_slice()], row_to_bundle)
+            .optional()
+            .map_err(|e| self.db(e))?
+            .transpose()
+    }
+
+    /// The bundle with this id, if held, with its payload when that lives in the row
+    /// (at most [`StoreConfig::inline_max`] bytes): one lookup where `get` and
+    /// `read_payload` take two, for a sender serving many small bundles.
+    pub fn get_with_inline(
+        &self,
+        id: &BundleId,
+    ) -> Result<Option<(StoredBundle, Option<Vec<u8>>)>> {
+        self.conn
+            .prepare_cached("SELECT manifest, token, own, inline FROM bundles WHERE id = ?1")
+            .map_err(|e| db_err(&self.db_path, e))?
+            .query_row([id.as_bytes().as_slice()], |r| {
+                Ok(row_to_bundle(r)?.map(|b| (b, r.get::<_, Option<Vec<u8>>>(3).ok().flatten())))
+            })
             .optional()
             .map_err(|e| self.db(e))?
             .transpose()
@@ -657,10 +678,8 @@ impl Store {
     ) -> Result<StoredBundle> {
         let m = signed.manifest();
         self.step(IoStep::Commit, "commit bundle", &self.db_path)?;
-        let tx = self
-            .conn
-            .transaction()
-            .map_err(|e| db_err(&self.db_path, e))?;
+        let batched = self.join_batch()?;
+        let tx = batch::Savepoint::new(&self.conn).map_err(|e| db_err(&self.db_path, e))?;
         let old: Option<(Vec<u8>, Option<Vec<u8>>, bool)> = tx
             .prepare_cached("SELECT hash, inline, journal FROM bundles WHERE id = ?1")
             .map_err(|e| db_err(&self.db_path, e))?
@@ -737,23 +756,26 @@ impl Store {
                 .execute(params![m.id.as_bytes().as_slice(), m.version as i64])
                 .map_err(|e| db_err(&self.db_path, e))?;
         }
-        tx.commit().map_err(|e| db_err(&self.db_path, e))?;
+        tx.release().map_err(|e| db_err(&self.db_path, e))?;
+        if batched {
+            self.joined(m.id);
+        }
         tracing::debug!(id = %m.id, version = m.version, token, "bundle committed");
-        // Unreferenced files, after the commit.
+        // Unreferenced files, after the commit (of the batch, inside one).
         match old {
-            Some((hash, None, false)) if hash != m.hash.0 => self.remove_payload_if_unused(&hash),
+            Some((hash, None, false)) if hash != m.hash.0 => self.release_payload(&hash),
             // A journal replaced by something that is not one (a tombstone).
             Some((_, _, true)) if !m.journal => {
-                let _ = fs::remove_file(self.journal_path(&m.id));
+                self.remove_after_commit(self.journal_path(&m.id));
             }
             _ => {}
         }
         for (id, hash, journal) in evicted {
             tracing::info!(%id, "evicted to stay within the store quota");
             if journal {
-                let _ = fs::remove_file(self.journal_path(&id));
+                self.remove_after_commit(self.journal_path(&id));
             } else {
-                self.remove_payload_if_unused(&hash);
+                self.release_payload(&hash);
             }
         }
         Ok(StoredBundle {
@@ -1192,8 +1214,10 @@ impl Store {
 
     /// The earliest expiry of any held bundle (Unix seconds).
     pub fn next_expiry(&self) -> Result<Option<u64>> {
+        // The condition lets SQLite read the partial index `bundles_expires` (one step);
+        // without it, `min` scanned every row (26 ms at 100,000 bundles, once a second).
         self.conn
-            .prepare_cached("SELECT min(expires) FROM bundles")
+            .prepare_cached("SELECT min(expires) FROM bundles WHERE expires IS NOT NULL")
             .map_err(|e| self.db(e))?
             .query_row([], |r| r.get::<_, Option<i64>>(0))
             .map(|v| v.map(|v| v.max(0) as u64))
@@ -1202,6 +1226,7 @@ impl Store {
 
     /// Removes a bundle (its payload file too, when nothing else uses it).
     pub fn remove(&mut self, id: &BundleId) -> Result<bool> {
+        self.settle();
         let old: Option<(Vec<u8>, bool)> = self
             .conn
             .prepare_cached("SELECT hash, journal FROM bundles WHERE id = ?1")

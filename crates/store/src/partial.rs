@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{OptionalExtension, params};
 use skywave_bundle::{BundleId, JournalState, PayloadHasher, RangeSet, SignedManifest};
 
+use crate::batch::Savepoint;
 use crate::error::{Result, StoreError, db_err, io_err};
 use crate::{IoStep, Store, StoredBundle, check_payload, corrupt};
 
@@ -453,7 +454,7 @@ impl Store {
             self.abandon_partial(&m.id)?;
             return Err(e);
         }
-        let stored = self.commit_row(signed, None, Some(&state), false, None)?;
+        let stored = self.commit_received(signed, None, Some(&state), None)?;
         if let Some(p) = self.partials.get_mut(&m.id) {
             p.base = m.length;
         }
@@ -482,10 +483,7 @@ impl Store {
                 .map_err(|e| io_err("sync piece", &p.path, e))?;
         }
         self.step(IoStep::Commit, "record pieces", &self.db_path.clone())?;
-        let tx = self
-            .conn
-            .transaction()
-            .map_err(|e| db_err(&self.db_path, e))?;
+        let tx = Savepoint::new(&self.conn).map_err(|e| db_err(&self.db_path, e))?;
         for id in &dirty {
             let p = &self.partials[id];
             tx.execute(
@@ -494,7 +492,7 @@ impl Store {
             )
             .map_err(|e| db_err(&self.db_path, e))?;
         }
-        tx.commit().map_err(|e| db_err(&self.db_path, e))?;
+        tx.release().map_err(|e| db_err(&self.db_path, e))?;
         for id in &dirty {
             if let Some(p) = self.partials.get_mut(id) {
                 p.unsynced = 0;
@@ -541,13 +539,13 @@ impl Store {
         }
         let mut linked = None;
         let committed = if m.journal {
-            self.commit_row(&signed, None, jstate.as_ref(), false, Some(m.version))
+            self.commit_received(&signed, None, jstate.as_ref(), Some(m.version))
         } else if m.length <= self.config.inline_max {
             let mut data = Vec::with_capacity(m.length as usize);
             File::open(&path)
                 .and_then(|f| f.take(m.length).read_to_end(&mut data))
                 .map_err(|e| io_err("read partial file", &path, e))
-                .and_then(|_| self.commit_row(&signed, Some(&data), None, false, Some(m.version)))
+                .and_then(|_| self.commit_received(&signed, Some(&data), None, Some(m.version)))
         } else {
             let dest = self.payload_path(&m.hash);
             let link = if dest.exists() {
@@ -558,12 +556,12 @@ impl Store {
                 linked = Some(dest.clone());
                 self.link_into_place(&path, &dest)
             };
-            link.and_then(|()| self.commit_row(&signed, None, None, false, Some(m.version)))
+            link.and_then(|()| self.commit_received(&signed, None, None, Some(m.version)))
         };
         match committed {
             Ok(stored) => {
                 if !m.journal {
-                    let _ = fs::remove_file(&path);
+                    self.remove_after_commit(path);
                 }
                 self.partials.remove(id);
                 Ok(stored)
@@ -589,6 +587,20 @@ impl Store {
         }
     }
 
+    /// Commits a received bundle, in the open batch if there is one.
+    fn commit_received(
+        &mut self,
+        signed: &SignedManifest,
+        inline: Option<&[u8]>,
+        jstate: Option<&JournalState>,
+        drop_partial: Option<u64>,
+    ) -> Result<StoredBundle> {
+        self.batch.joining = true;
+        let r = self.commit_row(signed, inline, jstate, false, drop_partial);
+        self.batch.joining = false;
+        r
+    }
+
     /// Verifies and commits a payload received in memory. As with a file, a transfer
     /// that cannot be stored for want of room is dropped, and one that failed otherwise
     /// is kept to be committed on a later try.
@@ -609,7 +621,7 @@ impl Store {
             tracing::warn!(%id, version = m.version, "completed transfer failed verification: {e}");
             return Err(e);
         }
-        match self.commit_row(&p.manifest, Some(data), None, false, Some(m.version)) {
+        match self.commit_received(&p.manifest, Some(data), None, Some(m.version)) {
             Ok(stored) => Ok(stored),
             Err(e) => {
                 if matches!(

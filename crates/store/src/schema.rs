@@ -1,6 +1,6 @@
 //! The SQLite schema and the queries that need a transaction of their own.
 
-use rusqlite::{Connection, Transaction, params};
+use rusqlite::{Connection, params};
 use skywave_bundle::{BundleId, Identity};
 
 const SCHEMA_VERSION: i64 = 2;
@@ -171,7 +171,7 @@ pub(crate) fn delete_bundle(conn: &Connection, id: &BundleId) -> rusqlite::Resul
 /// `Err(evictable bytes)` comes back.
 #[allow(clippy::type_complexity)]
 pub(crate) fn evict(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     quota: u64,
     used: u64,
     need: u64,

@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use skywave_bundle::{Identity, RangeSet, hash_payload};
+use skywave_bundle::{BundleId, Identity, RangeSet, hash_payload};
 use skywave_store::{
     FailAfter, HashedFile, NewBundle, PieceOutcome, Query, Store, StoreConfig, StoreError,
 };
@@ -396,6 +396,91 @@ fn small_partial_is_received_in_memory_and_large_one_in_a_file() {
     assert!(matches!(err, StoreError::HashMismatch { .. }), "{err}");
     assert!(s.partial(&other.bundle_id()).unwrap().is_none());
     assert_eq!(partial_files(), 1);
+    assert!(s.fsck().unwrap().is_clean());
+}
+
+/// Receives bundle `n` (`len` bytes) whole.
+fn receive(s: &mut Store, n: u64, len: usize) -> BundleId {
+    let k = key(n);
+    let p = data(len, n as u8);
+    s.begin_partial(&signed(&k, 1, &p)).unwrap();
+    let out = s.write_piece(&k.bundle_id(), 1, 0, &p).unwrap();
+    assert!(matches!(out, PieceOutcome::Complete(_)), "{out:?}");
+    k.bundle_id()
+}
+
+/// Bundles received between `begin_batch` and `end_batch` commit together: a crash
+/// inside the batch loses them all (the caller has told nobody yet) and leaves a larger
+/// one's transfer to resume; a local change first commits what is open.
+#[test]
+fn received_bundles_commit_together_at_the_end_of_a_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = data(10_000, 2);
+    let big_id = key(2).bundle_id();
+    {
+        let mut s = open(dir.path());
+        s.begin_partial(&signed(&key(2), 1, &big)).unwrap();
+        s.write_piece(&big_id, 1, 0, &big[..4000]).unwrap();
+        s.checkpoint().unwrap();
+        s.begin_batch();
+        let a = receive(&mut s, 1, 200);
+        let out = s.write_piece(&big_id, 1, 4000, &big[4000..]).unwrap();
+        assert!(matches!(out, PieceOutcome::Complete(_)));
+        assert!(s.get(&a).unwrap().is_some() && s.get(&big_id).unwrap().is_some());
+        // Dropped without end_batch: the process died.
+    }
+    {
+        let mut s = open(dir.path());
+        assert!(s.get(&key(1).bundle_id()).unwrap().is_none());
+        assert!(s.get(&big_id).unwrap().is_none());
+        // The larger transfer, begun before the batch, resumes from its checkpoint.
+        let resumed = s.partial(&big_id).unwrap().expect("still recorded");
+        assert_eq!(resumed.held.covered(), 4000);
+        s.abandon_partial(&big_id).unwrap();
+        s.begin_batch();
+        receive(&mut s, 1, 200);
+        receive(&mut s, 2, 10_000);
+        assert!(s.end_batch().is_empty());
+        s.begin_batch();
+        receive(&mut s, 3, 300);
+        s.insert(&signed(&key(4), 1, &data(100, 4)), &data(100, 4)[..])
+            .unwrap();
+        // Dies again inside the second batch, after the local insert.
+    }
+    let mut s = open(dir.path());
+    for n in 1..=4 {
+        assert!(s.get(&key(n).bundle_id()).unwrap().is_some(), "bundle {n}");
+    }
+    assert_eq!(s.stats().unwrap().partials, 0);
+    assert!(s.fsck().unwrap().is_clean());
+}
+
+/// A batch whose commit fails (the disk filled) is rolled back, and `end_batch` names
+/// its bundles so that the caller can forget them.
+#[test]
+fn a_batch_whose_commit_fails_is_rolled_back_and_named() {
+    let run = |hook: std::sync::Arc<FailAfter>| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open_with_hook(dir.path(), StoreConfig::default(), hook).unwrap();
+        s.begin_batch();
+        let ids = vec![receive(&mut s, 1, 200), receive(&mut s, 2, 300)];
+        let lost = s.end_batch();
+        (dir, s, ids, lost)
+    };
+    let counter = FailAfter::new(u64::MAX, FailAfter::disk_full);
+    let (_dir, _s, _, lost) = run(counter.clone());
+    assert!(lost.is_empty());
+    let steps = u64::MAX - counter.remaining();
+    // The last step is the batch's commit.
+    let (dir, s, ids, lost) = run(FailAfter::new(steps - 1, FailAfter::disk_full));
+    assert_eq!(lost, ids);
+    for id in &ids {
+        assert!(s.get(id).unwrap().is_none());
+    }
+    assert_eq!(s.stats().unwrap().bundles, 0);
+    drop(s);
+    let mut s = open(dir.path());
+    assert_eq!(s.stats().unwrap().bundles, 0);
     assert!(s.fsck().unwrap().is_clean());
 }
 

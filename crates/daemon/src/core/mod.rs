@@ -717,21 +717,21 @@ impl Core {
                     None => return,
                 },
                 i = inputs.recv() => match i {
-                    Some(i) => {
-                        self.on_input(i);
+                    Some(i) => self.received(|core| {
+                        core.on_input(i);
                         // Take what else is waiting before building frames again.
                         for _ in 0..256 {
                             match inputs.try_recv() {
-                                Ok(i) => self.on_input(i),
+                                Ok(i) => core.on_input(i),
                                 Err(_) => break,
                             }
                         }
-                    }
+                    }),
                     None => return,
                 },
                 (r, _, _) = async { readable.expect("guarded").await }, if readable.is_some() => {
                     if let Ok(i) = r {
-                        self.read_udp(i);
+                        self.received(|core| core.read_udp(i));
                     }
                 }
                 r = async { blocked.as_ref().expect("guarded").1.writable().await }, if blocked.is_some() => {
@@ -747,6 +747,19 @@ impl Core {
                 _ = tick.tick() => self.on_tick(),
             }
         }
+    }
+
+    /// Handles a run of received frames with the bundles they complete committed
+    /// together, before the loop sends anything that tells of them (the store's group
+    /// commit: one transaction per run rather than one per bundle). A run whose commit
+    /// fails is forgotten by the protocol, to be fetched again.
+    fn received(&mut self, f: impl FnOnce(&mut Self)) {
+        self.shared.store().store.begin_batch();
+        f(self);
+        let shared = self.shared.clone();
+        let mut store = shared.store();
+        let lost = store.store.end_batch();
+        self.ep.bundles_removed(&lost, &mut *store);
     }
 
     fn on_cmd(&mut self, c: Cmd) {
