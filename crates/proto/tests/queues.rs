@@ -2,9 +2,12 @@
 //! in a backlog whose operations do not grow with it), and the sending order is that of
 //! the whole queue sorted (small bundles first).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use common::Net;
 use skywave_proto::fuzzing::{Pair, Profile, held};
 
 #[test]
@@ -54,4 +57,48 @@ fn thousands_queued_keep_few_transfers_under_way_and_small_ones_go_first() {
         first * 4 < last,
         "first tenth averages {first} B, last tenth {last} B: not smallest first"
     );
+}
+
+/// A side whose HELLO counted nothing skips reconciliation, and the other, seeing an
+/// empty peer, skips it too and leaves its set unbuilt. When the empty side stores
+/// bundles between its HELLO and the session, it begins the round after all: the other
+/// side then builds its set and both converge, whichever of them streams the symbols.
+#[test]
+fn a_round_begun_after_the_other_side_skipped_it_still_converges() {
+    for profile in [0, 1, 3] {
+        for empty in [0, 1] {
+            let mut net = Net::new(2, profile);
+            let full = 1 - empty;
+            let mut want = Vec::new();
+            for n in 0..40 {
+                want.push(net.peers[full].insert(Duration::ZERO, 1000 + n, 1, 300));
+            }
+            net.connect(0, 1);
+            // The empty side's HELLO goes out counting nothing; then it stores its own.
+            net.run_until(Duration::from_secs(5), |n| {
+                !n.log.is_empty() || n.now > Duration::from_millis(1)
+            });
+            let now = net.now;
+            for n in 0..6 {
+                want.push(net.peers[empty].insert(now, 2000 + n, 1, 200));
+            }
+            let converged = net.run_until(Duration::from_secs(600), |n| {
+                want.iter()
+                    .all(|id| n.peers[0].holds(id) && n.peers[1].holds(id))
+            });
+            assert!(
+                converged,
+                "profile {profile}, empty side {empty}: {} and {} of {} held",
+                want.iter().filter(|id| net.peers[0].holds(id)).count(),
+                want.iter().filter(|id| net.peers[1].holds(id)).count(),
+                want.len()
+            );
+            for p in &net.peers {
+                assert!(
+                    p.received.values().all(|&n| n == 1),
+                    "profile {profile}, empty side {empty}: a bundle received twice"
+                );
+            }
+        }
+    }
 }

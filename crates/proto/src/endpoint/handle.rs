@@ -26,6 +26,8 @@ impl Endpoint {
         store: &mut dyn BundleStore,
     ) {
         let rto = self.rto_of(&key).unwrap_or(Duration::from_secs(1));
+        // Asked by short id: the set that names them, if a skipped round left it unbuilt.
+        self.build_recon_set(&key, store);
         let p = self.peers.get_mut(&key).expect("checked");
         let half_duplex = self
             .links

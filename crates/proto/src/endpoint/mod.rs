@@ -741,7 +741,7 @@ impl Endpoint {
                 }
                 continue;
             }
-            if p.established {
+            if p.established && !p.recon.unbuilt {
                 p.recon.shorts.insert(sid, (id, version));
                 if p.recon.active(p.streamer) {
                     // Symbols already exchanged describe the set as it was: the set is
@@ -962,6 +962,7 @@ impl Endpoint {
                     p.recon.symbols_used = used;
                 }
                 Message::ReconMore { from, count, .. } => {
+                    self.build_recon_set(&key, store);
                     let p = self.peers.get_mut(&key).expect("checked");
                     // A decoder that counted otherwise asks for the round we skipped.
                     p.recon.skipped = false;

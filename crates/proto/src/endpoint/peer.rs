@@ -587,6 +587,10 @@ pub(crate) struct Recon {
     /// The round was not begun: one side's HELLO counted no bundles (see
     /// `start_session`). Cleared if the other side begins it anyway.
     pub skipped: bool,
+    /// The set (`shorts`, `enc`) is not built: a skipped round builds it only if it is
+    /// begun after all (`Endpoint::build_recon_set`). A million bundles pushed to an
+    /// empty peer thus cost no short-id map and no coding state (about 100 MB).
+    pub unbuilt: bool,
     /// Held bundles this session leaves out of its set (sealed ones on a link that
     /// withholds them), by short id: never offered, and never asked for when the
     /// peer's set holds them.

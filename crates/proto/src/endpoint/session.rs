@@ -57,19 +57,12 @@ impl Endpoint {
             withheld,
             ..Default::default()
         };
-        p.recon.enc = Encoder::new();
-        let mut shorts: Vec<(u64, (BundleId, u64))> = inv
-            .iter()
-            .map(|(id, version, _)| (short_id(&salt, id, *version), (*id, *version)))
-            .collect();
-        for (sid, _) in &shorts {
-            p.recon.enc.insert(*sid);
+        let skip = (local == 0 || set_size == 0) && !params.is_some_and(|l| l.shared);
+        if skip {
+            p.recon.unbuilt = true;
+        } else {
+            set_recon_set(p, &inv);
         }
-        // Built from sorted entries the map's nodes are full: a third less memory than
-        // inserting a million short ids one by one, in random order. A stable sort, so
-        // that of two ids with one short id the later stays, as inserting would keep it.
-        shorts.sort_by_key(|(sid, _)| *sid);
-        p.recon.shorts = shorts.into_iter().collect();
         let d_est = estimate_set_difference(
             (&self.cells, &self.sketch),
             local,
@@ -86,7 +79,7 @@ impl Endpoint {
         if !streamer {
             p.recon.dec = Some(Decoder::new());
         }
-        if (local == 0 || set_size == 0) && !params.is_some_and(|l| l.shared) {
+        if skip {
             // One side holds nothing: the difference is the other side's whole set,
             // which it pushes (below); symbols would only describe it. The round is not
             // begun, but a side that counted otherwise (a bundle stored between its HELLO
@@ -157,6 +150,22 @@ impl Endpoint {
         let link = p.link;
         self.events.push_back(Event::PeerUp { peer: key, link });
         tracing::debug!(peer = %hex8(&key), streamer, local, remote = set_size, "session established");
+    }
+
+    /// Builds the set of a session whose round was skipped, now that it is begun after
+    /// all (see `Recon::unbuilt`): the set as held now, as `start_session` plus every
+    /// bundle stored since would have made it.
+    pub(super) fn build_recon_set(&mut self, key: &[u8; 32], store: &mut dyn BundleStore) {
+        if !self.peers.get(key).is_some_and(|p| p.recon.unbuilt) {
+            return;
+        }
+        let mut inv = store.inventory();
+        let salt = self.peers[key].salt;
+        let withheld = self.withheld_for(key, &salt, &mut inv, store);
+        let p = self.peers.get_mut(key).expect("checked");
+        p.recon.withheld.extend(withheld);
+        set_recon_set(p, &inv);
+        p.recon.unbuilt = false;
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -253,6 +262,10 @@ impl Endpoint {
         data: &[u8],
         store: &mut dyn BundleStore,
     ) {
+        let p = &self.peers[&key];
+        if p.recon.skipped && p.recon.dec.is_some() {
+            self.build_recon_set(&key, store);
+        }
         let p = self.peers.get_mut(&key).expect("checked");
         p.recon.bytes += data.len() as u64;
         p.recon.messages += 1;
@@ -372,4 +385,21 @@ impl Endpoint {
             }
         }
     }
+}
+
+/// The session's reconciliation set from an inventory: short ids and the encoder.
+fn set_recon_set(p: &mut Peer, inv: &[(BundleId, u64, u64)]) {
+    p.recon.enc = Encoder::new();
+    let mut shorts: Vec<(u64, (BundleId, u64))> = inv
+        .iter()
+        .map(|(id, version, _)| (short_id(&p.salt, id, *version), (*id, *version)))
+        .collect();
+    for (sid, _) in &shorts {
+        p.recon.enc.insert(*sid);
+    }
+    // Built from sorted entries the map's nodes are full: a third less memory than
+    // inserting a million short ids one by one, in random order. A stable sort, so
+    // that of two ids with one short id the later stays, as inserting would keep it.
+    shorts.sort_by_key(|(sid, _)| *sid);
+    p.recon.shorts = shorts.into_iter().collect();
 }
