@@ -112,6 +112,14 @@ udp_addr() { jq -r '.udp[0]' "$1/daemon.json"; }
 http_addr() { jq -r '.http' "$1/daemon.json"; }
 auth() { echo "Authorization: Bearer $(cat "$1/http-token")"; }
 bundles_held() { curl -sf -H "$(auth "$1")" "http://$(http_addr "$1")/v1/status" | jq -r '.store.bundles' 2>/dev/null || echo 0; }
+# One /metrics value of a node (the sum of a family's samples with `sum`), 0 if absent.
+metric() {
+    curl -sf -H "$(auth "$1")" "http://$(http_addr "$1")/metrics" 2>/dev/null |
+        awk -v m="$2" -v all="${3:-}" '
+            all != "" && index($1, m) == 1 && $1 !~ /^#/ { t += $2; next }
+            $1 == m { t += $2 }
+            END { printf "%d", t }'
+}
 fill() { (cd "$ROOT" && cargo run --release -q -p skywave-daemon --example fill_store -- "$@"); }
 
 echo "skywave daemon benchmark: $(nproc) cores, $(uname -r), work dir $WORK"
@@ -164,6 +172,9 @@ one_run() {
     done
     CPU_A=$(cpu_seconds "$PID_A") CPU_B=$(cpu_seconds "$PID_B")
     HWM_A=$(mem_kib "$PID_A" VmHWM) HWM_B=$(mem_kib "$PID_B" VmHWM)
+    # What A resent and B dropped: a run slowed by losses differs from one slowed by CPU.
+    RESENT=$(metric "$A" 'skywave_piece_bytes_total{kind="resent"}')
+    DROPPED=$(metric "$B" 'skywave_frames_dropped_total' sum)
     stop_daemon "$EV"
     stop_daemon "$PID_B"
     stop_daemon "$PID_A"
@@ -192,6 +203,7 @@ for run in $(seq 1 "$RUNS"); do
     one_run
     printf '%-22s %9s %10s %26s %24s %s\n' "$LABEL" "$SECS" "$GBPS" \
         "A $CPU_A + B $CPU_B" "A $(mib "$HWM_A"), B $(mib "$HWM_B")" "$LOAD1"
+    echo "  A resent $RESENT B of pieces; B dropped $DROPPED frames"
     [ -z "$QUINN" ] || printf '%-22s %9s %10s %26s %24s %s\n' "quinn (1 process)" "$Q_SECS" "$Q_GBPS" \
         "$Q_CPU" "$(mib "$Q_RSS")" "$LOAD2"
     if [ -n "$NOGSO" ]; then
@@ -199,7 +211,7 @@ for run in $(seq 1 "$RUNS"); do
             "$(jq -r .gbit_per_s <<<"$NOGSO")" "$(jq -r .cpu_seconds <<<"$NOGSO")" \
             "$(mib "$(jq -r .max_rss_kib <<<"$NOGSO")")" "$LOAD3"
     fi
-    JSON+=("{\"impl\":\"skywave\",\"run\":$run,\"bytes\":$BYTES,\"seconds\":$SECS,\"gbit_per_s\":$GBPS,\"cpu_seconds_a\":$CPU_A,\"cpu_seconds_b\":$CPU_B,\"max_rss_kib_a\":$HWM_A,\"max_rss_kib_b\":$HWM_B,\"load\":\"$LOAD1\"}")
+    JSON+=("{\"impl\":\"skywave\",\"run\":$run,\"bytes\":$BYTES,\"seconds\":$SECS,\"gbit_per_s\":$GBPS,\"cpu_seconds_a\":$CPU_A,\"cpu_seconds_b\":$CPU_B,\"max_rss_kib_a\":$HWM_A,\"max_rss_kib_b\":$HWM_B,\"resent_bytes\":$RESENT,\"dropped_frames_b\":$DROPPED,\"load\":\"$LOAD1\"}")
     [ -z "$QUINN" ] || JSON+=("$QUINN")
     [ -z "$NOGSO" ] || JSON+=("$NOGSO")
 done

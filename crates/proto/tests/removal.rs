@@ -3,6 +3,8 @@
 
 mod common;
 
+use std::cell::Cell;
+use std::rc::Rc;
 use std::time::Duration;
 
 use common::*;
@@ -77,4 +79,57 @@ fn a_bundle_removed_on_both_sides_is_not_asked_for_again() {
             assert!(!p.holds(id));
         }
     }
+}
+
+#[test]
+fn a_received_bundle_whose_commit_is_rolled_back_is_not_reported_and_is_fetched_again() {
+    // Every kind of link: paced IP, serial, a shared radio channel, half-duplex HF.
+    // A bundle in one piece and one in many.
+    for profile in 0..4 {
+        for size in [300, 20_000] {
+            rolled_back_and_fetched_again(profile, size);
+        }
+    }
+}
+
+fn rolled_back_and_fetched_again(profile: u8, size: usize) {
+    let mut net = Net::new(2, profile);
+    let now = net.now;
+    let id = net.peers[0].insert(now, 1, 1, size);
+    net.peers[1].defer_events = true;
+    // The daemon's batch holding it fails to commit: after the frames that completed it
+    // are handled, and before anything is sent, the store no longer has it and the
+    // endpoint is told; then events are taken.
+    let rolled_back = Rc::new(Cell::new(false));
+    let flag = rolled_back.clone();
+    net.after_arrivals = Some(Box::new(move |i, p| {
+        if i != 1 {
+            return;
+        }
+        if !flag.get() && p.holds(&id) {
+            p.store.held.remove(&id);
+            p.ep.bundles_lost(&[id], &mut p.store);
+            flag.set(true);
+            assert_eq!(p.received.get(&(id, 1)), None);
+        }
+        p.collect();
+    }));
+    net.connect(0, 1);
+    assert!(net.run_until(Duration::from_secs(120), |_| rolled_back.get()));
+    assert_eq!(
+        net.peers[1].received.get(&(id, 1)),
+        None,
+        "profile {profile}, {size} B: a bundle rolled back was reported received"
+    );
+    // It is not lost: the session fetches it again.
+    assert!(
+        net.run_until(Duration::from_secs(300), |n| n.peers[1].holds(&id)),
+        "profile {profile}, {size} B: the rolled-back bundle was not fetched again"
+    );
+    net.run_for(Duration::from_secs(10));
+    assert_eq!(
+        net.peers[1].received.get(&(id, 1)),
+        Some(&1),
+        "profile {profile}, {size} B"
+    );
 }

@@ -759,7 +759,7 @@ impl Core {
         let shared = self.shared.clone();
         let mut store = shared.store();
         let lost = store.store.end_batch();
-        self.ep.bundles_removed(&lost, &mut *store);
+        self.ep.bundles_lost(&lost, &mut *store);
     }
 
     fn on_cmd(&mut self, c: Cmd) {

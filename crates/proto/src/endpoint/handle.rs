@@ -154,8 +154,16 @@ impl Endpoint {
 
     /// The peer says pieces of `r` came without its manifest: the manifest goes again,
     /// with the pieces (dropped) after it. Not for a manifest sent again within a round
-    /// trip (the word may be about pieces ahead of it).
-    pub(super) fn on_nameless(&mut self, now: Duration, key: [u8; 32], r: BundleRef) {
+    /// trip (the word may be about pieces ahead of it). On links that may reorder or
+    /// lose frames unseen (`in_order` false) only for a manifest the peer had confirmed:
+    /// it lost the bundle since (its commit was rolled back), and says so on any link.
+    pub(super) fn on_nameless(
+        &mut self,
+        now: Duration,
+        key: [u8; 32],
+        r: BundleRef,
+        in_order: bool,
+    ) {
         let Some(p) = self.peers.get_mut(&key) else {
             return;
         };
@@ -164,10 +172,20 @@ impl Endpoint {
                 .get(&p.link)
                 .map_or(Duration::from_secs(1), |l| l.params.rtt_hint)
         });
-        let Some(o) = p.out.iter_mut().find(|o| o.r == r && !o.manifest_acked) else {
+        let Some(o) = p
+            .out
+            .iter_mut()
+            .find(|o| o.r == r && (in_order || o.manifest_acked))
+        else {
             return;
         };
         if o.manifest_sent_at.is_some_and(|t| now >= t + rtt) {
+            if o.manifest_acked {
+                // It held the manifest and has lost it since.
+                o.manifest_acked = false;
+                o.held = RangeSet::new();
+                o.delivered = RangeSet::new();
+            }
             o.resend_from_manifest(now);
             self.stats.nameless_resent += 1;
         }
@@ -347,6 +365,7 @@ impl Endpoint {
         store: &mut dyn BundleStore,
     ) {
         let holds = self.holds(&r);
+        let lost = !self.lost.is_empty() && self.lost.contains(&r.prefix);
         let p = self.peers.get_mut(&key).expect("checked");
         // Journal versions share their prefix: a piece of an older version (sent before
         // a newer one was offered) belongs to the newer one's transfer, and a piece of a
@@ -369,10 +388,11 @@ impl Endpoint {
             } else if sent_to_us
                 && !p.nameless.contains(&r)
                 && p.nameless.len() < MAX_NAMELESS
-                && self
-                    .links
-                    .get(&p.link)
-                    .is_some_and(|l| l.params.numbered_in_order())
+                && (lost
+                    || self
+                        .links
+                        .get(&p.link)
+                        .is_some_and(|l| l.params.numbered_in_order()))
             {
                 // Its manifest was lost: said at once, where the sender would wait out
                 // a resend timeout (a report on pieces it cannot know we dropped).
@@ -602,6 +622,9 @@ impl Endpoint {
             }
         }
         self.note_held(m.id(), m.version());
+        if !self.lost.is_empty() {
+            self.lost.remove(&r.prefix);
+        }
         self.events.push_back(Event::Received {
             id: m.id(),
             version: m.version(),

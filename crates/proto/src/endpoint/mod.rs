@@ -355,6 +355,9 @@ pub struct Endpoint {
     /// being received by FEC.
     fec_tx: HashMap<(LinkId, BundleRef), coding::FecTx>,
     fec_rx: HashMap<BundleRef, coding::FecRx>,
+    /// Bundles received and then lost (their commit rolled back): a piece of one from
+    /// any link is answered with NAMELESS, so the sender starts it again.
+    lost: HashSet<[u8; 8]>,
     policy: crate::fec::FecPolicy,
     buf: Vec<u8>,
     /// Latest time seen in any call.
@@ -377,6 +380,9 @@ pub struct Endpoint {
     no_sealed: HashSet<LinkId>,
 }
 
+/// Lost bundles remembered for NAMELESS answers (a rolled-back batch is one wake-up's
+/// worth; past this the memory starts again).
+const MAX_LOST: usize = 65_536;
 const HELLO_HEARD: u8 = 1;
 /// HELLO flag: the sketch starts with the count cells (`CELLS` u16, 8 words).
 const HELLO_CELLS: u8 = 2;
@@ -462,6 +468,7 @@ impl Endpoint {
             stats: Stats::default(),
             fec_tx: HashMap::new(),
             fec_rx: HashMap::new(),
+            lost: HashSet::new(),
             policy: crate::fec::FecPolicy::default(),
             buf: vec![0; 2048],
             now: Duration::ZERO,
@@ -690,11 +697,25 @@ impl Endpoint {
     /// Bundles left the store (expired, evicted): they leave the set every session
     /// reconciles, and transfers of them stop. A tombstone is not a removal: it is a
     /// newer version, announced by [`Self::bundle_stored`].
+    /// Bundles the store took and then lost (the commit of the batch that held them
+    /// was rolled back): forgotten as removed, and fetched again from whoever sends
+    /// them (its pieces are answered with NAMELESS until the bundle is held again).
+    pub fn bundles_lost(&mut self, ids: &[BundleId], store: &mut dyn BundleStore) {
+        if self.lost.len() + ids.len() > MAX_LOST {
+            self.lost.clear();
+        }
+        self.lost
+            .extend(ids.iter().map(|id| BundleRef::new(id, 0).prefix));
+        self.bundles_removed(ids, store);
+    }
+
     pub fn bundles_removed(&mut self, ids: &[BundleId], store: &mut dyn BundleStore) {
         if ids.is_empty() {
             return;
         }
         let gone: HashSet<BundleId> = ids.iter().copied().collect();
+        let prefixes: HashSet<[u8; 8]> =
+            ids.iter().map(|id| BundleRef::new(id, 0).prefix).collect();
         // The set summaries cannot take a member out: rebuilt from the store.
         self.held.clear();
         self.sketch.clear();
@@ -723,7 +744,13 @@ impl Endpoint {
             p.recon.withheld.retain(|_, (id, _)| !gone.contains(id));
             p.out.retain(|o| !gone.contains(&o.id));
             p.backlog.retain(|q| !gone.contains(&q.id));
+            // A bundle whose commit was rolled back is not held: no report may say so.
+            let held = |r: &BundleRef| !prefixes.contains(&r.prefix);
+            p.have_all.retain(held);
+            p.have_all_again.retain(held);
         }
+        self.events
+            .retain(|e| !matches!(e, Event::Received { id, .. } if gone.contains(id)));
     }
 
     fn offer_to_peers(&mut self, now: Duration, m: &SignedManifest, except: Option<[u8; 32]>) {
@@ -990,9 +1017,7 @@ impl Endpoint {
                     }
                 }
                 Message::Nameless { r } => {
-                    if in_order {
-                        self.on_nameless(now, key, r);
-                    }
+                    self.on_nameless(now, key, r, in_order);
                 }
                 Message::Missed { ranges } => {
                     if in_order {

@@ -19,6 +19,9 @@ pub struct Peer {
     pub events: Vec<Event>,
     /// `(id, version)` -> times received.
     pub received: BTreeMap<(BundleId, u64), u32>,
+    /// Events stay in the endpoint until [`Peer::collect`] is called by the test
+    /// (as a daemon holds them while a batch of received bundles commits).
+    pub defer_events: bool,
 }
 
 impl Peer {
@@ -28,6 +31,7 @@ impl Peer {
             store: MemStore::new(),
             events: Vec::new(),
             received: BTreeMap::new(),
+            defer_events: false,
         }
     }
 
@@ -43,7 +47,13 @@ impl Peer {
         self.store.held.contains_key(id)
     }
 
-    fn collect(&mut self) {
+    fn collect_if_due(&mut self) {
+        if !self.defer_events {
+            self.collect();
+        }
+    }
+
+    pub fn collect(&mut self) {
         while let Some(e) = self.ep.poll_event() {
             if let Event::Received { id, version, .. } = &e {
                 *self.received.entry((*id, *version)).or_default() += 1;
@@ -74,6 +84,9 @@ pub struct Net {
     /// Every frame sent: (from, to, bytes).
     pub log: Vec<(usize, usize, Vec<u8>)>,
     pub keep_log: bool,
+    /// Called for each peer after the frames arriving in a step are handled and before
+    /// anything is sent (where a daemon commits what those frames completed).
+    pub after_arrivals: Option<Box<dyn FnMut(usize, &mut Peer)>>,
 }
 
 impl Net {
@@ -86,6 +99,7 @@ impl Net {
             hook: Box::new(|_, _, f| vec![f]),
             log: Vec::new(),
             keep_log: false,
+            after_arrivals: None,
         }
     }
 
@@ -125,7 +139,7 @@ impl Net {
     pub fn inject(&mut self, to: usize, link: usize, bytes: &[u8]) {
         let p = &mut self.peers[to];
         p.ep.handle_frame(self.now, link, bytes, &mut p.store);
-        p.collect();
+        p.collect_if_due();
     }
 
     fn step(&mut self, end: Duration) {
@@ -140,6 +154,11 @@ impl Net {
                     let to = self.wires[li].ends[dir];
                     self.inject(to, li, &f);
                 }
+            }
+        }
+        if let Some(f) = self.after_arrivals.as_mut() {
+            for (i, p) in self.peers.iter_mut().enumerate() {
+                f(i, p);
             }
         }
         // Transmissions, one frame at a time per end (the link's back-pressure).
@@ -192,7 +211,7 @@ impl Net {
         self.now = next.max(self.now + Duration::from_micros(500));
         for p in &mut self.peers {
             p.ep.handle_timeout(self.now);
-            p.collect();
+            p.collect_if_due();
         }
     }
 
