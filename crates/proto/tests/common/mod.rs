@@ -63,6 +63,9 @@ impl Peer {
     }
 }
 
+/// What a step does for peer `i` between handling arrivals and sending.
+pub type AfterArrivals = Box<dyn FnMut(usize, &mut Peer)>;
+
 /// What the hook does with a frame from `from` to `to`.
 pub type Hook = Box<dyn FnMut(usize, usize, Vec<u8>) -> Vec<Vec<u8>>>;
 
@@ -86,7 +89,7 @@ pub struct Net {
     pub keep_log: bool,
     /// Called for each peer after the frames arriving in a step are handled and before
     /// anything is sent (where a daemon commits what those frames completed).
-    pub after_arrivals: Option<Box<dyn FnMut(usize, &mut Peer)>>,
+    pub after_arrivals: Option<AfterArrivals>,
 }
 
 impl Net {
