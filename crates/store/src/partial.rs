@@ -63,7 +63,8 @@ pub(crate) struct OpenPartial {
     manifest: SignedManifest,
     held: RangeSet,
     body: Body,
-    /// The file's path (for a memory body, where it would be: named in errors only).
+    /// A file body's path (empty for a memory body, which no error names: building it
+    /// was 1% of a receiver's work on small bundles).
     path: PathBuf,
     unsynced: u64,
     /// Committed journal length the transfer builds on (0 for plain bundles).
@@ -152,7 +153,7 @@ impl Store {
                     manifest: signed.clone(),
                     held: RangeSet::new(),
                     body: Body::Memory(vec![0; m.length as usize]),
-                    path: self.partial_path(&m.id),
+                    path: PathBuf::new(),
                     unsynced: 0,
                     base: 0,
                 },
