@@ -29,8 +29,6 @@ pub(crate) struct Batch {
     on: bool,
     /// The batch's transaction is open.
     open: bool,
-    /// Set while a received bundle commits: only those join the batch.
-    pub(crate) joining: bool,
     /// Bundles committed in the open transaction.
     ids: Vec<BundleId>,
     /// Bundles whose batch failed to commit, for `end_batch` to return.
@@ -138,9 +136,9 @@ impl Store {
     }
 
     /// Opens the batch's transaction if a received bundle is committing inside one, and
-    /// says whether the commit joins it.
-    pub(crate) fn join_batch(&mut self) -> Result<bool> {
-        if !(self.batch.on && self.batch.joining) {
+    /// says whether the commit joins it (only received bundles do).
+    pub(crate) fn join_batch(&mut self, received: bool) -> Result<bool> {
+        if !(self.batch.on && received) {
             self.settle();
             return Ok(false);
         }

@@ -187,6 +187,23 @@ impl Read for PayloadReader {
     }
 }
 
+/// Where a bundle being committed comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// Authored here.
+    Own,
+    /// Added or imported whole (not authored here).
+    Other,
+    /// Received by a transfer: joins the open batch (`batch.rs`).
+    Received,
+}
+
+impl Origin {
+    fn of(own: bool) -> Self {
+        if own { Origin::Own } else { Origin::Other }
+    }
+}
+
 impl Store {
     /// Opens the store in `dir`, creating it (and the node identity) if absent.
     pub fn open(dir: impl AsRef<Path>, config: StoreConfig) -> Result<Self> {
@@ -589,7 +606,7 @@ impl Store {
                 .read_to_end(&mut data)
                 .map_err(|e| io_err("read payload", "<input>", e))?;
             check_payload(m, data.len() as u64, skywave_bundle::hash_payload(&data))?;
-            return self.commit_row(signed, Some(&data), None, own, None);
+            return self.commit_row(signed, Some(&data), None, Origin::of(own), None);
         }
         let path = self.payload_path(&m.hash);
         if !path.exists() {
@@ -606,7 +623,7 @@ impl Store {
                 .map_err(|e| io_err("read payload", "<input>", e))?;
             check_payload(m, h.len(), h.finalize())?;
         }
-        self.commit_row(signed, None, None, own, None)
+        self.commit_row(signed, None, None, Origin::of(own), None)
     }
 
     /// Streams `src` into a new file under `tmp/`, hashing as it goes, fsynced.
@@ -673,12 +690,12 @@ impl Store {
         signed: &SignedManifest,
         inline: Option<&[u8]>,
         jstate: Option<&JournalState>,
-        own: bool,
+        origin: Origin,
         drop_partial: Option<u64>,
     ) -> Result<StoredBundle> {
         let m = signed.manifest();
         self.step(IoStep::Commit, "commit bundle", &self.db_path)?;
-        let batched = self.join_batch()?;
+        let batched = self.join_batch(origin == Origin::Received)?;
         let tx = batch::Savepoint::new(&self.conn).map_err(|e| db_err(&self.db_path, e))?;
         let old: Option<(Vec<u8>, Option<Vec<u8>>, bool)> = tx
             .prepare_cached("SELECT hash, inline, journal FROM bundles WHERE id = ?1")
@@ -722,7 +739,7 @@ impl Store {
             }
         }
         let token = schema::next_token(&tx).map_err(|e| db_err(&self.db_path, e))?;
-        let own = own || self.keyring.contains(&m.id);
+        let own = origin == Origin::Own || self.keyring.contains(&m.id);
         tx.prepare_cached(
             "INSERT OR REPLACE INTO bundles
              (id, version, token, length, hash, service, name, recipient, sender, date, journal,
@@ -865,7 +882,7 @@ impl Store {
         self.step(IoStep::Sync, "sync journal", &path)?;
         f.sync_all().map_err(|e| io_err("sync journal", &path, e))?;
         self.sync_dir(&self.dir.join("journals"))?;
-        self.commit_row(signed, None, Some(&state), own, Some(m.version))
+        self.commit_row(signed, None, Some(&state), Origin::of(own), Some(m.version))
     }
 
     /// The manifest of a bundle authored here, as `opts` describe it (unsigned).
@@ -964,7 +981,7 @@ impl Store {
         } else {
             Ok(())
         }
-        .and_then(|()| self.commit_row(&signed, None, None, true, None));
+        .and_then(|()| self.commit_row(&signed, None, None, Origin::Own, None));
         if res.is_err() {
             if placed {
                 self.remove_payload_if_unused(&m.hash.0);
@@ -1020,7 +1037,7 @@ impl Store {
                 if placed {
                     self.publish_tmp(&tmp, &dest)?;
                 }
-                let res = self.commit_row(&signed, None, None, true, None);
+                let res = self.commit_row(&signed, None, None, Origin::Own, None);
                 if res.is_err() && placed {
                     // Refused at commit (quota, disk): the file moved in goes again.
                     self.remove_payload_if_unused(&m.hash.0);
@@ -1103,7 +1120,7 @@ impl Store {
         m.hash = state.finalize();
         m.date = date.max(m.date);
         let signed = m.sign(&key)?;
-        self.commit_row(&signed, None, Some(&state), true, None)
+        self.commit_row(&signed, None, Some(&state), Origin::Own, None)
     }
 
     /// Deletes a bundle authored here: stores a signed tombstone (a newer version with no
@@ -1132,7 +1149,7 @@ impl Store {
         m.expires = o.expires.filter(|e| *e >= m.date);
         m.deleted = true;
         let signed = m.sign(&key)?;
-        self.commit_row(&signed, Some(&[]), None, true, None)
+        self.commit_row(&signed, Some(&[]), None, Origin::Own, None)
     }
 
     /// Publishes a new version of a bundle authored here with a new payload (and the

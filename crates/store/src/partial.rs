@@ -596,10 +596,13 @@ impl Store {
         jstate: Option<&JournalState>,
         drop_partial: Option<u64>,
     ) -> Result<StoredBundle> {
-        self.batch.joining = true;
-        let r = self.commit_row(signed, inline, jstate, false, drop_partial);
-        self.batch.joining = false;
-        r
+        self.commit_row(
+            signed,
+            inline,
+            jstate,
+            crate::Origin::Received,
+            drop_partial,
+        )
     }
 
     /// Verifies and commits a payload received in memory. As with a file, a transfer
