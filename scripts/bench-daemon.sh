@@ -175,6 +175,8 @@ one_run() {
     # What A resent and B dropped: a run slowed by losses differs from one slowed by CPU.
     RESENT=$(metric "$A" 'skywave_piece_bytes_total{kind="resent"}')
     DROPPED=$(metric "$B" 'skywave_frames_dropped_total' sum)
+    FRAMES_OUT=$(metric "$A" 'skywave_link_frames_total{link="0",kind="udp",direction="out"}')
+    FRAMES_IN=$(metric "$A" 'skywave_link_frames_total{link="0",kind="udp",direction="in"}')
     stop_daemon "$EV"
     stop_daemon "$PID_B"
     stop_daemon "$PID_A"
@@ -203,7 +205,7 @@ for run in $(seq 1 "$RUNS"); do
     one_run
     printf '%-22s %9s %10s %26s %24s %s\n' "$LABEL" "$SECS" "$GBPS" \
         "A $CPU_A + B $CPU_B" "A $(mib "$HWM_A"), B $(mib "$HWM_B")" "$LOAD1"
-    echo "  A resent $RESENT B of pieces; B dropped $DROPPED frames"
+    echo "  A sent $FRAMES_OUT frames and resent $RESENT B of pieces; B answered $FRAMES_IN frames and dropped $DROPPED"
     [ -z "$QUINN" ] || printf '%-22s %9s %10s %26s %24s %s\n' "quinn (1 process)" "$Q_SECS" "$Q_GBPS" \
         "$Q_CPU" "$(mib "$Q_RSS")" "$LOAD2"
     if [ -n "$NOGSO" ]; then
@@ -211,7 +213,7 @@ for run in $(seq 1 "$RUNS"); do
             "$(jq -r .gbit_per_s <<<"$NOGSO")" "$(jq -r .cpu_seconds <<<"$NOGSO")" \
             "$(mib "$(jq -r .max_rss_kib <<<"$NOGSO")")" "$LOAD3"
     fi
-    JSON+=("{\"impl\":\"skywave\",\"run\":$run,\"bytes\":$BYTES,\"seconds\":$SECS,\"gbit_per_s\":$GBPS,\"cpu_seconds_a\":$CPU_A,\"cpu_seconds_b\":$CPU_B,\"max_rss_kib_a\":$HWM_A,\"max_rss_kib_b\":$HWM_B,\"resent_bytes\":$RESENT,\"dropped_frames_b\":$DROPPED,\"load\":\"$LOAD1\"}")
+    JSON+=("{\"impl\":\"skywave\",\"run\":$run,\"bytes\":$BYTES,\"seconds\":$SECS,\"gbit_per_s\":$GBPS,\"cpu_seconds_a\":$CPU_A,\"cpu_seconds_b\":$CPU_B,\"max_rss_kib_a\":$HWM_A,\"max_rss_kib_b\":$HWM_B,\"resent_bytes\":$RESENT,\"dropped_frames_b\":$DROPPED,\"frames_a_out\":$FRAMES_OUT,\"frames_a_in\":$FRAMES_IN,\"load\":\"$LOAD1\"}")
     [ -z "$QUINN" ] || JSON+=("$QUINN")
     [ -z "$NOGSO" ] || JSON+=("$NOGSO")
 done

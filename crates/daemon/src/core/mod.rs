@@ -1113,15 +1113,24 @@ impl Core {
             };
             built += 1;
             let secured = self.links.get(&id).is_some_and(|e| e.sec.is_some());
+            // In a session a frame is sealed straight into the batch (its sealed length
+            // is known beforehand); a handshake is sealed apart first.
+            let direct = secured && !self.handshaking(id);
             if secured {
                 self.plain.clear();
                 f.write_to(&mut self.plain);
-                if !self.seal(id, now) {
+                if !direct && !self.seal(id, now) {
                     more = false;
                     break;
                 }
             }
-            let len = if secured { self.sealed.len() } else { f.len() };
+            let len = if direct {
+                self.plain.len() + DATA_OVERHEAD
+            } else if secured {
+                self.sealed.len()
+            } else {
+                f.len()
+            };
             // A segment may be shorter than the first only as the batch's last.
             let fits = b.count > 0
                 && len <= b.seg
@@ -1141,13 +1150,20 @@ impl Core {
                 );
                 self.send_batch(sock, full);
             }
-            if b.count == 0 {
-                b.seg = len;
-            }
-            if secured {
+            if direct {
+                let at = b.buf.len();
+                if !self.seal_into(id, now, &mut b.buf) {
+                    more = false;
+                    break;
+                }
+                debug_assert_eq!(b.buf.len() - at, len);
+            } else if secured {
                 b.buf.extend_from_slice(&self.sealed);
             } else {
                 f.write_to(&mut b.buf);
+            }
+            if b.count == 0 {
+                b.seg = len;
             }
             b.count += 1;
             // A handshake goes alone: nothing can follow it until it is answered.

@@ -162,16 +162,21 @@ impl Core {
     /// Seals `plain` for link `id` into `self.sealed`; false (and counted) if nothing
     /// is to be sent.
     pub(super) fn seal(&mut self, id: LinkId, now: Duration) -> bool {
+        let mut out = std::mem::take(&mut self.sealed);
+        out.clear();
+        let ok = self.seal_into(id, now, &mut out);
+        self.sealed = out;
+        ok
+    }
+
+    /// Seals `plain` for link `id`, appended to `out` (a datagram batch: with a session
+    /// the sealed length is `plain`'s plus [`DATA_OVERHEAD`], so the batch is planned
+    /// before and no copy is made after); false (and counted) if nothing is to be sent.
+    pub(super) fn seal_into(&mut self, id: LinkId, now: Duration, out: &mut Vec<u8>) -> bool {
         let Some(sec) = self.links.get_mut(&id).and_then(|e| e.sec.as_mut()) else {
             return false;
         };
-        self.sealed.clear();
-        match sec.chan.seal(
-            &self.trusts[sec.trust].policy,
-            now,
-            &self.plain,
-            &mut self.sealed,
-        ) {
+        match sec.chan.seal(&self.trusts[sec.trust].policy, now, &self.plain, out) {
             Sealed::Data | Sealed::Handshake => true,
             Sealed::Held => false,
             Sealed::Limited => {
