@@ -29,6 +29,10 @@ use crate::{IoStep, Store, StoredBundle, check_payload, corrupt};
 
 /// Unsynced piece bytes after which a checkpoint happens on its own.
 const AUTO_CHECKPOINT_BYTES: u64 = 8 << 20;
+/// A plain transfer's payload is hashed as it arrives, read back from its file a step at
+/// a time once this much more of its start is held (while the pages are still cached),
+/// so completing it hashes at most this much, not the whole payload read back cold.
+const HASH_STEP: u64 = 1 << 20;
 
 /// A transfer in progress.
 #[derive(Debug, Clone)]
@@ -69,6 +73,9 @@ pub(crate) struct OpenPartial {
     unsynced: u64,
     /// Committed journal length the transfer builds on (0 for plain bundles).
     base: u64,
+    /// A plain file body's hash of its first `len()` bytes (see [`HASH_STEP`]); in
+    /// memory only: a transfer resumed after a restart hashes from the start.
+    hashed: Option<Box<PayloadHasher>>,
 }
 
 pub(crate) type OpenPartials = HashMap<BundleId, OpenPartial>;
@@ -156,6 +163,7 @@ impl Store {
                     path: PathBuf::new(),
                     unsynced: 0,
                     base: 0,
+                    hashed: None,
                 },
             );
             return Ok(info);
@@ -206,6 +214,7 @@ impl Store {
                 path,
                 unsynced: 0,
                 base,
+                hashed: (!m.journal).then(Box::default),
             },
         );
         Ok(info)
@@ -295,6 +304,7 @@ impl Store {
         self.partials.insert(
             *id,
             OpenPartial {
+                hashed: (!manifest.manifest().journal).then(Box::default),
                 manifest,
                 held,
                 body: Body::File(file),
@@ -394,10 +404,22 @@ impl Store {
                 self.hook
                     .before(IoStep::Write)
                     .map_err(|e| io_err("write piece", &p.path, e))?;
-                file.write_all_at(data, offset)
+                // Bytes already hashed are never written again (a piece overlapping
+                // them, maybe with other bytes, would change what was verified).
+                let skip = p
+                    .hashed
+                    .as_ref()
+                    .map_or(0, |h| h.len().saturating_sub(offset).min(data.len() as u64));
+                file.write_all_at(&data[skip as usize..], offset + skip)
                     .map_err(|e| io_err("write piece", &p.path, e))?;
                 let new_bytes = p.held.insert(offset, end);
                 p.unsynced += new_bytes;
+                if let Some(h) = p.hashed.as_deref_mut() {
+                    let start = p.held.iter().next().filter(|r| r.0 == 0).map_or(0, |r| r.1);
+                    if start >= h.len() + HASH_STEP && start < length {
+                        hash_file_range(file, h.len(), start, &p.path, |b| h.update(b))?;
+                    }
+                }
                 new_bytes
             }
         };
@@ -528,8 +550,9 @@ impl Store {
             hash_file_range(file, base, m.length, &path, |b| state.update(b))
                 .map(|()| (m.length, state.finalize(), Some(state)))
         } else {
-            let mut h = PayloadHasher::new();
-            hash_file_range(file, 0, m.length, &path, |b| h.update(b))
+            // The rest after what was hashed as it arrived.
+            let mut h = p.hashed.as_deref().cloned().unwrap_or_default();
+            hash_file_range(file, h.len(), m.length, &path, |b| h.update(b))
                 .map(|()| (h.len(), h.finalize(), None))
         };
         let (len, hash, jstate) = verified?;

@@ -324,6 +324,74 @@ fn partial_transfer_resumes_after_restart() {
     assert!(s.fsck().unwrap().is_clean());
 }
 
+/// A large payload is hashed as it arrives (read back a step at a time while its start
+/// is held), so completing it reads little back: in any order of pieces it still
+/// verifies, a bad byte anywhere still fails, and a piece overlapping what was already
+/// hashed cannot change those bytes.
+#[test]
+fn a_large_payload_hashed_as_it_arrives_verifies_in_any_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(dir.path());
+    let p = data(5 << 20, 9);
+    let pieces = |from: usize, to: usize| {
+        (from..to)
+            .step_by(1400)
+            .map(move |a| (a, (a + 1400).min(to)))
+            .collect::<Vec<_>>()
+    };
+    let feed = |s: &mut skywave_store::Store,
+                k: &skywave_bundle::SecretKey,
+                payload: &[u8],
+                order: &[(usize, usize)]| {
+        let mut last = None;
+        for &(a, b) in order {
+            last = Some(s.write_piece(&k.bundle_id(), 1, a as u64, &payload[a..b]));
+        }
+        last.unwrap()
+    };
+    // In order; then the second half first; then every other piece and the gaps after.
+    let orders: Vec<Vec<(usize, usize)>> = vec![
+        pieces(0, p.len()),
+        [pieces(p.len() / 2, p.len()), pieces(0, p.len() / 2)].concat(),
+        {
+            let all = pieces(0, p.len());
+            let (even, odd): (Vec<_>, Vec<_>) =
+                all.iter().enumerate().partition(|(i, _)| i % 2 == 0);
+            even.into_iter().chain(odd).map(|(_, r)| *r).collect()
+        },
+    ];
+    for (n, order) in orders.iter().enumerate() {
+        let k = key(100 + n as u64);
+        s.begin_partial(&signed(&k, 1, &p)).unwrap();
+        let out = feed(&mut s, &k, &p, order).unwrap();
+        assert!(
+            matches!(out, PieceOutcome::Complete(_)),
+            "order {n}: {out:?}"
+        );
+        assert_eq!(s.read_payload(&k.bundle_id()).unwrap(), p, "order {n}");
+    }
+    // A bad byte early on (in the part hashed as it arrived) fails at completion.
+    let k = key(110);
+    s.begin_partial(&signed(&k, 1, &p)).unwrap();
+    let mut bad = p.clone();
+    bad[1000] ^= 1;
+    let err = feed(&mut s, &k, &bad, &pieces(0, p.len())).unwrap_err();
+    assert!(matches!(err, StoreError::HashMismatch { .. }), "{err}");
+    // A piece overlapping hashed bytes with other bytes: those are not written again.
+    let k = key(111);
+    s.begin_partial(&signed(&k, 1, &p)).unwrap();
+    feed(&mut s, &k, &p, &pieces(0, 3 << 20)).unwrap();
+    // One piece from the start (hashed by now, a step being 1 MiB) into new bytes, its
+    // first bytes other than the payload's.
+    let mut overlap = p[..(3 << 20) + 1000].to_vec();
+    overlap[..1000].fill(0xaa);
+    s.write_piece(&k.bundle_id(), 1, 0, &overlap).unwrap();
+    let out = feed(&mut s, &k, &p, &pieces((3 << 20) + 1000, p.len())).unwrap();
+    assert!(matches!(out, PieceOutcome::Complete(_)), "{out:?}");
+    assert_eq!(s.read_payload(&k.bundle_id()).unwrap(), p);
+    assert!(s.fsck().unwrap().is_clean());
+}
+
 /// A payload small enough for its row is received in memory: no file in `partial/`
 /// and no recorded transfer while it arrives, listed and counted all the same, and
 /// after a crash it is simply asked for again. Larger ones still get a file.

@@ -176,7 +176,10 @@ impl Core {
         let Some(sec) = self.links.get_mut(&id).and_then(|e| e.sec.as_mut()) else {
             return false;
         };
-        match sec.chan.seal(&self.trusts[sec.trust].policy, now, &self.plain, out) {
+        match sec
+            .chan
+            .seal(&self.trusts[sec.trust].policy, now, &self.plain, out)
+        {
             Sealed::Data | Sealed::Handshake => true,
             Sealed::Held => false,
             Sealed::Limited => {
