@@ -8,6 +8,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use common::*;
+use skywave_proto::{Config, Endpoint, FecMode, fuzzing};
 
 #[test]
 fn a_bundle_removed_while_it_is_sent_stops_its_transfer() {
@@ -84,16 +85,25 @@ fn a_bundle_removed_on_both_sides_is_not_asked_for_again() {
 #[test]
 fn a_received_bundle_whose_commit_is_rolled_back_is_not_reported_and_is_fetched_again() {
     // Every kind of link: paced IP, serial, a shared radio channel, half-duplex HF.
-    // A bundle in one piece and one in many.
+    // A bundle in one piece and one in many, and one sent by FEC symbols.
     for profile in 0..4 {
         for size in [300, 20_000] {
-            rolled_back_and_fetched_again(profile, size);
+            rolled_back_and_fetched_again(profile, size, FecMode::Off);
         }
+        rolled_back_and_fetched_again(profile, 20_000, FecMode::Always);
     }
 }
 
-fn rolled_back_and_fetched_again(profile: u8, size: usize) {
+fn rolled_back_and_fetched_again(profile: u8, size: usize, fec: FecMode) {
     let mut net = Net::new(2, profile);
+    for (i, p) in net.peers.iter_mut().enumerate() {
+        let k = i as u64 + 1;
+        let cfg = Config {
+            fec,
+            ..Config::default()
+        };
+        p.ep = Endpoint::new(cfg, fuzzing::node_key(k), 0xabc0 + k);
+    }
     let now = net.now;
     let id = net.peers[0].insert(now, 1, 1, size);
     net.peers[1].defer_events = true;
@@ -119,17 +129,23 @@ fn rolled_back_and_fetched_again(profile: u8, size: usize) {
     assert_eq!(
         net.peers[1].received.get(&(id, 1)),
         None,
-        "profile {profile}, {size} B: a bundle rolled back was reported received"
+        "profile {profile}, {size} B, {fec:?}: a bundle rolled back was reported received"
     );
     // It is not lost: the session fetches it again.
     assert!(
         net.run_until(Duration::from_secs(300), |n| n.peers[1].holds(&id)),
-        "profile {profile}, {size} B: the rolled-back bundle was not fetched again"
+        "profile {profile}, {size} B, {fec:?}: the rolled-back bundle was not fetched again"
     );
     net.run_for(Duration::from_secs(10));
     assert_eq!(
         net.peers[1].received.get(&(id, 1)),
         Some(&1),
-        "profile {profile}, {size} B"
+        "profile {profile}, {size} B, {fec:?}"
     );
+    if fec == FecMode::Always {
+        assert!(
+            net.peers[0].ep.stats().fec_transfers > 0,
+            "profile {profile}: not sent by FEC"
+        );
+    }
 }

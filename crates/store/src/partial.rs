@@ -416,8 +416,16 @@ impl Store {
                 p.unsynced += new_bytes;
                 if let Some(h) = p.hashed.as_deref_mut() {
                     let start = p.held.iter().next().filter(|r| r.0 == 0).map_or(0, |r| r.1);
-                    if start >= h.len() + HASH_STEP && start < length {
-                        hash_file_range(file, h.len(), start, &p.path, |b| h.update(b))?;
+                    if start >= h.len() + HASH_STEP
+                        && start < length
+                        && let Err(e) =
+                            hash_file_range(file, h.len(), start, &p.path, |b| h.update(b))
+                    {
+                        // The piece is stored: only the running hash is given up, and
+                        // completion hashes the whole file (where the error, if it
+                        // lasts, fails the transfer).
+                        tracing::warn!(%id, "hashing a transfer as it arrives failed: {e}");
+                        p.hashed = None;
                     }
                 }
                 new_bytes

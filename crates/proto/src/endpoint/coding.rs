@@ -420,6 +420,16 @@ impl Endpoint {
         };
         let Some(owner) = owner else {
             self.stats.fec_symbols_dropped += 1;
+            // A bundle we received and lost (its commit rolled back): its sender is told,
+            // as for a piece (`store_piece`).
+            if !overheard
+                && self.lost.contains(&r.prefix)
+                && let Some(p) = self.peers.get_mut(&key)
+                && !p.nameless.contains(&r)
+                && p.nameless.len() < super::handle::MAX_NAMELESS
+            {
+                p.nameless.push(r);
+            }
             return;
         };
         let (len, journal) = {

@@ -14,7 +14,7 @@ use crate::wire::{Ack, BundleRef, Message};
 pub(crate) const MAX_INCOMING_PER_PEER: usize = 1024;
 
 /// Bundles told at once as having come without their manifest (NAMELESS).
-const MAX_NAMELESS: usize = 16;
+pub(super) const MAX_NAMELESS: usize = 16;
 
 impl Endpoint {
     pub(super) fn on_want(
@@ -181,10 +181,12 @@ impl Endpoint {
         };
         if o.manifest_sent_at.is_some_and(|t| now >= t + rtt) {
             if o.manifest_acked {
-                // It held the manifest and has lost it since.
+                // It held the manifest and has lost it since: all of it goes again (by
+                // FEC, from the source symbols).
                 o.manifest_acked = false;
                 o.held = RangeSet::new();
                 o.delivered = RangeSet::new();
+                o.reset_fec();
             }
             o.resend_from_manifest(now);
             self.stats.nameless_resent += 1;

@@ -694,28 +694,39 @@ impl Endpoint {
         }
     }
 
-    /// Bundles left the store (expired, evicted): they leave the set every session
-    /// reconciles, and transfers of them stop. A tombstone is not a removal: it is a
-    /// newer version, announced by [`Self::bundle_stored`].
     /// Bundles the store took and then lost (the commit of the batch that held them
-    /// was rolled back): forgotten as removed, and fetched again from whoever sends
-    /// them (its pieces are answered with NAMELESS until the bundle is held again).
+    /// was rolled back): forgotten as removed, no report or event says they are held,
+    /// and they are fetched again from whoever sends them (their pieces and symbols are
+    /// answered with NAMELESS until they are held again).
     pub fn bundles_lost(&mut self, ids: &[BundleId], store: &mut dyn BundleStore) {
+        if ids.is_empty() {
+            return;
+        }
         if self.lost.len() + ids.len() > MAX_LOST {
             self.lost.clear();
         }
-        self.lost
-            .extend(ids.iter().map(|id| BundleRef::new(id, 0).prefix));
+        let prefixes: HashSet<[u8; 8]> =
+            ids.iter().map(|id| BundleRef::new(id, 0).prefix).collect();
+        self.lost.extend(prefixes.iter().copied());
         self.bundles_removed(ids, store);
+        let held = |r: &BundleRef| !prefixes.contains(&r.prefix);
+        for p in self.peers.values_mut() {
+            p.have_all.retain(held);
+            p.have_all_again.retain(held);
+        }
+        let gone: HashSet<BundleId> = ids.iter().copied().collect();
+        self.events
+            .retain(|e| !matches!(e, Event::Received { id, .. } if gone.contains(id)));
     }
 
+    /// Bundles left the store (expired, evicted): they leave the set every session
+    /// reconciles, and transfers of them stop. A tombstone is not a removal: it is a
+    /// newer version, announced by [`Self::bundle_stored`].
     pub fn bundles_removed(&mut self, ids: &[BundleId], store: &mut dyn BundleStore) {
         if ids.is_empty() {
             return;
         }
         let gone: HashSet<BundleId> = ids.iter().copied().collect();
-        let prefixes: HashSet<[u8; 8]> =
-            ids.iter().map(|id| BundleRef::new(id, 0).prefix).collect();
         // The set summaries cannot take a member out: rebuilt from the store.
         self.held.clear();
         self.sketch.clear();
@@ -744,13 +755,7 @@ impl Endpoint {
             p.recon.withheld.retain(|_, (id, _)| !gone.contains(id));
             p.out.retain(|o| !gone.contains(&o.id));
             p.backlog.retain(|q| !gone.contains(&q.id));
-            // A bundle whose commit was rolled back is not held: no report may say so.
-            let held = |r: &BundleRef| !prefixes.contains(&r.prefix);
-            p.have_all.retain(held);
-            p.have_all_again.retain(held);
         }
-        self.events
-            .retain(|e| !matches!(e, Event::Received { id, .. } if gone.contains(id)));
     }
 
     fn offer_to_peers(&mut self, now: Duration, m: &SignedManifest, except: Option<[u8; 32]>) {
