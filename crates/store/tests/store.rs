@@ -392,6 +392,75 @@ fn a_large_payload_hashed_as_it_arrives_verifies_in_any_order() {
     assert!(s.fsck().unwrap().is_clean());
 }
 
+/// Counts writes of payload bytes; fails the next `fail` of them.
+#[derive(Debug, Default)]
+struct Writes {
+    count: std::sync::atomic::AtomicU64,
+    fail: std::sync::atomic::AtomicU64,
+}
+
+impl skywave_store::IoHook for Writes {
+    fn before(&self, step: skywave_store::IoStep) -> std::io::Result<()> {
+        use std::sync::atomic::Ordering::SeqCst;
+        if step != skywave_store::IoStep::Write {
+            return Ok(());
+        }
+        self.count.fetch_add(1, SeqCst);
+        if self.fail.load(SeqCst) > 0 {
+            self.fail.fetch_sub(1, SeqCst);
+            return Err(FailAfter::disk_full());
+        }
+        Ok(())
+    }
+}
+
+/// Consecutive pieces of a large payload are written to its file together, not one
+/// call per piece; pieces whose write failed are no longer held (asked for again), and
+/// the transfer then completes with the right bytes.
+#[test]
+fn consecutive_pieces_are_written_together_and_a_failed_write_is_not_held() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let dir = tempfile::tempdir().unwrap();
+    let hook = std::sync::Arc::new(Writes::default());
+    let mut s = Store::open_with_hook(dir.path(), StoreConfig::default(), hook.clone()).unwrap();
+    let k = key(7);
+    let id = k.bundle_id();
+    let p = data(1 << 20, 3);
+    s.begin_partial(&signed(&k, 1, &p)).unwrap();
+    let pieces: Vec<(usize, usize)> = (0..p.len() / 2)
+        .step_by(1400)
+        .map(|a| (a, (a + 1400).min(p.len() / 2)))
+        .collect();
+    for &(a, b) in &pieces {
+        s.write_piece(&id, 1, a as u64, &p[a..b]).unwrap();
+    }
+    s.checkpoint().unwrap();
+    let writes = hook.count.load(SeqCst);
+    assert!(
+        writes <= 10,
+        "{} pieces took {writes} writes (64 KiB at a time: at most 9)",
+        pieces.len()
+    );
+    // The next write fails: what it held back is not held.
+    hook.fail.store(1, SeqCst);
+    let (a, b) = (p.len() / 2, p.len() / 2 + 1400);
+    s.write_piece(&id, 1, a as u64, &p[a..b]).unwrap();
+    let err = s.checkpoint().unwrap_err();
+    assert!(err.to_string().contains("write piece"), "{err}");
+    let info = s.partial(&id).unwrap().unwrap();
+    let mut want = RangeSet::new();
+    want.insert(0, (p.len() / 2) as u64);
+    assert_eq!(info.held, want, "a piece whose write failed is still held");
+    // Sent again, and the rest: the payload is whole and right.
+    let mut last = None;
+    for a in (p.len() / 2..p.len()).step_by(1400) {
+        let b = (a + 1400).min(p.len());
+        last = Some(s.write_piece(&id, 1, a as u64, &p[a..b]).unwrap());
+    }
+    assert!(matches!(last, Some(PieceOutcome::Complete(_))), "{last:?}");
+    assert_eq!(s.read_payload(&id).unwrap(), p);
+}
+
 /// A payload small enough for its row is received in memory: no file in `partial/`
 /// and no recorded transfer while it arrives, listed and counted all the same, and
 /// after a crash it is simply asked for again. Larger ones still get a file.
