@@ -35,8 +35,15 @@ enum Body {
     Reader {
         r: PayloadReader,
         pos: u64,
+        /// Read ahead: the payload's bytes from `ahead_at` (see [`READ_AHEAD`]).
+        ahead: Vec<u8>,
+        ahead_at: u64,
     },
 }
+
+/// A payload too large to cache is read this much at a time: a frame's piece is about
+/// 1.4 KB on IP, and a read call per piece cost the sender more than the bytes.
+const READ_AHEAD: usize = 256 * 1024;
 
 /// Payloads up to this size are cached whole while being sent.
 const CACHE_MAX: u64 = 64 << 20;
@@ -97,7 +104,12 @@ impl StoreAdapter {
             }
         } else {
             match self.store.open_payload(id) {
-                Ok(r) => Body::Reader { r, pos: 0 },
+                Ok(r) => Body::Reader {
+                    r,
+                    pos: 0,
+                    ahead: Vec::new(),
+                    ahead_at: 0,
+                },
                 Err(e) => {
                     tracing::error!(%id, "opening payload: {e}");
                     return false;
@@ -179,31 +191,49 @@ impl BundleStore for StoreAdapter {
         match &mut c.body {
             Body::Shared(data) => copy_from(data, buf),
             Body::Mem(data) => copy_from(data, buf),
-            Body::Reader { r, pos } => {
-                if offset < *pos {
-                    // Backwards (a resend): reopen, then seek forward.
-                    match self.store.open_payload(id) {
-                        Ok(fresh) => {
-                            *r = fresh;
-                            *pos = 0;
+            Body::Reader {
+                r,
+                pos,
+                ahead,
+                ahead_at,
+            } => {
+                let end = offset.saturating_add(buf.len() as u64);
+                let window = *ahead_at + ahead.len() as u64;
+                if offset < *ahead_at || end > window {
+                    // Not in the window: read a new one from `offset`.
+                    ahead.clear();
+                    *ahead_at = offset;
+                    if offset < *pos {
+                        // Backwards (a resend): reopen, then seek forward.
+                        match self.store.open_payload(id) {
+                            Ok(fresh) => {
+                                *r = fresh;
+                                *pos = 0;
+                            }
+                            Err(_) => return 0,
                         }
-                        Err(_) => return 0,
                     }
-                }
-                if offset > *pos {
-                    if r.skip(offset - *pos).is_err() {
-                        return 0;
+                    if offset > *pos {
+                        if r.skip(offset - *pos).is_err() {
+                            return 0;
+                        }
+                        *pos = offset;
                     }
-                    *pos = offset;
-                }
-                let mut n = 0;
-                while n < buf.len() {
-                    match r.read(&mut buf[n..]) {
-                        Ok(0) | Err(_) => break,
-                        Ok(k) => n += k,
+                    let want = READ_AHEAD.max(buf.len());
+                    ahead.resize(want, 0);
+                    let mut n = 0;
+                    while n < want {
+                        match r.read(&mut ahead[n..]) {
+                            Ok(0) | Err(_) => break,
+                            Ok(k) => n += k,
+                        }
                     }
+                    ahead.truncate(n);
+                    *pos += n as u64;
                 }
-                *pos += n as u64;
+                let start = (offset - *ahead_at) as usize;
+                let n = ahead.len().saturating_sub(start).min(buf.len());
+                buf[..n].copy_from_slice(&ahead[start..start + n]);
                 n
             }
         }
@@ -285,5 +315,52 @@ fn failed(e: StoreError) -> Written {
         | StoreError::LengthMismatch { .. }
         | StoreError::JournalFork { .. } => Written::Corrupt(e.to_string()),
         e => Written::Failed(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skywave_bundle::{Manifest, SecretKey, hash_payload};
+    use skywave_store::StoreConfig;
+
+    /// A payload too large to cache is read through a window: pieces forwards, a resend
+    /// backwards, a jump ahead and the short last piece all give the payload's bytes.
+    #[test]
+    fn a_payload_too_large_to_cache_reads_right_in_any_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path(), StoreConfig::default()).unwrap();
+        let len = CACHE_MAX as usize + 300_001;
+        let payload: Vec<u8> = (0..len)
+            .map(|i| (i % 251) as u8 ^ (i >> 16) as u8)
+            .collect();
+        let k = SecretKey::from_bytes(&[7; 32]);
+        let m = Manifest::new(
+            k.bundle_id(),
+            1,
+            len as u64,
+            hash_payload(&payload),
+            1_795_305_600,
+        )
+        .sign(&k)
+        .unwrap();
+        store.insert(&m, &payload[..]).unwrap();
+        let mut a = StoreAdapter::new(store);
+        let id = k.bundle_id();
+        let mut check = |offset: usize, n: usize| {
+            let mut buf = vec![0u8; n];
+            let got = a.read(&id, 1, offset as u64, &mut buf);
+            let want = n.min(len - offset);
+            assert_eq!(got, want, "at {offset}");
+            assert_eq!(buf[..got], payload[offset..offset + got], "at {offset}");
+        };
+        for i in 0..400 {
+            check(i * 1400, 1400);
+        }
+        check(1400 * 17, 1400);
+        check(40 << 20, 1400);
+        check(3, 1_000_000);
+        check(len - 1000, 1400);
+        check(len - 5000, 1400);
     }
 }
