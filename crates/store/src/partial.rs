@@ -481,16 +481,15 @@ impl Store {
                 if step_due {
                     p.write_pending(&*self.hook)?;
                 }
-                if step_due && let (Body::File(file), Some(h)) = (&p.body, p.hashed.as_deref_mut())
+                if step_due
+                    && let (Body::File(file), Some(h)) = (&p.body, p.hashed.as_deref_mut())
+                    && let Err(e) = hash_file_range(file, h.len(), start, &p.path, |b| h.update(b))
                 {
-                    if let Err(e) = hash_file_range(file, h.len(), start, &p.path, |b| h.update(b))
-                    {
-                        // The piece is stored: only the running hash is given up, and
-                        // completion hashes the whole file (where the error, if it
-                        // lasts, fails the transfer).
-                        tracing::warn!(%id, "hashing a transfer as it arrives failed: {e}");
-                        p.hashed = None;
-                    }
+                    // The piece is stored: only the running hash is given up, and
+                    // completion hashes the whole file (where the error, if it lasts,
+                    // fails the transfer).
+                    tracing::warn!(%id, "hashing a transfer as it arrives failed: {e}");
+                    p.hashed = None;
                 }
                 new_bytes
             }
