@@ -332,7 +332,8 @@ impl Session {
         if !self.replay.fresh(n) {
             return Err(Drop::Replay);
         }
-        frame.clear();
+        // Not cleared first: the caller keeps one buffer, so only growth is zeroed (the
+        // datagram is copied over it before it is opened).
         frame.resize(d.len() - 9, 0);
         let w = self
             .t

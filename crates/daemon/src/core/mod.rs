@@ -280,6 +280,8 @@ pub struct Core {
     budgets: HashMap<[u8; 32], Budget>,
     /// Scratch buffers for sealing and opening.
     plain: Vec<u8>,
+    /// The frame opened from the last sealed datagram (reused at its length).
+    opened: Vec<u8>,
     sealed: Vec<u8>,
     /// UDP peers configured by host name.
     named: Vec<named::Named>,
@@ -351,6 +353,7 @@ impl Core {
             refused_logged: HashSet::new(),
             budgets: HashMap::new(),
             plain: Vec::new(),
+            opened: Vec::new(),
             sealed: Vec::new(),
             named: Vec::new(),
         }

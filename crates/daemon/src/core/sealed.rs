@@ -66,7 +66,7 @@ impl Core {
         };
         let host = sec.host;
         let policy = &self.trusts[sec.trust].policy;
-        let mut frame = std::mem::take(&mut self.plain);
+        let mut frame = std::mem::take(&mut self.opened);
         let mut reply = Vec::new();
         let r = sec.chan.open(policy, now, data, &mut frame, &mut reply);
         let r = match r {
@@ -125,8 +125,8 @@ impl Core {
                 }
             }
         }
-        frame.clear();
-        self.plain = frame;
+        // Kept at its length: the next datagram is opened over it (`Session::open`).
+        self.opened = frame;
     }
 
     /// Sends a datagram the channel built (a handshake message) as it is.
