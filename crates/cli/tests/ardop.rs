@@ -51,10 +51,6 @@ const BLOCK: usize = 480;
 /// Frames of ardopcf's playback buffer (at least 1200: 240 hung it).
 const BUFFER_CAP: usize = 1200;
 
-/// The 20 KB bundle's links ask for the turn after 20 s: the answerer's
-/// acknowledgements otherwise wait in its modem until the whole bundle is sent.
-const BIG: &str = "turn = \"20s\"\n";
-
 /// The most the modem may ever hold (the target; ardopcf discards beyond 100,000).
 const MAX_QUEUED: usize = 20_000;
 
@@ -496,7 +492,7 @@ fn two_ardopcf_modems_sync_a_20_kb_bundle() {
         eprintln!("skipped: {why}");
         return;
     }
-    let (o, report) = exchange([&[20_000], &[]], BIG, Duration::from_secs(900));
+    let (o, report) = exchange([&[20_000], &[]], "", Duration::from_secs(900));
     let o = o.unwrap_or_else(|| panic!("the 20 KB bundle did not sync: {report}"));
     assert!(
         o.max_buffer <= MAX_QUEUED,
@@ -543,7 +539,7 @@ fn ardop_figures_over_three_runs() {
             }
             (None, r) => eprintln!("run {run}: small bundles failed: {r}"),
         }
-        match exchange([&[20_000], &[]], BIG, Duration::from_secs(900)) {
+        match exchange([&[20_000], &[]], "", Duration::from_secs(900)) {
             (Some(o), _) => {
                 big_bpm.push(o.payload as f64 * 60.0 / o.took.as_secs_f64());
                 max_buffer = max_buffer.max(o.max_buffer);

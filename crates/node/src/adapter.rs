@@ -241,6 +241,7 @@ impl LinkAdapter {
                 frame_overhead: 0,
                 handoff: Duration::ZERO,
                 duty: None,
+                reliable: false,
             },
         }
     }
@@ -267,6 +268,8 @@ impl LinkAdapter {
                 frame_overhead: 0,
                 handoff: Duration::ZERO,
                 duty: None,
+                // TCP delivers every frame or closes the connection.
+                reliable: true,
             },
         }
     }
@@ -398,6 +401,7 @@ impl LinkAdapter {
             frame_overhead: 0,
             handoff: Duration::ZERO,
             duty: None,
+            reliable: false,
         })
     }
 
@@ -485,6 +489,7 @@ pub fn device_params(cfg: &LinkConfig) -> LinkParams {
         frame_overhead: cfg.up.overhead,
         handoff: Duration::ZERO,
         duty: None,
+        reliable: false,
     }
 }
 

@@ -617,6 +617,7 @@ impl Profile {
                 frame_overhead: 0,
                 handoff: Duration::ZERO,
                 duty: None,
+                reliable: false,
             },
             latency,
             rate_bps: rate,
@@ -1302,6 +1303,7 @@ impl FanOut {
             frame_overhead: 0,
             handoff: Duration::ZERO,
             duty: None,
+            reliable: false,
         }
     }
 

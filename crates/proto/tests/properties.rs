@@ -207,6 +207,7 @@ fn retries_under_collisions(nonces: (u64, u64), jam_from: Duration) -> [Vec<Dura
         frame_overhead: 0,
         handoff: Duration::ZERO,
         duty: None,
+        reliable: false,
     };
     let mut eps = [
         Endpoint::new(Config::default(), fuzzing::node_key(1), nonces.0),

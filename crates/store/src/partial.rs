@@ -89,6 +89,23 @@ pub(crate) struct OpenPartial {
 }
 
 impl OpenPartial {
+    /// A transfer's state on open; a plain payload in a file is hashed as it arrives.
+    fn new(manifest: SignedManifest, held: RangeSet, body: Body, path: PathBuf, base: u64) -> Self {
+        let hashed =
+            (matches!(body, Body::File(_)) && !manifest.manifest().journal).then(Box::default);
+        Self {
+            manifest,
+            held,
+            body,
+            path,
+            unsynced: 0,
+            base,
+            hashed,
+            pending: Vec::new(),
+            pending_at: 0,
+        }
+    }
+
     /// Writes the pieces held back. If that fails their ranges are no longer held (they
     /// are asked for again), and the error is returned.
     fn write_pending(&mut self, hook: &dyn crate::io::IoHook) -> Result<()> {
@@ -192,17 +209,13 @@ impl Store {
             };
             self.partials.insert(
                 m.id,
-                OpenPartial {
-                    manifest: signed.clone(),
-                    held: RangeSet::new(),
-                    body: Body::Memory(vec![0; m.length as usize]),
-                    path: PathBuf::new(),
-                    unsynced: 0,
-                    base: 0,
-                    hashed: None,
-                    pending: Vec::new(),
-                    pending_at: 0,
-                },
+                OpenPartial::new(
+                    signed.clone(),
+                    RangeSet::new(),
+                    Body::Memory(vec![0; m.length as usize]),
+                    PathBuf::new(),
+                    0,
+                ),
             );
             return Ok(info);
         }
@@ -245,17 +258,7 @@ impl Store {
         };
         self.partials.insert(
             m.id,
-            OpenPartial {
-                manifest: signed.clone(),
-                held,
-                body: Body::File(file),
-                path,
-                unsynced: 0,
-                base,
-                hashed: (!m.journal).then(Box::default),
-                pending: Vec::new(),
-                pending_at: 0,
-            },
+            OpenPartial::new(signed.clone(), held, Body::File(file), path, base),
         );
         Ok(info)
     }
@@ -343,17 +346,7 @@ impl Store {
             .map_err(|e| io_err("open partial file", &path, e))?;
         self.partials.insert(
             *id,
-            OpenPartial {
-                hashed: (!manifest.manifest().journal).then(Box::default),
-                manifest,
-                held,
-                body: Body::File(file),
-                path,
-                unsynced: 0,
-                base,
-                pending: Vec::new(),
-                pending_at: 0,
-            },
+            OpenPartial::new(manifest, held, Body::File(file), path, base),
         );
         Ok(())
     }

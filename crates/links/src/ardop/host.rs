@@ -35,6 +35,11 @@ pub enum Notice {
     Fault(String),
     /// `PTT TRUE|FALSE`: it keys or unkeys the transmitter.
     Ptt(bool),
+    /// `STATUS BREAK received from Protocol State ISS`: the far station took the turn
+    /// while we sent, and ardopcf discarded all it held for us, unsent (the `BUFFER 0`
+    /// it sends just before says how much that was). Its source leaves restoring those
+    /// bytes to the host (`SaveQueueOnBreak`).
+    BrokenIn,
     /// Any other well-formed message (an echo of a command, `PENDING`, other `STATUS`).
     Other(String),
     /// Not a message ardopcf sends: counted as garbage.
@@ -146,6 +151,8 @@ pub fn parse_line(line: &[u8]) -> Notice {
                 || up.contains("REJECTED")
             {
                 Notice::CallFailed(text.to_string())
+            } else if up.starts_with("BREAK RECEIVED FROM PROTOCOL STATE ISS") {
+                Notice::BrokenIn
             } else {
                 Notice::Other(text.to_string())
             }

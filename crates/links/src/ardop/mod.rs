@@ -35,6 +35,7 @@ pub mod fake;
 pub mod host;
 mod watch;
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -418,6 +419,8 @@ pub fn params(cfg: &ArdopConfig) -> LinkParams {
         frame_overhead: framing::overhead(cfg.mtu),
         handoff: Duration::from_secs(1),
         duty: None,
+        // An ARQ session repeats each frame until it is acknowledged, or ends.
+        reliable: cfg.mode == ArdopMode::Arq,
     }
 }
 
@@ -489,6 +492,15 @@ pub(crate) struct Modem {
     last_break: Option<Instant>,
     /// A write not yet followed by a `BUFFER` report, since then: the next waits for one.
     unreported: Option<Instant>,
+    /// The session's last bytes written to the data port, as many as the modem may hold:
+    /// what ardopcf discards when the far station breaks in is written again from here,
+    /// so the link delivers every byte in order while the session lasts.
+    recent: VecDeque<u8>,
+    recent_cap: usize,
+    /// When the last line read was `BUFFER 0`: the bytes held before it.
+    zeroed_from: Option<usize>,
+    /// Bytes written again after a break-in discarded them.
+    pub restored: u64,
     pub cmd_out: Vec<u8>,
     pub data_out: Vec<u8>,
     lines: host::LineReader,
@@ -554,6 +566,10 @@ impl Modem {
             waiting_since: None,
             last_break: None,
             unreported: None,
+            recent: VecDeque::new(),
+            recent_cap: cfg.buffer() + wire,
+            zeroed_from: None,
+            restored: 0,
             cmd_out: Vec::new(),
             data_out: Vec::new(),
             lines: host::LineReader::default(),
@@ -592,6 +608,8 @@ impl Modem {
         self.lines = host::LineReader::default();
         self.data.reset();
         self.deframer.reset();
+        self.recent.clear();
+        self.zeroed_from = None;
         self.skipped = 0;
         self.bad = 0;
         self.busy = false;
@@ -674,12 +692,47 @@ impl Modem {
                 self.queue = None;
                 host::encode_data(&wire, &mut self.data_out);
                 self.credit.wrote(now, wire.len());
+                self.recent.extend(&wire);
+                let over = self.recent.len().saturating_sub(self.recent_cap);
+                self.recent.drain(..over);
                 self.unreported = Some(now);
                 self.last_traffic = now;
                 LinkCounters::add(&counters.frames_out, 1);
                 LinkCounters::add(&counters.bytes_out, flen as u64);
             }
         }
+    }
+
+    /// Writes the newest `n` bytes written again.
+    fn write_again(&mut self, n: usize, now: Instant, name: &str) {
+        let kept = self.recent.len();
+        if kept < n {
+            tracing::warn!(
+                link = name,
+                purged = n,
+                kept,
+                "ardopcf discarded more than the driver wrote (a write it had not counted?): the protocol fetches what is missing"
+            );
+        }
+        let tail: Vec<u8> = self
+            .recent
+            .iter()
+            .skip(kept.saturating_sub(n))
+            .copied()
+            .collect();
+        // (After any bytes still on the host, which may be half written: one write at a
+        // time waits for its report, so there are almost never any.)
+        for chunk in tail.chunks(host::MAX_DATA_WRITE) {
+            host::encode_data(chunk, &mut self.data_out);
+        }
+        self.credit.wrote(now, tail.len());
+        self.unreported = Some(now);
+        self.restored += tail.len() as u64;
+        tracing::debug!(
+            link = name,
+            bytes = tail.len(),
+            "the far station broke in: ardopcf discarded our bytes; written again"
+        );
     }
 
     /// Command-port bytes: what changed for the link.
@@ -696,9 +749,11 @@ impl Modem {
             if !matches!(n, Notice::Garbage(_)) {
                 self.last_heard = now;
             }
+            let zeroed = matches!(n, Notice::Buffer(0)).then_some(self.buffer);
             if let Some(c) = self.notice(n, now, name, counters) {
                 out.push(c);
             }
+            self.zeroed_from = zeroed;
         }
         out
     }
@@ -742,6 +797,16 @@ impl Modem {
             }
             Notice::State(s) => self.new_state(s, now),
             Notice::Ptt(_) | Notice::Other(_) => None,
+            Notice::BrokenIn => {
+                // ardopcf reports every change of its buffer, at once and in order: the
+                // `BUFFER 0` its purge sent is the line just read, and the figure before
+                // it is what was purged, the newest bytes written, none of them received.
+                let purged = self.zeroed_from.unwrap_or(0);
+                if purged > 0 && matches!(self.phase, Phase::Connected { .. }) {
+                    self.write_again(purged, now, name);
+                }
+                None
+            }
             Notice::Fault(f) => {
                 tracing::warn!(link = name, fault = %f, "ardopcf refused a command");
                 None
@@ -760,6 +825,7 @@ impl Modem {
                 self.last_traffic = now;
                 self.last_rx = now;
                 self.deframer.reset();
+                self.recent.clear();
                 self.phase = Phase::Connected {
                     peer: call,
                     bandwidth,
@@ -1044,6 +1110,12 @@ impl Modem {
                 "channel clear"
             }
         );
+        if self.restored > 0 {
+            line.push_str(&format!(
+                "; {} B written again after break-ins discarded them",
+                self.restored
+            ));
+        }
         if self.watch.resets > 0 {
             line.push_str(&format!("; stalled sessions reset: {}", self.watch.resets));
         }

@@ -532,3 +532,88 @@ fn call_delays_are_spread_at_random() {
         .saturating_sub(*xs.iter().min().unwrap());
     assert!(spread >= Duration::from_secs(3), "{spread:?}");
 }
+
+/// The bytes of the data-port messages in `out` (each a 2-byte length and the bytes).
+fn data_written(out: &[u8]) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    let mut rest = out;
+    while rest.len() >= 2 {
+        let len = usize::from(u16::from_be_bytes([rest[0], rest[1]]));
+        bytes.extend_from_slice(&rest[2..2 + len]);
+        rest = &rest[2 + len..];
+    }
+    assert!(rest.is_empty(), "a message cut short");
+    bytes
+}
+
+/// When the far station breaks in while we send, ardopcf discards what it held for us,
+/// unsent, and says so (`BUFFER 0`, then the `STATUS`): the driver writes those bytes
+/// again, so the far host still gets every byte once and in order.
+#[test]
+fn bytes_a_break_in_discarded_are_written_again() {
+    let mut c = ArdopConfig::new("127.0.0.1:8515", "N0CALL-1");
+    c.buffer = Some(4000);
+    let t0 = Instant::now();
+    let (mut m, counters) = connected(&c, t0);
+    let mut stream = Vec::new();
+    let mut held = 0;
+    for i in 0..6u8 {
+        let now = t0 + Duration::from_millis(u64::from(i) * 10);
+        let room = m.room(now);
+        assert!(room > 0, "no room at write {i}");
+        m.offer("t", Bytes::from(vec![i; room.min(300)]), now, &counters);
+        m.pump(now, &counters);
+        let w = data_written(&m.data_out);
+        m.data_out.clear();
+        held += w.len();
+        stream.extend(w);
+        m.command_bytes(format!("BUFFER {held}\r").as_bytes(), now, "t", &counters);
+    }
+    // The far station acknowledges the first 500 bytes, then breaks in.
+    let sent = 500;
+    let now = t0 + Duration::from_secs(5);
+    m.command_bytes(
+        format!("BUFFER {}\r", held - sent).as_bytes(),
+        now,
+        "t",
+        &counters,
+    );
+    m.command_bytes(
+        b"BUFFER 0\rSTATUS BREAK received from Protocol State ISS, new state IRS\rNEWSTATE IRS\r",
+        now,
+        "t",
+        &counters,
+    );
+    assert_eq!(
+        data_written(&m.data_out),
+        stream[sent..],
+        "not the bytes discarded"
+    );
+    assert_eq!(m.restored, (held - sent) as u64);
+    assert!(m.status_line(now).unwrap().contains("written again"));
+    m.data_out.clear();
+    // Sent in full later, the buffer drained: a break-in with nothing held discards
+    // nothing and nothing is written again.
+    let later = now + Duration::from_secs(30);
+    m.command_bytes(
+        format!(
+            "BUFFER {}\rNEWSTATE ISS\rBUFFER 0\rNEWSTATE IDLE\r",
+            held - sent
+        )
+        .as_bytes(),
+        later,
+        "t",
+        &counters,
+    );
+    m.command_bytes(
+        b"BUFFER 0\rSTATUS BREAK received from Protocol State ISS, new state IRS\r",
+        later,
+        "t",
+        &counters,
+    );
+    assert!(
+        m.data_out.is_empty(),
+        "bytes written again that had been sent"
+    );
+    assert_eq!(m.restored, (held - sent) as u64);
+}

@@ -379,6 +379,7 @@ pub fn params(cfg: &KissConfig) -> LinkParams {
         frame_overhead: HEADER + FRAMING + (cfg.txdelay.as_secs_f64() * bytes_per_s) as usize,
         handoff: cfg.txdelay + cfg.slot_time,
         duty: None,
+        reliable: false,
     }
 }
 

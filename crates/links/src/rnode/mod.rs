@@ -288,6 +288,7 @@ pub fn params(cfg: &RnodeConfig) -> LinkParams {
         frame_overhead: 0,
         handoff: Duration::from_millis(100),
         duty: None,
+        reliable: false,
     }
 }
 

@@ -335,6 +335,8 @@ pub fn params(cfg: &VaraConfig) -> LinkParams {
         frame_overhead: framing::overhead(cfg.mtu),
         handoff: Duration::from_millis(500),
         duty: None,
+        // A VARA connection repeats each frame until it is acknowledged, or ends.
+        reliable: true,
     }
 }
 

@@ -634,6 +634,7 @@ mod tests {
             frame_overhead: 0,
             handoff: Duration::ZERO,
             duty: None,
+            reliable: false,
         }
     }
 

@@ -253,6 +253,7 @@ mod tests {
             frame_overhead: 0,
             handoff: Duration::ZERO,
             duty: None,
+            reliable: false,
         }
     }
 

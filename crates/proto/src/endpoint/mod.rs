@@ -74,6 +74,13 @@ pub struct LinkParams {
     /// limits it (EU 868 MHz LoRa: 1% or 10% of any hour): discovery beacons keep to a
     /// share of it (see `BEACON_SHARE`).
     pub duty: Option<f64>,
+    /// The link delivers every frame whole and in order while it is up (TCP, an ARQ
+    /// modem session), and its driver takes it down when it stops delivering. A frame
+    /// not yet answered there is late, never lost: nothing is sent again on a timer
+    /// (on an ARQ modem the answers wait for the peer's turn, minutes at HF rates, and
+    /// resending would double the air), only after the link went down or on the
+    /// peer's word (a report with a gap, `NAMELESS`, a new session).
+    pub reliable: bool,
 }
 
 impl LinkParams {

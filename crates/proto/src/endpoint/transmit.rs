@@ -674,8 +674,9 @@ impl Endpoint {
                                 continue;
                             }
                             if !o.manifest_acked
-                                && o.manifest_sent_at
-                                    .is_none_or(|t| now >= p_waits_from(t) + rto)
+                                && o.manifest_sent_at.is_none_or(|t| {
+                                    !params.reliable && now >= p_waits_from(t) + rto
+                                })
                             {
                                 if params.air_is_dear() && splits_for_nothing(&w, o, &params) {
                                     break;
@@ -987,7 +988,7 @@ impl Endpoint {
                 send_at(p.cc.next_send(), &mut at);
             }
             let hd = l.params.half_duplex;
-            for o in &p.out {
+            for o in p.out.iter().filter(|_| !l.params.reliable) {
                 if !o.in_flight.is_empty() {
                     at(p.waits_from(o.progress_at, hd) + rto);
                 }
@@ -1054,7 +1055,8 @@ impl Endpoint {
             let loss = p.loss.rate(params.loss_hint);
             let (data_sent_at, hd) = (p.data_sent_at, params.half_duplex);
             let waits_from = |t: Duration| super::peer::wait_start(t, data_sent_at, hd);
-            for o in p.out.iter_mut() {
+            // (A reliable link loses nothing while up: what is unanswered is late.)
+            for o in p.out.iter_mut().filter(|_| !params.reliable) {
                 if let Some(f) = o.fec.as_mut()
                     && f.await_since.is_some_and(|t| now >= waits_from(t) + rto)
                 {
