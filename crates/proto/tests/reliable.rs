@@ -42,8 +42,11 @@ fn run_with_turns(reliable: bool, turn: Duration) -> (Duration, u64, u64, u64) {
             complete = true;
             break;
         }
-        for f in held.borrow_mut().drain(..) {
+        // The peer's turn: its answers arrive one after another, as its modem sends them.
+        let answers: Vec<Vec<u8>> = held.borrow_mut().drain(..).collect();
+        for f in answers {
             net.inject(0, link, &f);
+            net.run_for(Duration::from_millis(50));
         }
     }
     assert!(
