@@ -12,8 +12,8 @@ use std::time::Duration;
 use common::*;
 
 /// A point-to-point link without acks whose answers from peer 1 to peer 0 are held and
-/// handed over together every `turn`, as an ARQ modem keeps the receiver's bytes until
-/// it has the turn. Returns the run's end time and peer 0's resend counters.
+/// handed over every `turn`, one after another, as an ARQ modem keeps the receiver's
+/// bytes until it has the turn. Returns the run's end time and peer 0's resend counters.
 fn run_with_turns(reliable: bool, turn: Duration) -> (Duration, u64, u64, u64) {
     let mut net = Net::new(2, 1);
     net.profile.params.reliable = reliable;
@@ -36,7 +36,7 @@ fn run_with_turns(reliable: bool, turn: Duration) -> (Duration, u64, u64, u64) {
     let link = net.connect(0, 1);
     let done = |n: &Net| ids.iter().all(|id| n.peers[1].holds(id));
     let mut complete = false;
-    // The first turn: peer 1's HELLO (the session needs both).
+    // (Peer 1's HELLO too waits for the first turn: the session begins there.)
     for _ in 0..60 {
         if net.run_until(turn, done) {
             complete = true;

@@ -385,12 +385,7 @@ async fn accept_data(l: TcpListener, i: usize, inner: Arc<Mutex<Vec<Modem>>>) {
                     break;
                 }
                 pending.extend_from_slice(&buf[..n]);
-                while pending.len() >= 2 {
-                    let len = usize::from(u16::from_be_bytes([pending[0], pending[1]]));
-                    if pending.len() < 2 + len {
-                        break;
-                    }
-                    let msg: Vec<u8> = pending.drain(..2 + len).skip(2).collect();
+                while let Some(msg) = super::host::take_data(&mut pending) {
                     let mut ms = inner.lock().unwrap_or_else(|e| e.into_inner());
                     let m = &mut ms[i];
                     if m.buffer.len() + msg.len() >= CAPACITY {

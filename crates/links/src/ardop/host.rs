@@ -224,6 +224,13 @@ pub fn encode_data(payload: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(payload);
 }
 
+/// The modem's side of [`encode_data`]: takes the first whole message off `pending` and
+/// returns its bytes, or `None` while it is incomplete.
+pub fn take_data(pending: &mut Vec<u8>) -> Option<Vec<u8>> {
+    let len = usize::from(u16::from_be_bytes([*pending.first()?, *pending.get(1)?]));
+    (pending.len() >= 2 + len).then(|| pending.drain(..2 + len).skip(2).collect())
+}
+
 /// One command line to ardopcf.
 pub fn command(cmd: &str, out: &mut Vec<u8>) {
     out.extend_from_slice(cmd.as_bytes());

@@ -533,14 +533,12 @@ fn call_delays_are_spread_at_random() {
     assert!(spread >= Duration::from_secs(3), "{spread:?}");
 }
 
-/// The bytes of the data-port messages in `out` (each a 2-byte length and the bytes).
+/// The bytes of the data-port messages in `out`, as the modem takes them.
 fn data_written(out: &[u8]) -> Vec<u8> {
+    let mut rest = out.to_vec();
     let mut bytes = Vec::new();
-    let mut rest = out;
-    while rest.len() >= 2 {
-        let len = usize::from(u16::from_be_bytes([rest[0], rest[1]]));
-        bytes.extend_from_slice(&rest[2..2 + len]);
-        rest = &rest[2 + len..];
+    while let Some(msg) = host::take_data(&mut rest) {
+        bytes.extend(msg);
     }
     assert!(rest.is_empty(), "a message cut short");
     bytes
