@@ -237,6 +237,7 @@ mod tests {
             handoff: Duration::ZERO,
             duty: None,
             reliable: false,
+            turns: None,
         }
     }
 

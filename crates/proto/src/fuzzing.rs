@@ -618,6 +618,7 @@ impl Profile {
                 handoff: Duration::ZERO,
                 duty: None,
                 reliable: false,
+                turns: None,
             },
             latency,
             rate_bps: rate,
@@ -1304,6 +1305,7 @@ impl FanOut {
             handoff: Duration::ZERO,
             duty: None,
             reliable: false,
+            turns: None,
         }
     }
 

@@ -15,6 +15,6 @@ pub mod wire;
 
 pub use endpoint::{
     Config, Direction, Endpoint, Event, FecMode, LinkId, LinkParams, PeerInfo, ReconState, Stats,
-    TransferInfo, TransferState, Transmit,
+    TransferInfo, TransferState, Transmit, Turns,
 };
 pub use store::{BundleStore, MemStore, Offer, Written};

@@ -208,6 +208,7 @@ fn retries_under_collisions(nonces: (u64, u64), jam_from: Duration) -> [Vec<Dura
         handoff: Duration::ZERO,
         duty: None,
         reliable: false,
+        turns: None,
     };
     let mut eps = [
         Endpoint::new(Config::default(), fuzzing::node_key(1), nonces.0),

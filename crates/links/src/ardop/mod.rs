@@ -421,6 +421,7 @@ pub fn params(cfg: &ArdopConfig) -> LinkParams {
         duty: None,
         // An ARQ session repeats each frame until it is acknowledged, or ends.
         reliable: cfg.mode == ArdopMode::Arq,
+        turns: None,
     }
 }
 

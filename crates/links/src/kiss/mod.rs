@@ -380,6 +380,7 @@ pub fn params(cfg: &KissConfig) -> LinkParams {
         handoff: cfg.txdelay + cfg.slot_time,
         duty: None,
         reliable: false,
+        turns: None,
     }
 }
 

@@ -289,6 +289,7 @@ pub fn params(cfg: &RnodeConfig) -> LinkParams {
         handoff: Duration::from_millis(100),
         duty: None,
         reliable: false,
+        turns: None,
     }
 }
 

@@ -337,6 +337,7 @@ pub fn params(cfg: &VaraConfig) -> LinkParams {
         duty: None,
         // A VARA connection repeats each frame until it is acknowledged, or ends.
         reliable: true,
+        turns: None,
     }
 }
 

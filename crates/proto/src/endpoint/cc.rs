@@ -635,6 +635,7 @@ mod tests {
             handoff: Duration::ZERO,
             duty: None,
             reliable: false,
+            turns: None,
         }
     }
 

@@ -254,6 +254,7 @@ mod tests {
             handoff: Duration::ZERO,
             duty: None,
             reliable: false,
+            turns: None,
         }
     }
 

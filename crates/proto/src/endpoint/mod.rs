@@ -81,6 +81,10 @@ pub struct LinkParams {
     /// resending would double the air), only after the link went down or on the
     /// peer's word (a report with a gap, `NAMELESS`, a new session).
     pub reliable: bool,
+    /// Half duplex: what a change of turn costs, as the driver knows it. `None` where
+    /// unknown (a modem that keeps its own turns): overs are then never shortened for
+    /// urgent data (`Config::urgent_latency`).
+    pub turns: Option<Turns>,
 }
 
 impl LinkParams {
@@ -107,6 +111,19 @@ impl LinkParams {
     }
 }
 
+/// What a change of turn costs on a half-duplex link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Turns {
+    /// Air lost each time the turn changes: the radio's turnaround, plus the latency
+    /// both ways where the driver cannot tell the other side of an over's end ahead of
+    /// it.
+    pub cost: Duration,
+    /// The shortest over that costs no more than `cost`: an over not much longer than
+    /// what the driver commits to the modem ahead of its end (the modem's queue and
+    /// the bytes behind the over-end announcement) hands the turn over late.
+    pub min_over: Duration,
+}
+
 /// Protocol settings.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -119,6 +136,11 @@ pub struct Config {
     pub ack_delay: Duration,
     /// Half duplex: longest over before yielding the channel.
     pub max_over: Duration,
+    /// Half duplex: how long a high-priority bundle written while the other side holds
+    /// the turn should take to arrive. Overs are shortened for it where the link's turn
+    /// cost lets that cost the bulk at most `URGENT_BULK_COST` (docs/protocol.md, "How
+    /// long a message waits on a half-duplex link").
+    pub urgent_latency: Duration,
     /// First burst of reconciliation symbols on half-duplex links.
     pub initial_burst: u64,
     /// When payloads are sent as RaptorQ symbols rather than pieces (docs/protocol.md, FEC).
@@ -155,6 +177,7 @@ impl Default for Config {
             // 13.0-45.5 s later with 30 s, 8.8-34.7 s with 18 s (docs/protocol.md,
             // "How long a message waits on a half-duplex link").
             max_over: Duration::from_secs(30),
+            urgent_latency: Duration::from_secs(30),
             initial_burst: 48,
             fec: FecMode::Auto,
         }

@@ -1090,6 +1090,7 @@ mod tests {
             handoff: Duration::ZERO,
             duty: None,
             reliable: false,
+            turns: None,
         }
     }
 
