@@ -154,23 +154,26 @@ fn bad_input_names_the_field() {
     );
 }
 
+/// The demo with 100 new bundles each way over 1,000 shared: the message's latency and
+/// the time to full sync, in seconds.
+fn message_and_sync(extra: &[&str]) -> (f64, f64) {
+    let mut args = vec!["demo", "--shared", "1000", "--json"];
+    args.extend_from_slice(extra);
+    let (stdout, _) = ok(&args);
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    (
+        v["message_latency_seconds"].as_f64().unwrap(),
+        v["sync_seconds"].as_f64().unwrap(),
+    )
+}
+
 /// B's message (service `message`, high priority) goes ahead of the 100 bundles in
 /// flight; written as an ordinary file it waits behind them. The bulk takes as long
 /// either way.
 #[test]
 fn the_message_goes_ahead_of_the_bulk_and_the_bulk_is_not_slowed() {
-    let run = |extra: &[&str]| {
-        let mut args = vec!["demo", "--shared", "1000", "--json", "--seed", "4"];
-        args.extend_from_slice(extra);
-        let (stdout, _) = ok(&args);
-        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-        (
-            v["message_latency_seconds"].as_f64().unwrap(),
-            v["sync_seconds"].as_f64().unwrap(),
-        )
-    };
-    let (urgent, sync) = run(&[]);
-    let (plain, sync_plain) = run(&["--message-as-file"]);
+    let (urgent, sync) = message_and_sync(&["--seed", "4"]);
+    let (plain, sync_plain) = message_and_sync(&["--seed", "4", "--message-as-file"]);
     // One over of the other side at most (60 s on this modem), not the whole bulk.
     assert!(urgent < 70.0, "message after {urgent} s");
     assert!(
@@ -187,23 +190,12 @@ fn the_message_goes_ahead_of_the_bulk_and_the_bulk_is_not_slowed() {
 /// most a tenth of its time.
 #[test]
 fn a_message_written_anywhere_in_the_overs_arrives_within_30_s() {
-    let run = |at: f64, extra: &[&str]| {
-        let at = format!("{at:.1}");
-        let mut args = vec!["demo", "--shared", "1000", "--json", "--message-at", &at];
-        args.extend_from_slice(extra);
-        let (stdout, _) = ok(&args);
-        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-        (
-            v["message_latency_seconds"].as_f64().unwrap(),
-            v["sync_seconds"].as_f64().unwrap(),
-        )
-    };
     // Three cycles of two overs (about 35 s each), every 4.1 s.
     let mut worst = (0.0, 0.0);
     let mut slowest_sync: f64 = 0.0;
     for i in 0..26 {
         let at = 60.0 + 4.1 * f64::from(i);
-        let (latency, sync) = run(at, &[]);
+        let (latency, sync) = message_and_sync(&["--message-at", &format!("{at:.1}")]);
         if latency > worst.1 {
             worst = (at, latency);
         }
@@ -215,7 +207,7 @@ fn a_message_written_anywhere_in_the_overs_arrives_within_30_s() {
         worst.0,
         worst.1
     );
-    let (_, plain) = run(100.0, &["--message-as-file"]);
+    let (_, plain) = message_and_sync(&["--message-at", "100.0", "--message-as-file"]);
     assert!(
         slowest_sync <= plain * 1.1,
         "bulk {slowest_sync} s with the message, {plain} s without priority"

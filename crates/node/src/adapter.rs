@@ -163,24 +163,20 @@ impl ModemPacing {
     pub fn limit(&self) -> usize {
         let frame = self.mtu + framing::overhead(self.mtu);
         let shallow = QUEUED_FRAMES * frame;
-        match self.half {
-            Some(h) if self.announces_ahead() => {
-                let max = h.buffer.saturating_sub(h.chunk);
-                let lead = crate::pacer::announce_lead(self.rate, &h);
-                shallow.max((lead + frame).min(max))
+        match (self.half, self.lead()) {
+            (Some(h), Some(lead)) => {
+                shallow.max((lead + frame).min(h.buffer.saturating_sub(h.chunk)))
             }
             _ => shallow,
         }
     }
 
-    /// Half duplex: the modem's buffer takes what it sends while an announcement of the
-    /// over's end crosses the latency (less an eighth, so the write comes before the
-    /// modem runs dry), so the other side hears of the end before it comes.
-    pub fn announces_ahead(&self) -> bool {
-        self.half.is_some_and(|h| {
-            let max = h.buffer.saturating_sub(h.chunk);
-            crate::pacer::announce_lead(self.rate, &h) <= max - max / 8
-        })
+    /// Half duplex: the bytes an announcement of the over's end goes in front of, so
+    /// that the other side hears of the end before it comes, where the modem's buffer
+    /// takes that many (`None` else, and on full duplex).
+    fn lead(&self) -> Option<usize> {
+        let h = self.half?;
+        crate::pacer::lead_fitting(self.rate, &h, h.buffer.saturating_sub(h.chunk))
     }
 
     /// Half duplex: what a change of turn costs. The turnaround where the other side
@@ -191,18 +187,12 @@ impl ModemPacing {
     /// queue and the bytes behind the announcement): `CHEAP_OVER_FACTOR` times it.
     pub fn turns(&self) -> Option<Turns> {
         let h = self.half?;
-        let ahead = self.announces_ahead();
-        let lead = if ahead {
-            crate::pacer::announce_lead(self.rate, &h)
-        } else {
-            0
-        };
-        let committed = (self.limit() + lead) as f64 / self.rate.max(1.0);
+        let lead = self.lead();
+        let committed = (self.limit() + lead.unwrap_or(0)) as f64 / self.rate.max(1.0);
         Some(Turns {
-            cost: if ahead {
-                h.turnaround
-            } else {
-                h.turnaround + h.latency * 2
+            cost: match lead {
+                Some(_) => h.turnaround,
+                None => h.turnaround + h.latency * 2,
             },
             min_over: Duration::from_secs_f64(committed * CHEAP_OVER_FACTOR),
         })

@@ -82,6 +82,14 @@ pub fn announce_lead(rate: f64, h: &HalfDuplex) -> usize {
     (rate * t.as_secs_f64()).ceil() as usize + h.chunk
 }
 
+/// [`announce_lead`] if a write of at most `max` bytes takes it (less an eighth, so
+/// that the write comes before the modem runs dry), else `None`: a modem whose buffer
+/// is smaller than the lead cannot have the end of an over announced that far ahead.
+pub fn lead_fitting(rate: f64, h: &HalfDuplex, max: usize) -> Option<usize> {
+    let lead = announce_lead(rate, h);
+    (lead <= max - max / 8).then_some(lead)
+}
+
 /// A half-duplex modem's timing, as the driver assumes it.
 #[derive(Debug, Clone, Copy)]
 pub struct HalfDuplex {
@@ -693,9 +701,9 @@ impl<T: PacerTime> Pacer<T> {
     /// whose buffer is smaller than the lead gains nothing from frames held back for
     /// the announcement, and they would only wait on the host.
     pub fn lead_in_one_write(&self) -> usize {
-        let max = self.max_write();
-        let lead = self.announce_lead();
-        if lead <= max - max / 8 { lead } else { 0 }
+        self.half
+            .and_then(|h| lead_fitting(self.rate, &h, self.max_write()))
+            .unwrap_or(0)
     }
 
     /// The largest write the driver ever makes at once (what the modem's buffer takes,

@@ -940,7 +940,7 @@ impl Peer {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
 
     #[test]
     fn priority_goes_ahead_of_an_hour_of_waiting_and_bulk_still_ages() {
@@ -1076,7 +1076,8 @@ mod tests {
         assert_eq!(a.len(), 999);
     }
 
-    fn hf_params() -> crate::LinkParams {
+    /// A half-duplex modem at 1475 bit/s (for other modules' tests too).
+    pub(in crate::endpoint) fn hf_params() -> crate::LinkParams {
         crate::LinkParams {
             mtu: 256,
             shared: false,

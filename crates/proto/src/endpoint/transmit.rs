@@ -178,10 +178,11 @@ impl Endpoint {
         Self::recon_retry_after(p, rto) * 4
     }
 
-    /// An over's length in bytes.
-    fn over_limit(cfg: &super::Config, params: &LinkParams) -> u64 {
+    fn over_limit(&self, params: &LinkParams) -> u64 {
         match (params.half_duplex, params.shared, params.rate_bps) {
-            (true, _, Some(r)) => (r as f64 / 8.0 * over_air(cfg, params).as_secs_f64()) as u64,
+            (true, _, Some(r)) => {
+                (r as f64 / 8.0 * over_air(&self.cfg, params).as_secs_f64()) as u64
+            }
             (false, true, Some(_)) => u64::from(SHARED_OVER_FRAMES) * params.mtu as u64,
             _ => u64::MAX,
         }
@@ -322,6 +323,7 @@ impl Endpoint {
         store: &mut dyn BundleStore,
     ) -> Option<Transmit> {
         let params = self.links.get(&link)?.params;
+        let over_limit = self.over_limit(&params);
         let report_now = self.cfg.report_interval;
         let set_size = self.held.len() as u64;
         let (my_key, my_tag, nonce) = (self.key, self.tag, self.nonce);
@@ -352,7 +354,6 @@ impl Endpoint {
             .peers
             .get_mut(&key)
             .filter(|p| p.link == link && p.established)?;
-        let over_limit = Self::over_limit(&self.cfg, &params);
         let rto = Self::rto_for(&self.cfg, p, &params);
         let header = Header {
             addr: params.shared.then_some((my_tag, p.tag)),
@@ -1342,18 +1343,9 @@ mod tests {
     fn hf(turns: Option<Turns>) -> LinkParams {
         LinkParams {
             mtu: 250,
-            shared: false,
-            paced: false,
-            half_duplex: true,
-            rate_bps: Some(1475),
             rtt_hint: Duration::from_secs_f64(20.14),
-            loss_hint: 0.0,
-            discover_mtu: false,
-            frame_overhead: 0,
-            handoff: Duration::ZERO,
-            duty: None,
-            reliable: false,
             turns,
+            ..crate::endpoint::peer::tests::hf_params()
         }
     }
 
