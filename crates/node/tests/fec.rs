@@ -157,9 +157,11 @@ fn lossy_radio_pair_completes_by_fec() {
     // served (117.2 s and 959,959 B before; FEC 119.8 s, 1,043,520 B): FEC's figures did
     // not move, and the bounds follow the gap as measured. A streamer that nudges a
     // silent decoder (docs/protocol.md) moved FEC to 122.4 s against pieces' 113.1 s
-    // (1.082x time).
+    // (1.082x time). Reports sent as soon as the frame ending the sender's over arrives
+    // (`OVER_END`) took both down, pieces further: FEC 112.8 s, pieces 97.6 s (1.156x):
+    // a piece's report frees its resend at once, while FEC's answer is the symbols owed.
     assert!(
-        fec_time.as_secs_f64() <= arq_time.as_secs_f64() * 1.09,
+        fec_time.as_secs_f64() <= arq_time.as_secs_f64() * 1.17,
         "FEC {fec_time:?} vs pieces {arq_time:?} over seeds 1-{SEEDS}"
     );
     assert!(

@@ -20,7 +20,7 @@ use skywave_node::adapter::{IpLinkConfig, LinkAdapter, Readiness};
 use skywave_node::mac::SoftMac;
 use skywave_node::netkey::FrameTag;
 use skywave_node::secure::{self, Channel, DATA_OVERHEAD};
-use skywave_proto::{Direction, Endpoint, Event, LinkId, TransferState};
+use skywave_proto::{Direction, Endpoint, Event, LinkId, TransferState, wire};
 use tokio::net::{TcpStream, UdpSocket};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -942,16 +942,14 @@ impl Core {
                 // it starts a handshake back).
                 let first = data.first().copied();
                 let looks_ours = match self.udp[sock].trust {
-                    None => first == Some(skywave_proto::wire::VERSION),
+                    None => first == Some(wire::VERSION),
                     Some(_) => matches!(
                         first,
                         Some(k) if secure::kind::is_first(k) || k == secure::kind::DATA
                     ),
                 };
                 if !looks_ours {
-                    let why = if self.udp[sock].trust.is_some()
-                        && first == Some(skywave_proto::wire::VERSION)
-                    {
+                    let why = if self.udp[sock].trust.is_some() && first == Some(wire::VERSION) {
                         secure::Drop::Plaintext.name()
                     } else {
                         "garbage"
@@ -1000,6 +998,13 @@ impl Core {
         if e.sec.is_some() {
             self.on_sealed(link, data, now);
             return;
+        }
+        // A radio without channel access of its own: a frame ending its sender's over
+        // may hand the channel to us (only a frame that verified: a stranger cannot).
+        if let Some(m) = &mut e.mac
+            && let Some(to) = wire::over_end(data)
+        {
+            m.handed_over(now, to == self.ep.tag());
         }
         let shared = self.shared.clone();
         let mut store = shared.store();
@@ -1069,6 +1074,9 @@ impl Core {
                 let f = self.ep.poll_transmit(now, id, max, &mut *store);
                 if let Some(m) = &mut self.links.get_mut(&id).expect("present").mac {
                     m.polled(now, f.as_ref().map(Vec::len));
+                    if f.as_deref().and_then(wire::over_end).is_some() {
+                        m.ended_over();
+                    }
                 }
                 let Some(f) = f else {
                     self.tell_idle(id);

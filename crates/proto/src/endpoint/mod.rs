@@ -553,6 +553,12 @@ impl Endpoint {
             .map(|p| &p.key)
     }
 
+    /// This node's tag on shared links (the first 4 bytes of its key, little-endian):
+    /// what a frame's `dst` names it by ([`wire::over_end`]).
+    pub fn tag(&self) -> u32 {
+        self.tag
+    }
+
     /// Peers with an established session on `link`.
     pub fn peers_on(&self, link: LinkId) -> usize {
         self.peers
@@ -854,6 +860,7 @@ impl Endpoint {
         // quarter of the hint, which counts the latency both ways, two turnarounds and
         // queueing, is below one way's latency and turnaround.
         let half_duplex_one_way = l.params.half_duplex.then(|| l.params.rtt_hint / 4);
+        let handed = shared && wire::over_end(frame) == Some(self.tag);
         if let Some((src, dst)) = header.addr
             && dst != self.tag
             && dst != wire::BROADCAST
@@ -969,6 +976,7 @@ impl Endpoint {
             }
             p.over_full_at = None;
             p.pauses_unanswered = 0;
+            p.handed_us = handed;
             if paced {
                 p.record_pn(header.pn, now);
             } else {

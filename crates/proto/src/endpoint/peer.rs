@@ -714,6 +714,9 @@ pub(crate) struct Peer {
     pub over_full_at: Option<Duration>,
     /// Pauses in a row the peer let pass without a word: each doubles the next.
     pub pauses_unanswered: u32,
+    /// Shared channels: the peer's last frame ended its over and handed the channel to
+    /// us (`OVER_END`), so what we owe it need not wait for its silence.
+    pub handed_us: bool,
     /// Frames built for this peer (to interleave pushes with reconciliation).
     pub frames: u64,
     /// A message too large for the link's frames, going out in fragments.
@@ -870,6 +873,7 @@ impl Peer {
             sampled_heard: None,
             over_full_at: None,
             pauses_unanswered: 0,
+            handed_us: false,
             frames: 0,
             frag_out: None,
             loss: LossMeter::default(),

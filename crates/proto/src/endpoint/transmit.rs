@@ -349,6 +349,13 @@ impl Endpoint {
                 }
             }
         }
+        // Shared channel: whether another peer has something of ours still to go (then
+        // our over does not end with this frame).
+        let others_unsent = params.shared
+            && self
+                .peers
+                .values()
+                .any(|q| q.link == link && q.established && q.key != key && has_unsent(q));
         let mut fec_sent: Vec<(BundleRef, Vec<u64>)> = Vec::new();
         let p = self
             .peers
@@ -951,6 +958,14 @@ impl Endpoint {
             p.ack_due = None;
         }
         let probe = probe.filter(|&s| eliciting && w.pad_to(s));
+        // Shared channel: the last frame of our over says so, and the peer may take the
+        // channel at once instead of waiting out a silence long enough to be sure.
+        let ends_over = params.shared
+            && !params.half_duplex
+            && (p.over_bytes + w.len() as u64 >= over_limit || (!has_unsent(p) && !others_unsent));
+        if ends_over {
+            w.end_over();
+        }
         let (head, tail) = w.finish_parts();
         let f = Transmit { head, tail };
         if tracing::enabled!(tracing::Level::TRACE) {
@@ -1245,18 +1260,41 @@ fn has_data(p: &Peer) -> bool {
         || (p.streamer && !p.recon.stopped && p.recon.next_symbol < p.recon.burst_end)
 }
 
+/// Whether anything of ours for `p` is still unsent now: the rest of a fragmented
+/// message, a HELLO, a transfer whose manifest or some bytes have not gone, FEC symbols
+/// due, the backlog, or the streamer's symbols. (Sent and awaiting a report is not unsent.)
+fn has_unsent(p: &Peer) -> bool {
+    p.frag_out.is_some()
+        || p.hello_due
+        || !p.backlog.is_empty()
+        || (p.streamer && !p.recon.stopped && p.recon.next_symbol < p.recon.burst_end)
+        || p.out.iter().any(|o| {
+            (!o.manifest_acked && o.manifest_sent_at.is_none())
+                || match &o.fec {
+                    // Symbols owed, or the source pass not over.
+                    Some(f) => f.await_since.is_none(),
+                    None => o.next_range(u64::MAX).is_some(),
+                }
+        })
+}
+
 /// Transfers under way in sending order ([`super::peer::Rank`]).
 fn sort_outgoing(p: &mut Peer) {
     p.out.sort_by_cached_key(|o| o.rank());
 }
 
 /// Shared channels: when the peer, now sending, will have been quiet long enough to
-/// take its over as ended (two full frames on the air). `None` when reports need not
+/// take its over as ended (two full frames on the air, or at once when its last frame
+/// said so). `None` when reports need not
 /// wait: another link kind, or we have data of our own to send (reports ride on it).
 /// Never past a whole over after the report fell due.
 fn peer_quiet_at(p: &Peer, params: &LinkParams) -> Option<Duration> {
     if !params.shared || has_data(p) {
         return None;
+    }
+    if p.handed_us {
+        // Its over ended with the frame last heard.
+        return Some(p.last_heard);
     }
     let frame = frame_airtime(params)?;
     let cap = p.have_due? + frame * SHARED_OVER_FRAMES * 2;

@@ -11,6 +11,9 @@ use crate::recon::riblt::{SYMBOL_LEN, Symbol};
 /// First byte of every frame: skywave marker nibble and wire version 2.
 pub const VERSION: u8 = 0x52;
 const F_ADDRESSED: u8 = 1;
+/// The sender's over ends with this frame: on a shared channel the station it is
+/// addressed to may take the channel at once (docs/protocol.md, "Frame").
+const F_OVER_END: u8 = 2;
 /// Destination tag meaning every neighbour.
 pub const BROADCAST: u32 = u32::MAX;
 /// Most hashes a HELLO's set sketch carries.
@@ -528,6 +531,22 @@ pub fn parse(frame: &[u8]) -> Result<(Header, Vec<Message<'_>>), WireError> {
     Ok((Header { addr, pn }, parse_messages(rest)?))
 }
 
+/// Whether `frame` ends its sender's over, and if so the node tag it hands the channel
+/// to ([`BROADCAST`] when it names nobody: an unaddressed frame). Reads only the header;
+/// `None` for anything that is not a skywave frame.
+pub fn over_end(frame: &[u8]) -> Option<u32> {
+    match frame {
+        [VERSION, flags, rest @ ..] if flags & F_OVER_END != 0 => {
+            if flags & F_ADDRESSED == 0 {
+                return Some(BROADCAST);
+            }
+            rest.get(4..8)
+                .map(|d| u32::from_le_bytes(d.try_into().expect("4 bytes")))
+        }
+        _ => None,
+    }
+}
+
 /// Parses a run of encoded messages (a frame's body, or a message put back together
 /// from fragments).
 pub fn parse_messages(mut rest: &[u8]) -> Result<Vec<Message<'_>>, WireError> {
@@ -615,6 +634,11 @@ impl FrameWriter {
             tail: Bytes::new(),
             named: None,
         }
+    }
+
+    /// Marks the frame as the last of its sender's over ([`over_end`]).
+    pub fn end_over(&mut self) {
+        self.buf[1] |= F_OVER_END;
     }
 
     /// A writer for one message of any size, to be sent in fragments

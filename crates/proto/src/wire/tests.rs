@@ -446,3 +446,29 @@ fn a_piece_right_after_its_manifest_does_not_name_the_bundle_again() {
     assert!(w.raw(ty::PIECE_NEXT, &[0]));
     assert!(parse(&w.finish()).is_err());
 }
+
+#[test]
+fn a_frame_ending_its_senders_over_names_who_takes_the_channel() {
+    let frame = |addr, end| {
+        let mut w = FrameWriter::new(Header { addr, pn: 300 }, 223);
+        assert!(w.have_all(&r()));
+        if end {
+            w.end_over();
+        }
+        w.finish()
+    };
+    let to_peer = Some((0xaabbccdd, 0x11223344));
+    let f = frame(to_peer, true);
+    assert_eq!(f[1], 0x03, "ADDRESSED | OVER_END");
+    assert_eq!(over_end(&f), Some(0x11223344));
+    // The flag changes nothing else: the frame parses as it would without it.
+    let plain = frame(to_peer, false);
+    assert_eq!(over_end(&plain), None);
+    assert_eq!(parse(&f).unwrap(), parse(&plain).unwrap());
+    // Unaddressed (point to point): it names nobody.
+    assert_eq!(over_end(&frame(None, true)), Some(BROADCAST));
+    // Not a skywave frame, or cut short in the header: nothing.
+    assert_eq!(over_end(&[]), None);
+    assert_eq!(over_end(&[0x51, 0x03, 0, 0, 0, 0, 1, 2, 3, 4]), None);
+    assert_eq!(over_end(&f[..7]), None);
+}
