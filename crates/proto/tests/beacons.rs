@@ -83,3 +83,45 @@ fn a_peer_that_heard_our_sketch_is_not_sent_it_again() {
     assert!(a + b <= 3, "sketches sent: A {a}, B {b}");
     assert!(a >= 1 && b >= 1, "sketches sent: A {a}, B {b}");
 }
+
+/// When a lone node's beacons go out on a shared channel at `rate` bit/s (223 B frames),
+/// in the first 10 s.
+fn first_beacons(rate: u64) -> Vec<Duration> {
+    let mut params = Profile::pick(2).params;
+    params.rate_bps = Some(rate);
+    params.mtu = 223;
+    params.duty = None;
+    let mut ep = Endpoint::new(Config::default(), fuzzing::node_key(1), 7);
+    let mut store = MemStore::new();
+    ep.link_up(Duration::ZERO, 0, params);
+    let mut sent = Vec::new();
+    let mut now = Duration::ZERO;
+    while now < Duration::from_secs(10) {
+        ep.handle_timeout(now);
+        while ep.poll_transmit(now, 0, params.mtu, &mut store).is_some() {
+            sent.push(now);
+        }
+        now += Duration::from_millis(1);
+    }
+    sent
+}
+
+/// An unanswered first HELLO (two radios started together collide) is repeated after a
+/// wait in the channel's airtime: at 128 kbit/s within 16 frames (a quarter of a second,
+/// with jitter), not the configured second; at 9.6 kbit/s, where 16 frames are 3 s, the
+/// configured second is the bound. Then the waits double.
+#[test]
+fn a_first_hello_is_repeated_after_frames_not_a_fixed_second() {
+    let frame = |rate: u64| Duration::from_secs_f64(8.0 * 223.0 / rate as f64);
+    let fast = first_beacons(128_000);
+    assert!(fast.len() >= 4, "{fast:?}");
+    let first_gap = fast[1] - fast[0];
+    assert!(first_gap <= frame(128_000) * 20, "{fast:?}");
+    assert!(fast[2] - fast[1] > first_gap, "the wait doubles: {fast:?}");
+    let slow = first_beacons(9600);
+    let gap = slow[1] - slow[0];
+    assert!(
+        gap >= Duration::from_millis(700) && gap <= Duration::from_millis(1300),
+        "{slow:?}"
+    );
+}

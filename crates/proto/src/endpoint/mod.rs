@@ -610,7 +610,7 @@ impl Endpoint {
         l.hello_interval = if again && !params.shared {
             (l.hello_interval * 2).min(self.cfg.hello_max)
         } else {
-            self.cfg.hello_interval
+            first_hello_interval(&self.cfg, &params)
         };
         let spread = self.hello_spread(&params);
         if let Some(l) = self.links.get_mut(&link) {
@@ -1400,3 +1400,17 @@ impl Endpoint {
             .collect()
     }
 }
+
+/// The first wait before an unanswered HELLO is repeated (it doubles after each, up to
+/// `hello_max`). On a shared channel at most 16 largest frames' airtime, so that two
+/// radios whose first HELLOs collide try again after a few dozen frames' time rather
+/// than after the configured second (70 frames at 128 kbit/s).
+fn first_hello_interval(cfg: &Config, params: &LinkParams) -> Duration {
+    match transmit::frame_airtime(params).filter(|_| params.shared) {
+        Some(frame) => cfg.hello_interval.min(frame * HELLO_RETRY_FRAMES),
+        None => cfg.hello_interval,
+    }
+}
+
+/// See [`first_hello_interval`].
+const HELLO_RETRY_FRAMES: u32 = 16;
