@@ -359,6 +359,10 @@ struct Link {
     identity: Option<[u8; 32]>,
     /// A discovery HELLO went without our sketch (the frame had no room for it).
     bare_beacon: bool,
+    /// Shared channels: the packet number of our last frame, the peer it went to and the
+    /// bundle it named last, which the next frame to that peer may continue
+    /// (`PIECE_NEXT` first in the frame).
+    last_named: Option<(u64, [u8; 32], BundleRef)>,
 }
 
 /// The per-node protocol state machine.
@@ -604,6 +608,7 @@ impl Endpoint {
             frag_out: None,
             identity: None,
             bare_beacon: false,
+            last_named: None,
         });
         l.params = params;
         l.up = true;
@@ -917,13 +922,20 @@ impl Endpoint {
                     out.push(m);
                     continue;
                 }
+                // A fragment that completes nothing stays, as the writer's does, to end
+                // what the frame named so far (a PIECE_NEXT after it is not the earlier
+                // bundle's).
                 let Some((_, b)) = whole.iter().find(|w| w.0 == i) else {
+                    out.push(m);
                     continue;
                 };
                 match wire::parse_messages(b) {
                     // One message, and not fragments within fragments.
                     Ok(v) if v.len() == 1 && !matches!(v[0], Message::Frag { .. }) => out.extend(v),
-                    _ => self.stats.dropped_malformed += 1,
+                    _ => {
+                        self.stats.dropped_malformed += 1;
+                        out.push(m);
+                    }
                 }
             }
             out
@@ -962,7 +974,10 @@ impl Endpoint {
             // link (see `poll_transmit`): at once on a link just up, then backing off
             // exponentially with jitter, so a flood of such frames gets only a trickle.
             // The HELLO carries our new nonce: the sender starts a new session too.
-            if !msgs.iter().all(|m| matches!(m, Message::Hello { .. })) {
+            if !msgs
+                .iter()
+                .all(|m| matches!(m, Message::Hello { .. } | Message::Frag { .. }))
+            {
                 self.stats.dropped_unknown_peer += 1;
             }
             return;
@@ -1008,8 +1023,15 @@ impl Endpoint {
             }
         }
         let mut eliciting = false;
-        // The bundle the frame last named, which a PIECE_NEXT continues.
-        let mut named: Option<BundleRef> = None;
+        // The bundle the frame last named, which a PIECE_NEXT continues; first in a
+        // frame, the bundle the peer's frame just before it (one packet number less)
+        // named last.
+        let mut named: Option<BundleRef> = self
+            .peers
+            .get(&key)
+            .and_then(|p| p.named_last)
+            .filter(|&(pn, _)| pn.checked_add(1) == Some(header.pn))
+            .map(|(_, r)| r);
         let mut fec_reports: Vec<BundleRef> = Vec::new();
         if tracing::enabled!(tracing::Level::TRACE) {
             tracing::trace!(t = now.as_secs_f64(), node = %hex8(&self.key), from = %hex8(&key), pn = header.pn, msgs = ?msgs.iter().map(describe).collect::<Vec<_>>(), "rx");
@@ -1018,9 +1040,10 @@ impl Endpoint {
             match m {
                 Message::Hello { .. }
                 | Message::Heard { .. }
-                | Message::Frag { .. }
                 | Message::Padding { .. }
                 | Message::Unknown { .. } => {}
+                // Part of a message still incomplete (or not readable).
+                Message::Frag { .. } => named = None,
                 Message::Symbols { first, data, .. } => {
                     eliciting = true;
                     self.on_symbols(now, key, first, data, store);
@@ -1124,6 +1147,9 @@ impl Endpoint {
                     }
                 }
             }
+        }
+        if let Some(p) = self.peers.get_mut(&key) {
+            p.named_last = named.map(|r| (header.pn, r));
         }
         if !fec_reports.is_empty() {
             self.apply_fec_reports(key, &fec_reports);

@@ -682,6 +682,9 @@ pub(crate) struct Peer {
     /// Links without acks: the packet number of the last frame the peer sent us, echoed
     /// in HEARD ahead of our reports.
     pub heard_pn: Option<u64>,
+    /// The packet number of the peer's last frame to us and the bundle it named last:
+    /// a `PIECE_NEXT` first in the peer's next frame continues it.
+    pub named_last: Option<(u64, BundleRef)>,
     pub cc: Cc,
     pub last_heard: Duration,
     /// Doublings of the resend timeout since the last clean round trip.
@@ -862,6 +865,7 @@ impl Peer {
             ack_due: None,
             unacked_eliciting: 0,
             heard_pn: None,
+            named_last: None,
             cc,
             last_heard: now,
             backoff: 0,

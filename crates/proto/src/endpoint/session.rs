@@ -29,6 +29,7 @@ impl Endpoint {
         // sender's lost and unsent frames, and its delivery-rate estimate explode. It is
         // forgotten, and congestion control starts as on a new path.
         p.heard_pn = None;
+        p.named_last = None;
         p.missed.clear();
         p.notes.clear();
         p.nameless.clear();

@@ -328,6 +328,28 @@ impl Endpoint {
         let set_size = self.held.len() as u64;
         let (my_key, my_tag, nonce) = (self.key, self.tag, self.nonce);
         let pn = self.links.get(&link)?.pn;
+        // Shared channels (frames from one radio arrive in order, or not at all): what
+        // our frame just before this one, to the same peer, named last may be continued
+        // without naming it again. (Not on IP paths: datagrams may be reordered.) A piece
+        // so continued is lost with the frame before it, so only while the peer's loss
+        // rate makes that expected loss (up to a frame's worth) cheaper than the
+        // reference it saves.
+        let loss = self
+            .peers
+            .get(&key)
+            .map_or(1.0, |p| p.loss.rate(params.loss_hint));
+        let carried = self
+            .links
+            .get(&link)?
+            .last_named
+            .filter(|&(last, to, r)| {
+                params.shared
+                    && !params.paced
+                    && last.checked_add(1) == Some(pn)
+                    && to == key
+                    && loss * budget as f64 <= r.encoded_len() as f64
+            })
+            .map(|(_, _, r)| r);
         let fec_mode = self.cfg.fec;
         // Neighbours on a shared link that would hear an FEC symbol and lack the bundle:
         // counted only while a transfer waits for the rule.
@@ -381,6 +403,9 @@ impl Endpoint {
             budget
         };
         let mut w = FrameWriter::new(header, budget);
+        if let Some(r) = carried {
+            w.named(r);
+        }
         let mut substantive = false;
         let mut eliciting = false;
         let mut pieces: Vec<PieceRef> = Vec::new();
@@ -399,6 +424,10 @@ impl Endpoint {
             let (n, done) = f.write(&mut w, 0);
             if done {
                 p.frag_out = None;
+                // The receiver names the bundle of a manifest its last fragment completes.
+                if let FragAbout::Manifest(r, _) = about {
+                    w.named(r);
+                }
             }
             if n > 0 {
                 substantive = true;
@@ -958,6 +987,7 @@ impl Endpoint {
             p.ack_due = None;
         }
         let probe = probe.filter(|&s| eliciting && w.pad_to(s));
+        let named_last = w.last_named();
         // Shared channel: the last frame of our over says so, and the peer may take the
         // channel at once instead of waiting out a silence long enough to be sure.
         let ends_over = params.shared
@@ -971,7 +1001,7 @@ impl Endpoint {
         if tracing::enabled!(tracing::Level::TRACE) {
             let flat = f.clone().into_vec();
             if let Ok((h, msgs)) = wire::parse(&flat) {
-                tracing::trace!(t = now.as_secs_f64(), node = %super::hex8(&my_key), pn = h.pn, msgs = ?msgs.iter().map(super::describe).collect::<Vec<_>>(), "tx");
+                tracing::trace!(t = now.as_secs_f64(), node = %super::hex8(&my_key), pn = h.pn, over_end = ends_over, msgs = ?msgs.iter().map(super::describe).collect::<Vec<_>>(), "tx");
             }
         }
         if params.half_duplex {
@@ -997,6 +1027,7 @@ impl Endpoint {
         }
         if let Some(l) = self.links.get_mut(&link) {
             l.pn += 1;
+            l.last_named = named_last.map(|r| (pn, key, r));
         }
         self.stats.count_frame(&f);
         for (r, esis) in fec_sent {

@@ -142,8 +142,9 @@ pub enum Message<'a> {
         data: &'a [u8],
     },
     /// A piece of the bundle the frame last named (by a MANIFEST, PIECE or PIECE_NEXT
-    /// before it in the same frame): a small bundle's payload after its manifest pays
-    /// no second bundle reference.
+    /// before it in the same frame; first in a frame, the bundle the sender's frame
+    /// numbered one less named last): a small bundle's payload after its manifest pays
+    /// no second bundle reference, nor does the rest of a bundle in the next frame.
     PieceNext {
         offset: u64,
         data: &'a [u8],
@@ -822,9 +823,16 @@ impl FrameWriter {
         true
     }
 
-    /// The manifest just written was `r`'s: its pieces may follow without naming it.
+    /// The manifest just written was `r`'s (or, first in a frame, the bundle the
+    /// previous frame to the same receiver named last): its pieces may follow without
+    /// naming it.
     pub fn named(&mut self, r: BundleRef) {
         self.named = Some(r);
+    }
+
+    /// The bundle the frame names last so far (what a `PIECE_NEXT` would continue).
+    pub fn last_named(&self) -> Option<BundleRef> {
+        self.named
     }
 
     /// Bytes naming `r` in a piece header: none right after `r`'s manifest.
@@ -845,6 +853,8 @@ impl FrameWriter {
         }
         if !next {
             r.put(&mut self.buf);
+            // The receiver's "last named" is now `r`.
+            self.named = Some(*r);
         }
         varint::put(&mut self.buf, offset);
         true
