@@ -58,7 +58,11 @@ impl Endpoint {
             withheld,
             ..Default::default()
         };
-        let skip = (local == 0 || set_size == 0) && !params.is_some_and(|l| l.shared);
+        // The streamer's set empty: its symbols would describe nothing, on any link (the
+        // other side pushes its whole set, below).
+        let streamer_empty = if streamer { local == 0 } else { set_size == 0 };
+        let skip =
+            ((local == 0 || set_size == 0) && !params.is_some_and(|l| l.shared)) || streamer_empty;
         if skip {
             p.recon.unbuilt = true;
         } else {
