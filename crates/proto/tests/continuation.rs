@@ -2,29 +2,12 @@
 //! peer as a `PIECE_NEXT`, without naming it again; a receiver that missed the frame
 //! before (or could not read what it named) never takes the piece for another bundle's.
 
+mod common;
+
 use std::time::Duration;
 
-use skywave_proto::fuzzing;
+use common::{RadioPair, shared_radio};
 use skywave_proto::wire::{self, Message};
-use skywave_proto::{Config, Endpoint, LinkParams, MemStore};
-
-fn radio(mtu: usize, loss_hint: f64) -> LinkParams {
-    LinkParams {
-        mtu,
-        shared: true,
-        paced: false,
-        half_duplex: false,
-        rate_bps: Some(9600),
-        rtt_hint: Duration::from_millis(300),
-        loss_hint,
-        discover_mtu: false,
-        frame_overhead: 0,
-        handoff: Duration::ZERO,
-        duty: None,
-        reliable: false,
-        turns: None,
-    }
-}
 
 struct Run {
     /// A's frames to B, in order, and whether each was delivered.
@@ -46,70 +29,26 @@ fn run(
     loss_hint: f64,
     mut lose: impl FnMut(usize, &[u8]) -> bool,
 ) -> Run {
-    let params = radio(mtu, loss_hint);
-    let mut eps = [
-        Endpoint::new(Config::default(), fuzzing::node_key(1), 11),
-        Endpoint::new(Config::default(), fuzzing::node_key(2), 22),
-    ];
-    let mut stores = [MemStore::new(), MemStore::new()];
-    for k in 0..n {
-        let (m, payload) = fuzzing::bundle(500 + k, 1, size);
-        let id = m.id();
-        stores[0].insert(m, payload);
-        eps[0].bundle_stored(Duration::ZERO, id, &mut stores[0]);
-    }
-    for ep in &mut eps {
-        ep.link_up(Duration::ZERO, 0, params);
-    }
+    let mut pair = RadioPair::new(shared_radio(mtu, loss_hint), (11, 22));
+    let ids: Vec<_> = (0..n).map(|k| pair.insert(0, 500 + k, size)).collect();
     let mut frames = Vec::new();
-    let mut now = Duration::ZERO;
-    let end = Duration::from_secs(60);
-    while now < end {
-        for i in 0..2 {
-            let (a, b) = eps.split_at_mut(1);
-            let (me, other) = if i == 0 {
-                (&mut a[0], &mut b[0])
-            } else {
-                (&mut b[0], &mut a[0])
-            };
-            let (sa, sb) = stores.split_at_mut(1);
-            let (mine, theirs) = if i == 0 {
-                (&mut sa[0], &mut sb[0])
-            } else {
-                (&mut sb[0], &mut sa[0])
-            };
-            while let Some(f) = me.poll_transmit(now, 0, mtu, mine) {
-                let lost = i == 0 && lose(frames.len(), &f);
-                if i == 0 {
-                    frames.push((f.clone(), !lost));
-                }
-                if !lost {
-                    other.handle_frame(now, 0, &f, theirs);
-                }
-            }
+    pair.run(Duration::from_secs(60), |side, _, f| {
+        if side != 0 {
+            return true;
         }
-        let next = eps
-            .iter()
-            .filter_map(|e| e.poll_timeout())
-            .min()
-            .unwrap_or(now + Duration::from_secs(1))
-            .max(now + Duration::from_millis(1));
-        now = next.min(end);
-        for ep in &mut eps {
-            ep.handle_timeout(now);
-        }
-    }
-    let held = (0..n)
-        .filter(|&k| {
-            let (m, _) = fuzzing::bundle(500 + k, 1, size);
-            stores[1].held.contains_key(&m.id())
-        })
-        .count();
+        let lost = lose(frames.len(), f);
+        frames.push((f.clone(), !lost));
+        !lost
+    });
+    let b = pair.eps[1].stats();
     Run {
         frames,
-        malformed: eps[1].stats().dropped_malformed,
-        bad_payloads: eps[1].stats().bad_payloads + eps[1].stats().failed_transfers,
-        held,
+        malformed: b.dropped_malformed,
+        bad_payloads: b.bad_payloads + b.failed_transfers,
+        held: ids
+            .iter()
+            .filter(|id| pair.stores[1].held.contains_key(*id))
+            .count(),
     }
 }
 

@@ -2,29 +2,12 @@
 //! peer it is addressed to), and the peer answers at once instead of waiting out a
 //! silence long enough to be sure the over ended.
 
+mod common;
+
 use std::time::Duration;
 
-use skywave_proto::fuzzing;
+use common::{RadioPair, shared_radio};
 use skywave_proto::wire;
-use skywave_proto::{Config, Endpoint, LinkParams, MemStore};
-
-fn shared_radio() -> LinkParams {
-    LinkParams {
-        mtu: 223,
-        shared: true,
-        paced: false,
-        half_duplex: false,
-        rate_bps: Some(9600),
-        rtt_hint: Duration::from_millis(300),
-        loss_hint: 0.0,
-        discover_mtu: false,
-        frame_overhead: 0,
-        handoff: Duration::ZERO,
-        duty: None,
-        reliable: false,
-        turns: None,
-    }
-}
 
 /// A frame as sent: who sent it, when, and its bytes.
 struct Sent {
@@ -34,69 +17,27 @@ struct Sent {
 }
 
 /// A (holding 30 bundles of `size` bytes, several overs' worth) and B (holding nothing) on one
-/// shared channel that delivers every frame at once. Each side, when polled, sends all
-/// it will; `alter` may change a frame before the other side gets it. Runs 20 s. Returns
-/// the frames, the two tags, and B's bytes received and duplicate bytes received.
+/// shared channel that delivers every frame at once; `alter` may change a frame before
+/// the other side gets it. Runs 20 s. Returns the frames, the two tags, and B's bytes
+/// received and duplicate bytes received.
 fn exchange(size: usize, alter: impl Fn(&mut Vec<u8>)) -> (Vec<Sent>, [u32; 2], [u64; 2]) {
-    let params = shared_radio();
-    let mut eps = [
-        Endpoint::new(Config::default(), fuzzing::node_key(1), 11),
-        Endpoint::new(Config::default(), fuzzing::node_key(2), 22),
-    ];
-    let tags = [eps[0].tag(), eps[1].tag()];
-    let mut stores = [MemStore::new(), MemStore::new()];
+    let mut pair = RadioPair::new(shared_radio(223, 0.0), (11, 22));
     for n in 0..30 {
-        let (m, payload) = fuzzing::bundle(100 + n, 1, size);
-        let id = m.id();
-        stores[0].insert(m, payload);
-        eps[0].bundle_stored(Duration::ZERO, id, &mut stores[0]);
+        pair.insert(0, 100 + n, size);
     }
-    let mut now = Duration::ZERO;
-    for ep in &mut eps {
-        ep.link_up(now, 0, params);
-    }
+    let tags = [pair.eps[0].tag(), pair.eps[1].tag()];
     let mut log = Vec::new();
-    let end = Duration::from_secs(20);
-    while now < end {
-        for i in 0..2 {
-            let (a, b) = eps.split_at_mut(1);
-            let (me, other) = if i == 0 {
-                (&mut a[0], &mut b[0])
-            } else {
-                (&mut b[0], &mut a[0])
-            };
-            let (sa, sb) = stores.split_at_mut(1);
-            let (my_store, other_store) = if i == 0 {
-                (&mut sa[0], &mut sb[0])
-            } else {
-                (&mut sb[0], &mut sa[0])
-            };
-            while let Some(mut f) = me.poll_transmit(now, 0, 223, my_store) {
-                log.push(Sent {
-                    from: i,
-                    at: now,
-                    frame: f.clone(),
-                });
-                alter(&mut f);
-                other.handle_frame(now, 0, &f, other_store);
-            }
-        }
-        let next = eps
-            .iter()
-            .filter_map(|e| e.poll_timeout())
-            .min()
-            .unwrap_or(now + Duration::from_secs(1))
-            .max(now + Duration::from_millis(1));
-        now = next.min(end);
-        for ep in &mut eps {
-            ep.handle_timeout(now);
-        }
-    }
-    let received = [
-        eps[1].stats().bytes_received,
-        eps[1].stats().duplicate_bytes_received,
-    ];
-    (log, tags, received)
+    pair.run(Duration::from_secs(20), |from, at, f| {
+        log.push(Sent {
+            from,
+            at,
+            frame: f.clone(),
+        });
+        alter(f);
+        true
+    });
+    let b = pair.eps[1].stats();
+    (log, tags, [b.bytes_received, b.duplicate_bytes_received])
 }
 
 const SIZE: usize = 3000;

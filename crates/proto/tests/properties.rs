@@ -194,74 +194,21 @@ fn shuffle<T>(v: &mut [T], mut seed: u64) {
 /// lost (they collide, again and again). Returns the instants at which each side put a
 /// frame on the air while jammed.
 fn retries_under_collisions(nonces: (u64, u64), jam_from: Duration) -> [Vec<Duration>; 2] {
-    use skywave_proto::{Config, Endpoint, LinkParams};
-    let params = LinkParams {
-        mtu: 223,
-        shared: true,
-        paced: false,
-        half_duplex: false,
-        rate_bps: Some(9600),
-        rtt_hint: Duration::from_millis(300),
-        loss_hint: 0.0,
-        discover_mtu: false,
-        frame_overhead: 0,
-        handoff: Duration::ZERO,
-        duty: None,
-        reliable: false,
-        turns: None,
-    };
-    let mut eps = [
-        Endpoint::new(Config::default(), fuzzing::node_key(1), nonces.0),
-        Endpoint::new(Config::default(), fuzzing::node_key(2), nonces.1),
-    ];
-    let mut stores = [MemStore::new(), MemStore::new()];
-    for (i, n) in [(0usize, 10u64), (1, 20)] {
+    let mut pair = common::RadioPair::new(common::shared_radio(223, 0.0), nonces);
+    for (side, n) in [(0usize, 10u64), (1, 20)] {
         for k in 0..5 {
-            let (m, payload) = fuzzing::bundle(n + k, 1, 600);
-            let id = m.id();
-            stores[i].insert(m, payload);
-            eps[i].bundle_stored(Duration::ZERO, id, &mut stores[i]);
+            pair.insert(side, n + k, 600);
         }
-    }
-    let mut now = Duration::ZERO;
-    for ep in &mut eps {
-        ep.link_up(now, 0, params);
     }
     let mut sends: [Vec<Duration>; 2] = Default::default();
-    let end = jam_from + Duration::from_secs(300);
-    while now < end {
-        for (i, sent) in sends.iter_mut().enumerate() {
-            let (a, b) = eps.split_at_mut(1);
-            let (me, other) = if i == 0 {
-                (&mut a[0], &mut b[0])
-            } else {
-                (&mut b[0], &mut a[0])
-            };
-            let (sa, sb) = stores.split_at_mut(1);
-            let (my_store, other_store) = if i == 0 {
-                (&mut sa[0], &mut sb[0])
-            } else {
-                (&mut sb[0], &mut sa[0])
-            };
-            while let Some(f) = me.poll_transmit(now, 0, 223, my_store) {
-                if now >= jam_from {
-                    sent.push(now);
-                } else {
-                    other.handle_frame(now, 0, &f, other_store);
-                }
-            }
+    pair.run(jam_from + Duration::from_secs(300), |side, now, _| {
+        if now >= jam_from {
+            sends[side].push(now);
+            false
+        } else {
+            true
         }
-        let next = eps
-            .iter()
-            .filter_map(|e| e.poll_timeout())
-            .min()
-            .unwrap_or(now + Duration::from_secs(1))
-            .max(now + Duration::from_millis(1));
-        now = next.min(end);
-        for ep in &mut eps {
-            ep.handle_timeout(now);
-        }
-    }
+    });
     sends
 }
 

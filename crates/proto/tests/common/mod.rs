@@ -10,7 +10,7 @@ use std::time::Duration;
 use skywave_bundle::BundleId;
 use skywave_proto::fuzzing::{self, Profile};
 use skywave_proto::wire::{self, FrameWriter, Header};
-use skywave_proto::{Config, Endpoint, Event, MemStore};
+use skywave_proto::{Config, Endpoint, Event, LinkParams, MemStore};
 
 /// One endpoint with its store and the events it reported.
 pub struct Peer {
@@ -252,4 +252,100 @@ pub fn hello(key: &[u8; 32], nonce: u64, set_size: u64) -> Vec<u8> {
 /// Whether every message of `f` parses and one of them is of type `ty`.
 pub fn has_type(f: &[u8], ty: u8) -> bool {
     wire::message_sizes(f).iter().any(|(t, _)| *t == ty)
+}
+
+/// A shared radio channel of `mtu`-byte frames at 9600 bit/s, as a driver describes it.
+pub fn shared_radio(mtu: usize, loss_hint: f64) -> LinkParams {
+    LinkParams {
+        mtu,
+        shared: true,
+        paced: false,
+        half_duplex: false,
+        rate_bps: Some(9600),
+        rtt_hint: Duration::from_millis(300),
+        loss_hint,
+        discover_mtu: false,
+        frame_overhead: 0,
+        handoff: Duration::ZERO,
+        duty: None,
+        reliable: false,
+        turns: None,
+    }
+}
+
+/// Two endpoints (node keys 1 and 2) on one shared channel that delivers every frame at
+/// once; time moves by the endpoints' own timers.
+pub struct RadioPair {
+    pub eps: [Endpoint; 2],
+    pub stores: [MemStore; 2],
+    pub params: LinkParams,
+}
+
+impl RadioPair {
+    pub fn new(params: LinkParams, nonces: (u64, u64)) -> Self {
+        let mut eps = [
+            Endpoint::new(Config::default(), fuzzing::node_key(1), nonces.0),
+            Endpoint::new(Config::default(), fuzzing::node_key(2), nonces.1),
+        ];
+        for ep in &mut eps {
+            ep.link_up(Duration::ZERO, 0, params);
+        }
+        Self {
+            eps,
+            stores: [MemStore::new(), MemStore::new()],
+            params,
+        }
+    }
+
+    /// Stores bundle `n` (version 1, `size` bytes) at `side`.
+    pub fn insert(&mut self, side: usize, n: u64, size: usize) -> BundleId {
+        let (m, payload) = fuzzing::bundle(n, 1, size);
+        let id = m.id();
+        self.stores[side].insert(m, payload);
+        self.eps[side].bundle_stored(Duration::ZERO, id, &mut self.stores[side]);
+        id
+    }
+
+    /// Runs until `end`: each side, when polled, sends all it will; `deliver(side, now,
+    /// frame)` says whether the other side gets the frame, and may change it first.
+    pub fn run(
+        &mut self,
+        end: Duration,
+        mut deliver: impl FnMut(usize, Duration, &mut Vec<u8>) -> bool,
+    ) {
+        let mut now = Duration::ZERO;
+        let mtu = self.params.mtu;
+        while now < end {
+            for i in 0..2 {
+                let (a, b) = self.eps.split_at_mut(1);
+                let (me, other) = if i == 0 {
+                    (&mut a[0], &mut b[0])
+                } else {
+                    (&mut b[0], &mut a[0])
+                };
+                let (sa, sb) = self.stores.split_at_mut(1);
+                let (mine, theirs) = if i == 0 {
+                    (&mut sa[0], &mut sb[0])
+                } else {
+                    (&mut sb[0], &mut sa[0])
+                };
+                while let Some(mut f) = me.poll_transmit(now, 0, mtu, mine) {
+                    if deliver(i, now, &mut f) {
+                        other.handle_frame(now, 0, &f, theirs);
+                    }
+                }
+            }
+            let next = self
+                .eps
+                .iter()
+                .filter_map(|e| e.poll_timeout())
+                .min()
+                .unwrap_or(now + Duration::from_secs(1))
+                .max(now + Duration::from_millis(1));
+            now = next.min(end);
+            for ep in &mut self.eps {
+                ep.handle_timeout(now);
+            }
+        }
+    }
 }
