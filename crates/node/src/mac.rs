@@ -31,7 +31,7 @@
 
 use std::time::Duration;
 
-use skywave_proto::LinkParams;
+use skywave_proto::{LinkParams, wire};
 
 /// Contention window of stations that were not the last sender, in slots, with one
 /// neighbour; it grows with the neighbours that may contend.
@@ -159,9 +159,18 @@ impl SoftMac {
         self.passed = false;
     }
 
-    /// The frame just [`SoftMac::heard`] (at `now`) ended its sender's over and handed the
-    /// channel to us (`to_us`) or to another station.
-    pub fn handed_over(&mut self, now: Duration, to_us: bool) {
+    /// The frame just [`SoftMac::heard`] (at `now`), whose sender verified, as the
+    /// protocol reads it: if it ends its sender's over, the channel is handed to us (our
+    /// node tag `my_tag`) or to another station.
+    pub fn read_heard(&mut self, now: Duration, frame: &[u8], my_tag: u32) {
+        if let Some(to) = wire::over_end(frame) {
+            self.handed_over(now, to == my_tag);
+        }
+    }
+
+    /// The frame just heard (at `now`) ended its sender's over and handed the channel to
+    /// us (`to_us`) or to another station.
+    fn handed_over(&mut self, now: Duration, to_us: bool) {
         if to_us {
             self.start_at = Some(now + self.guard());
             self.handoffs += 1;
@@ -170,9 +179,9 @@ impl SoftMac {
         }
     }
 
-    /// The frame just sent ([`SoftMac::polled`]) ended our over: we stop holding the
-    /// channel and contend for it again like the station that sent last.
-    pub fn ended_over(&mut self) {
+    /// The frame just sent ended our over: we stop holding the channel and contend for
+    /// it again like the station that sent last.
+    fn ended_over(&mut self) {
         self.holding = false;
         self.frames_in_over = 0;
     }
@@ -219,10 +228,16 @@ impl SoftMac {
     }
 
     /// What the endpoint gave when asked at `now` (after [`SoftMac::may_send`] allowed
-    /// it): a frame of that many bytes went to the radio, or nothing ended the turn.
-    pub fn polled(&mut self, now: Duration, frame_len: Option<usize>) {
-        match frame_len {
-            Some(len) => self.sent(now, len),
+    /// it): a frame that went to the radio (ending our over if it says so), or nothing,
+    /// which ended the turn.
+    pub fn polled(&mut self, now: Duration, frame: Option<&[u8]>) {
+        match frame {
+            Some(f) => {
+                self.sent(now, f.len());
+                if wire::over_end(f).is_some() {
+                    self.ended_over();
+                }
+            }
             None => self.idle(),
         }
     }

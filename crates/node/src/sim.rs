@@ -158,9 +158,7 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
         }
         if let Some(m) = self.macs.get_mut(&port.0) {
             m.heard(t, self.ep.peers_on(port.0 as usize));
-            if let Some(to) = skywave_proto::wire::over_end(&frame) {
-                m.handed_over(t, to == self.ep.tag());
-            }
+            m.read_heard(t, &frame, self.ep.tag());
         }
         if self.started
             && let Some((a, LinkRole::Listen)) = self.links.get(&port.0)
@@ -318,13 +316,7 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
             .ep
             .poll_transmit(dur(now), port.0 as usize, max, &mut self.store);
         if let Some(m) = self.macs.get_mut(&port.0) {
-            m.polled(dur(now), f.as_ref().map(Vec::len));
-            if f.as_deref()
-                .and_then(skywave_proto::wire::over_end)
-                .is_some()
-            {
-                m.ended_over();
-            }
+            m.polled(dur(now), f.as_deref());
         }
         let f = f?;
         let out = if framed {

@@ -1001,10 +1001,8 @@ impl Core {
         }
         // A radio without channel access of its own: a frame ending its sender's over
         // may hand the channel to us (only a frame that verified: a stranger cannot).
-        if let Some(m) = &mut e.mac
-            && let Some(to) = wire::over_end(data)
-        {
-            m.handed_over(now, to == self.ep.tag());
+        if let Some(m) = &mut e.mac {
+            m.read_heard(now, data, self.ep.tag());
         }
         let shared = self.shared.clone();
         let mut store = shared.store();
@@ -1073,10 +1071,7 @@ impl Core {
                 }
                 let f = self.ep.poll_transmit(now, id, max, &mut *store);
                 if let Some(m) = &mut self.links.get_mut(&id).expect("present").mac {
-                    m.polled(now, f.as_ref().map(Vec::len));
-                    if f.as_deref().and_then(wire::over_end).is_some() {
-                        m.ended_over();
-                    }
+                    m.polled(now, f.as_deref());
                 }
                 let Some(f) = f else {
                     self.tell_idle(id);

@@ -334,10 +334,6 @@ impl Endpoint {
         // so continued is lost with the frame before it, so only while the peer's loss
         // rate makes that expected loss (up to a frame's worth) cheaper than the
         // reference it saves.
-        let loss = self
-            .peers
-            .get(&key)
-            .map_or(1.0, |p| p.loss.rate(params.loss_hint));
         let carried = self
             .links
             .get(&link)?
@@ -347,7 +343,9 @@ impl Endpoint {
                     && !params.paced
                     && last.checked_add(1) == Some(pn)
                     && to == key
-                    && loss * budget as f64 <= r.encoded_len() as f64
+                    && self.peers.get(&key).is_some_and(|p| {
+                        p.loss.rate(params.loss_hint) * budget as f64 <= r.encoded_len() as f64
+                    })
             })
             .map(|(_, _, r)| r);
         let fec_mode = self.cfg.fec;
@@ -1286,9 +1284,12 @@ fn streamer_waits(p: &Peer) -> bool {
 }
 
 fn has_data(p: &Peer) -> bool {
-    !p.out.is_empty()
-        || !p.backlog.is_empty()
-        || (p.streamer && !p.recon.stopped && p.recon.next_symbol < p.recon.burst_end)
+    !p.out.is_empty() || !p.backlog.is_empty() || symbols_due(p)
+}
+
+/// We stream symbols to `p` and have some of the current burst still to send.
+fn symbols_due(p: &Peer) -> bool {
+    p.streamer && !p.recon.stopped && p.recon.next_symbol < p.recon.burst_end
 }
 
 /// Whether anything of ours for `p` is still unsent now: the rest of a fragmented
@@ -1298,7 +1299,7 @@ fn has_unsent(p: &Peer) -> bool {
     p.frag_out.is_some()
         || p.hello_due
         || !p.backlog.is_empty()
-        || (p.streamer && !p.recon.stopped && p.recon.next_symbol < p.recon.burst_end)
+        || symbols_due(p)
         || p.out.iter().any(|o| {
             (!o.manifest_acked && o.manifest_sent_at.is_none())
                 || match &o.fec {

@@ -254,22 +254,15 @@ pub fn has_type(f: &[u8], ty: u8) -> bool {
     wire::message_sizes(f).iter().any(|(t, _)| *t == ty)
 }
 
-/// A shared radio channel of `mtu`-byte frames at 9600 bit/s, as a driver describes it.
+/// A shared radio channel of `mtu`-byte frames at 9600 bit/s, as a driver describes it
+/// (the fuzz harness's shared-radio profile at that rate).
 pub fn shared_radio(mtu: usize, loss_hint: f64) -> LinkParams {
     LinkParams {
         mtu,
-        shared: true,
-        paced: false,
-        half_duplex: false,
         rate_bps: Some(9600),
         rtt_hint: Duration::from_millis(300),
         loss_hint,
-        discover_mtu: false,
-        frame_overhead: 0,
-        handoff: Duration::ZERO,
-        duty: None,
-        reliable: false,
-        turns: None,
+        ..Profile::pick(2).params
     }
 }
 
