@@ -7,7 +7,8 @@ mod common;
 use std::time::Duration;
 
 use common::{RadioPair, shared_radio};
-use skywave_proto::wire::{self, Message};
+use skywave_proto::fuzzing;
+use skywave_proto::wire::{self, BundleRef, Message};
 
 struct Run {
     /// A's frames to B, in order, and whether each was delivered.
@@ -134,4 +135,87 @@ fn a_lossy_link_names_the_bundle_in_every_frame() {
     let small = run(10, 600, 64, 0.10, |_, _| false);
     assert_eq!(small.held, 10);
     assert!(small.frames.iter().any(|(f, _)| opens_with_piece_next(f)));
+}
+
+/// A frame that ends with a bundle's manifest and the next frame, whose `PIECE_NEXT`
+/// goes on with that bundle's payload, are both lost. The endpoints run as a daemon
+/// runs them: the two frames are built a moment apart, and one wake-up finds both
+/// their timers run out. The manifest goes again before the payload: the payload alone
+/// would be dropped by a peer without the manifest, and only a second timeout, twice
+/// as long, would send the manifest.
+#[test]
+fn a_manifest_lost_with_the_frame_continuing_it_goes_again_before_the_payload() {
+    let size = 100;
+    let refs: Vec<(Vec<u8>, BundleRef)> = (0..10)
+        .map(|k| {
+            let (m, _) = fuzzing::bundle(500 + k, 1, size);
+            (m.as_bytes().to_vec(), BundleRef::new(&m.id(), 1))
+        })
+        .collect();
+    let mut pair = RadioPair::new(shared_radio(223, 0.0), (11, 22));
+    pair.poll_gap = Duration::from_micros(50);
+    for k in 0..10 {
+        pair.insert(0, 500 + k, size);
+    }
+    enum State {
+        Looking,
+        /// The frame that ended with this bundle's manifest was lost.
+        ManifestLost(BundleRef),
+        /// It and the continuation after it were lost: what A sent of it since.
+        Lost(BundleRef, Vec<&'static str>),
+    }
+    let mut state = State::Looking;
+    pair.run(Duration::from_secs(120), |side, _, f| {
+        if side != 0 {
+            return true;
+        }
+        let (_, msgs) = wire::parse(f).unwrap();
+        let manifest_of = |b: &[u8]| refs.iter().find(|(m, _)| m.as_slice() == b).map(|x| x.1);
+        match &mut state {
+            State::Looking => {
+                // The frame's last data message is a manifest.
+                let last = msgs.iter().rev().find(|m| {
+                    matches!(
+                        m,
+                        Message::Manifest(_) | Message::Piece { .. } | Message::PieceNext { .. }
+                    )
+                });
+                if let Some(Message::Manifest(b)) = last
+                    && let Some(r) = manifest_of(b)
+                {
+                    state = State::ManifestLost(r);
+                    return false;
+                }
+                true
+            }
+            State::ManifestLost(r) => {
+                if opens_with_piece_next(f) {
+                    state = State::Lost(*r, Vec::new());
+                    false
+                } else {
+                    state = State::Looking;
+                    true
+                }
+            }
+            State::Lost(r, sent) => {
+                for m in &msgs {
+                    match m {
+                        Message::Manifest(b) if manifest_of(b) == Some(*r) => sent.push("manifest"),
+                        Message::Piece { r: pr, .. } if pr == r => sent.push("piece"),
+                        _ => {}
+                    }
+                }
+                true
+            }
+        }
+    });
+    let State::Lost(_, sent) = state else {
+        panic!("no frame ended with a manifest whose payload went on in the next");
+    };
+    assert_eq!(
+        sent.first(),
+        Some(&"manifest"),
+        "what A sent of the bundle after the loss: {sent:?}"
+    );
+    assert_eq!(pair.stores[1].held.len(), 10, "B holds every bundle");
 }

@@ -1178,21 +1178,22 @@ impl Endpoint {
                         kept.remove(s, e);
                     }
                     o.in_flight = kept;
-                    // Pieces sent with the manifest (in its frame or the frames built
-                    // with it) are of no use to a peer that lost it.
-                    let with_manifest = o
-                        .manifest_sent_at
-                        .is_some_and(|m| o.sends.iter().any(|&(_, _, at, _)| at == m));
+                    // The manifest is due again too when the pieces timed out went with
+                    // it (a lost frame lost both: on LoRa the piece alone cost air the
+                    // duty cycle then withheld for an hour), or when its own timer ran
+                    // out by now: the writer checks that timer only after this timeout
+                    // has doubled it, so a daemon woken once for both (a manifest and
+                    // the piece continuing it in the next frame, built a moment later)
+                    // sent the piece alone, for the peer to drop.
+                    let manifest_due = o.manifest_sent_at.is_some_and(|m| {
+                        now >= waits_from(m) + rto || o.sends.iter().any(|&(_, _, at, _)| at == m)
+                    });
                     o.sends.clear();
                     o.timeouts = o.timeouts.saturating_add(1);
-                    if !o.manifest_acked && (o.timeouts >= 2 || with_manifest) {
+                    if !o.manifest_acked && (o.timeouts >= 2 || manifest_due) {
                         // Never a report on this bundle: its manifest may be what was
                         // lost (pieces without it are dropped), so it goes again too,
-                        // with the pieces after it. At once when the pieces timed out
-                        // went with the manifest (a lost frame lost both: on LoRa
-                        // the piece alone cost air the duty cycle then withheld for an
-                        // hour); else after two timeouts (after one, the report is more
-                        // likely late).
+                        // with the pieces after it.
                         o.manifest_sent_at = None;
                     }
                     self.stats.resend_timeouts += 1;

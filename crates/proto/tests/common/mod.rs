@@ -272,6 +272,11 @@ pub struct RadioPair {
     pub eps: [Endpoint; 2],
     pub stores: [MemStore; 2],
     pub params: LinkParams,
+    /// Zero: every poll of a wake-up is at one instant, and the endpoints are woken
+    /// exactly at their timers. Otherwise as a daemon runs them: the clock moves on by
+    /// this much from one poll to the next, and wake-ups come at the timers rounded up
+    /// to the millisecond.
+    pub poll_gap: Duration,
 }
 
 impl RadioPair {
@@ -287,6 +292,7 @@ impl RadioPair {
             eps,
             stores: [MemStore::new(), MemStore::new()],
             params,
+            poll_gap: Duration::ZERO,
         }
     }
 
@@ -322,19 +328,24 @@ impl RadioPair {
                 } else {
                     (&mut sb[0], &mut sa[0])
                 };
-                while let Some(mut f) = me.poll_transmit(now, 0, mtu, mine) {
-                    if deliver(i, now, &mut f) {
-                        other.handle_frame(now, 0, &f, theirs);
+                let mut t = now;
+                while let Some(mut f) = me.poll_transmit(t, 0, mtu, mine) {
+                    if deliver(i, t, &mut f) {
+                        other.handle_frame(t, 0, &f, theirs);
                     }
+                    t += self.poll_gap;
                 }
             }
-            let next = self
+            let mut next = self
                 .eps
                 .iter()
                 .filter_map(|e| e.poll_timeout())
                 .min()
                 .unwrap_or(now + Duration::from_secs(1))
                 .max(now + Duration::from_millis(1));
+            if !self.poll_gap.is_zero() {
+                next = Duration::from_millis(next.as_nanos().div_ceil(1_000_000) as u64);
+            }
             now = next.min(end);
             for ep in &mut self.eps {
                 ep.handle_timeout(now);
