@@ -641,10 +641,15 @@ impl DaemonConfig {
                     // `channel_access` is the daemon's: who takes turns on a shared radio.
                     let mut t = v.as_table().cloned().unwrap_or_default();
                     match t.remove("channel_access") {
-                        // A TNC senses the carrier itself (p-persistence CSMA); so does
-                        // the RNode firmware (listen before talk, a contention window);
-                        // ardopcf takes turns in a session and waits out a busy channel.
-                        None if ty == "kiss" || ty == "rnode" || ty == "ardop" => {
+                        // The RNode firmware senses the carrier itself (listen before
+                        // talk, a contention window); ardopcf takes turns in a session
+                        // and waits out a busy channel. A TNC senses the carrier too,
+                        // but two TNCs each holding frames contend at every turn, and
+                        // their p-persistence draws over the carrier-detect delay
+                        // collide: `kiss` links take turns in the daemon, and the TNC's
+                        // carrier sense still defers to every other station
+                        // (docs/radios.md, Dire Wolf at 9600 baud).
+                        None if ty == "rnode" || ty == "ardop" => {
                             radio_access.insert(links.len());
                         }
                         None => {}
@@ -1542,13 +1547,13 @@ mod tests {
     }
 
     #[test]
-    fn kiss_links_parse_default_to_the_tncs_carrier_sense_and_are_checked() {
+    fn kiss_links_parse_default_to_the_daemons_turns_and_are_checked() {
         let c = DaemonConfig::from_toml(
-            "[[link]]\ntype = \"kiss\"\ntnc = \"tcp://127.0.0.1:8001\"\ncallsign = \"N0CALL-1\"\namateur = true\n\n[[link]]\ntype = \"kiss\"\ntnc = \"tcp://127.0.0.1:8001\"\nport = 1\nchannel_access = \"driver\"\n",
+            "[[link]]\ntype = \"kiss\"\ntnc = \"tcp://127.0.0.1:8001\"\ncallsign = \"N0CALL-1\"\namateur = true\n\n[[link]]\ntype = \"kiss\"\ntnc = \"tcp://127.0.0.1:8001\"\nport = 1\nchannel_access = \"radio\"\n",
             "c.toml",
         )
         .unwrap();
-        assert_eq!(c.radio_access.iter().copied().collect::<Vec<_>>(), vec![0]);
+        assert_eq!(c.radio_access.iter().copied().collect::<Vec<_>>(), vec![1]);
         c.validate().unwrap();
         let a = c.amateur_links();
         assert_eq!(a.len(), 1);
