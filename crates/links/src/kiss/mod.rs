@@ -12,7 +12,9 @@
 //! and the rate its queue is measured to drain at becomes the link's rate. A queue that
 //! stops draining takes the link down, with the reason, until it drains again. The
 //! TNC's own channel access (p-persistence CSMA: TXDELAY, persistence, slot time, set
-//! from the configuration when the link opens) decides when it transmits.
+//! from the configuration when the link opens) decides when it transmits what it holds;
+//! by default the daemon also takes turns on the channel above it (`channel_access`,
+//! docs/daemon.md), so that two TNCs do not both hold frames at a change of turn.
 //!
 //! Several links may name the same TNC, each on its own KISS port (a multi-port TNC's
 //! radio channels, Dire Wolf's channels): they share one connection to it (`tnc`),
