@@ -26,6 +26,7 @@ impl Endpoint {
         store: &mut dyn BundleStore,
     ) {
         let rto = self.rto_of(&key).unwrap_or(Duration::from_secs(1));
+        let unbacked = self.unbacked_rto_of(&key).unwrap_or(rto);
         // Asked by short id: the set that names them, if a skipped round left it unbuilt.
         self.build_recon_set(&key, store);
         let p = self.peers.get_mut(&key).expect("checked");
@@ -88,11 +89,30 @@ impl Endpoint {
                     if again
                         && !o.manifest_acked
                         && o.manifest_sent_at.is_some_and(|t| {
-                            now >= super::peer::wait_start(t, data_sent_at, half_duplex) + rto
+                            now >= super::peer::wait_start(t, data_sent_at, half_duplex) + unbacked
                         })
                     {
                         o.manifest_sent_at = None;
                         o.progress_at = now;
+                    } else if again
+                        && o.manifest_acked
+                        && !o.in_flight.is_empty()
+                        && now
+                            >= super::peer::wait_start(o.progress_at, data_sent_at, half_duplex)
+                                + unbacked
+                    {
+                        // The peer has the manifest and asks again: what is in flight
+                        // for a whole timeout, not counting its backing off, did not
+                        // arrive. Sent again now, not at a timer that after a run of
+                        // losses waits a minute.
+                        let mut kept = std::mem::take(&mut o.in_flight);
+                        for (s, e) in o.delivered.missing(o.length) {
+                            kept.remove(s, e);
+                        }
+                        o.in_flight = kept;
+                        o.sends.clear();
+                        o.progress_at = now;
+                        self.stats.want_resends += 1;
                     }
                     continue;
                 }

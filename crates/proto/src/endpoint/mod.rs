@@ -276,6 +276,9 @@ pub struct Stats {
     /// Bundles named by a peer's WANT that its link withholds (sealed bundles on a link
     /// that must not carry encryption): never sent.
     pub withheld_wants_refused: u64,
+    /// Pieces in flight sent again because the peer, holding the manifest, asked for the
+    /// bundle again after they should have arrived (a WANT by the whole short id).
+    pub want_resends: u64,
     /// Sealed manifests offered on a link that withholds them: not taken (answered as
     /// held, so the sender stops offering).
     pub withheld_offers_refused: u64,

@@ -141,7 +141,24 @@ impl Endpoint {
         Some(self.rto(p, &l.params))
     }
 
+    /// The resend timeout of the session with `key` before any backing off: how long a
+    /// report takes at most on a path that works.
+    pub(super) fn unbacked_rto_of(&self, key: &[u8; 32]) -> Option<Duration> {
+        let p = self.peers.get(key)?;
+        let l = self.links.get(&p.link)?;
+        Some(Self::unbacked_rto(&self.cfg, p, &l.params))
+    }
+
     fn rto_for(cfg: &super::Config, p: &Peer, params: &LinkParams) -> Duration {
+        let t = Self::unbacked_rto(cfg, p, params);
+        // Backing off stops at a minute (or two unbacked timeouts on a slower link), as
+        // TCP's does: a path silent for an hour is tried again within a minute of
+        // coming back.
+        let backed = (t * 2u32.pow(p.backoff.min(5))).min((t * 2).max(RTO_MAX));
+        backed.mul_f64(1.0 + p.rto_jitter)
+    }
+
+    fn unbacked_rto(cfg: &super::Config, p: &Peer, params: &LinkParams) -> Duration {
         let measured =
             p.cc.srtt
                 .map(|s| s + (p.cc.rttvar() * 4).max(Duration::from_millis(10)));
@@ -158,11 +175,7 @@ impl Endpoint {
             let over = frame_airtime(params).unwrap_or_default() * SHARED_OVER_FRAMES;
             t = t.max(over * 2 + params.rtt_hint + cfg.report_interval);
         }
-        // Backing off stops at a minute (or two unbacked timeouts on a slower link), as
-        // TCP's does: a path silent for an hour is tried again within a minute of
-        // coming back.
-        let backed = (t * 2u32.pow(p.backoff.min(5))).min((t * 2).max(RTO_MAX));
-        backed.mul_f64(1.0 + p.rto_jitter)
+        t
     }
 
     /// Silence after which the decoder asks for symbols again: the resend timeout,
