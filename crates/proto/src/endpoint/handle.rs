@@ -25,8 +25,8 @@ impl Endpoint {
         prefixes: &[u8],
         store: &mut dyn BundleStore,
     ) {
-        let rto = self.rto_of(&key).unwrap_or(Duration::from_secs(1));
-        let unbacked = self.unbacked_rto_of(&key).unwrap_or(rto);
+        // Before any backing off: the request itself says the peer still lacks it.
+        let unbacked = self.unbacked_rto_of(&key).unwrap_or(Duration::from_secs(1));
         // Asked by short id: the set that names them, if a skipped round left it unbuilt.
         self.build_recon_set(&key, store);
         let p = self.peers.get_mut(&key).expect("checked");
@@ -105,11 +105,7 @@ impl Endpoint {
                         // for a whole timeout, not counting its backing off, did not
                         // arrive. Sent again now, not at a timer that after a run of
                         // losses waits a minute.
-                        let mut kept = std::mem::take(&mut o.in_flight);
-                        for (s, e) in o.delivered.missing(o.length) {
-                            kept.remove(s, e);
-                        }
-                        o.in_flight = kept;
+                        o.presume_in_flight_lost();
                         o.sends.clear();
                         o.progress_at = now;
                         self.stats.want_resends += 1;

@@ -417,6 +417,16 @@ impl Asked {
 }
 
 impl Outgoing {
+    /// What is in flight is presumed lost, but for ranges the peer acknowledged (a
+    /// paced link's `delivered`): those are not sent again.
+    pub fn presume_in_flight_lost(&mut self) {
+        let mut kept = std::mem::take(&mut self.in_flight);
+        for (s, e) in self.delivered.missing(self.length) {
+            kept.remove(s, e);
+        }
+        self.in_flight = kept;
+    }
+
     /// The peer lacks the manifest (it was lost): it goes again, and every piece with
     /// it, since the peer dropped pieces it had no manifest for.
     pub fn resend_from_manifest(&mut self, now: Duration) {

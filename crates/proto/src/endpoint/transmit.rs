@@ -1186,11 +1186,7 @@ impl Endpoint {
                     // what livelocked a shallow bottleneck (every timeout resent
                     // megabytes the receiver held, while its reports, too fragmented
                     // to fit a frame, never came).
-                    let mut kept = std::mem::take(&mut o.in_flight);
-                    for (s, e) in o.delivered.missing(o.length) {
-                        kept.remove(s, e);
-                    }
-                    o.in_flight = kept;
+                    o.presume_in_flight_lost();
                     // The manifest is due again too when the pieces timed out went with
                     // it (a lost frame lost both: on LoRa the piece alone cost air the
                     // duty cycle then withheld for an hour), or when its own timer ran
