@@ -442,13 +442,16 @@ async fn a_tnc_reset_takes_both_ports_down_and_both_come_back() {
     for h in [&mut a0, &mut a1] {
         expect_up(h, 5.0).await;
     }
-    assert_eq!(tncs.accepted(0), 2, "one new connection for both ports");
-    for _ in 0..100 {
+    // The links are up once the kernel completes the connection; the fake TNC's accept
+    // loop may register it a moment later.
+    for _ in 0..200 {
         if tncs.clients(0) > 0 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(tncs.accepted(0), 2, "one new connection for both ports");
     send(&mut a1, blob(2, 100), 5.0).await;
     assert_eq!(frame_from(&mut b1, 5.0).await, blob(2, 100));
     send(&mut b0, blob(3, 100), 5.0).await;
