@@ -522,7 +522,10 @@ pub fn device_params(cfg: &LinkConfig) -> LinkParams {
         loss_hint: cfg.up.loss.mean_loss().max(cfg.down.loss.mean_loss()),
         discover_mtu: false,
         frame_overhead: cfg.up.overhead,
-        handoff: Duration::ZERO,
+        // A radio with a queue backs off before each frame, even within one station's
+        // burst: the gaps a listener must not take for the end of an over. Its driver
+        // knows the radio's settings (as a KISS driver sets its TNC's).
+        handoff: cfg.csma_first_backoff(),
         duty: None,
         reliable: false,
         turns: match cfg.kind {

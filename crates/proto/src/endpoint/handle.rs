@@ -798,6 +798,15 @@ impl Endpoint {
                             None => at <= cutoff,
                         } || newest_held.is_some_and(|n| at < n);
                         if lost {
+                            tracing::trace!(
+                                t = now.as_secs_f64(),
+                                id = %o.id,
+                                pn,
+                                heard = ?heard,
+                                sent = at.as_secs_f64(),
+                                ?missing,
+                                "report leaves pieces lost"
+                            );
                             for (a, b) in missing {
                                 still.remove(a, b);
                                 p.loss.on_lost(b - a);

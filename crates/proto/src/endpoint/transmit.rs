@@ -438,6 +438,12 @@ impl Endpoint {
                 // The receiver names the bundle of a manifest its last fragment completes.
                 if let FragAbout::Manifest(r, _) = about {
                     w.named(r);
+                    // Its resend timer runs from now, when the manifest has left whole:
+                    // a manifest cut across overs can have started one timeout ago.
+                    if let Some(o) = p.out.iter_mut().find(|o| o.r == r) {
+                        o.manifest_sent_at = Some(now);
+                        o.last_sent_at = now;
+                    }
                 }
             }
             if n > 0 {
@@ -802,7 +808,13 @@ impl Endpoint {
                                     f.about = FragAbout::Manifest(o.r, now);
                                     p.frag_out = Some(f);
                                 }
-                                if o.manifest_sent_at.is_some() {
+                                if let Some(before) = o.manifest_sent_at {
+                                    tracing::trace!(
+                                        t = now.as_secs_f64(),
+                                        id = %o.id,
+                                        before = before.as_secs_f64(),
+                                        "manifest again"
+                                    );
                                     self.stats.manifests_resent += 1;
                                     o.resent = true;
                                 }

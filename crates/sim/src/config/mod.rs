@@ -335,6 +335,37 @@ impl LinkConfig {
         }
     }
 
+    /// How soon a CSMA radio senses a neighbour's frame: once its preamble (and, on
+    /// LoRa, sync word) is on the air.
+    pub fn csma_detect(&self) -> Duration {
+        Duration::from_nanos(match self.lora {
+            Some(p) => p.preamble_nanos(),
+            None => crate::time::airtime_nanos(self.up.overhead as u64, self.up.rate_bps),
+        })
+    }
+
+    /// A CSMA radio's backoff slot: the configured one, but never shorter than
+    /// [`LinkConfig::csma_detect`]. No radio can tell a free channel from a busy one
+    /// sooner than it can sense a preamble: a slot shorter than that (500 us at
+    /// 9.6 kbit/s, where a preamble takes 6.7 ms) would have radios that back off by
+    /// different numbers of slots still collide, as no real radio at that rate does
+    /// (Dire Wolf's default slot at 1200 bit/s is 100 ms).
+    pub fn csma_slot(&self) -> Duration {
+        self.csma.slot.max(self.csma_detect())
+    }
+
+    /// The longest a CSMA radio with a transmit queue waits before sending a frame on a
+    /// quiet channel (its first backoff, `cw_min` slots): how far apart the frames of
+    /// one station's burst can be. A radio without a queue sends at once: zero.
+    pub fn csma_first_backoff(&self) -> Duration {
+        match (self.kind, self.csma.txqueue) {
+            (LinkKind::Csma, TxQueue::Bytes | TxQueue::Frames(_)) => {
+                self.csma_slot() * self.csma.cw_min
+            }
+            _ => Duration::ZERO,
+        }
+    }
+
     /// The transmit queue limit of one direction in bytes.
     pub fn buffer_bytes(&self, side: Side) -> u64 {
         let d = self.dir(side);

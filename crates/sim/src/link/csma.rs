@@ -240,11 +240,7 @@ impl CsmaMedium {
                 stats: LinkStats::default(),
             })
             .collect();
-        // A LoRa radio senses a neighbour once its preamble and sync word are on the air.
-        let detect = match cfg.lora {
-            Some(p) => p.preamble_nanos(),
-            None => airtime_nanos(d.overhead as u64, d.rate_bps),
-        };
+        let detect = nanos(cfg.csma_detect());
         Ok(CsmaMedium {
             rate: d.rate_bps,
             overhead: d.overhead as u64,
@@ -253,12 +249,7 @@ impl CsmaMedium {
             mtu: d.mtu,
             buffer: usize::try_from(cfg.buffer_bytes(Side::A)).unwrap_or(usize::MAX),
             delay: d.delay,
-            // No radio can tell a free channel from a busy one sooner than it can sense
-            // a preamble: a slot shorter than that (500 us at 9.6 kbit/s, where a preamble
-            // takes 6.7 ms) would have radios that back off by different numbers of slots
-            // still collide, as no real radio at that rate does (Dire Wolf's default slot
-            // at 1200 bit/s is 100 ms).
-            slot: nanos(cfg.csma.slot).max(detect),
+            slot: nanos(cfg.csma_slot()),
             detect,
             cw_min: cfg.csma.cw_min,
             cw_max: cfg.csma.cw_max,
