@@ -431,18 +431,30 @@ impl Endpoint {
         // 1. The rest of a message too large for one frame, before anything else:
         // it is worth nothing until whole.
         if let Some(f) = p.frag_out.as_mut() {
-            let about = f.about;
+            let mut about = f.about;
             let (n, done) = f.write(&mut w, 0);
             if done {
                 p.frag_out = None;
                 // The receiver names the bundle of a manifest its last fragment completes.
-                if let FragAbout::Manifest(r, _) = about {
+                if let FragAbout::Manifest(r, start) = about {
                     w.named(r);
                     // Its resend timer runs from now, when the manifest has left whole:
-                    // a manifest cut across overs can have started one timeout ago.
-                    if let Some(o) = p.out.iter_mut().find(|o| o.r == r) {
+                    // a manifest cut across overs can have started one timeout ago. The
+                    // frames that carried this copy's fragments name it by that time too
+                    // (a frame the peer missed sends the copy it carried again).
+                    if let Some(o) = p
+                        .out
+                        .iter_mut()
+                        .find(|o| o.r == r && o.manifest_sent_at == Some(start))
+                    {
                         o.manifest_sent_at = Some(now);
                         o.last_sent_at = now;
+                        for m in p.notes.iter_mut().flat_map(|n| n.manifests.iter_mut()) {
+                            if *m == (r, start) {
+                                m.1 = now;
+                            }
+                        }
+                        about = FragAbout::Manifest(r, now);
                     }
                 }
             }
