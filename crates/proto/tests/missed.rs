@@ -142,3 +142,43 @@ fn pieces_without_their_manifest_bring_it_again() {
     assert!(s1.nameless_resent >= 1, "{s1:?}");
     assert_eq!(s1.resend_timeouts, 0, "{s1:?}");
 }
+
+/// Whether `f` carries the first fragment of a manifest.
+fn opens_a_manifest(f: &[u8]) -> bool {
+    let Ok((_, msgs)) = skywave_proto::wire::parse(f) else {
+        return false;
+    };
+    msgs.iter().any(|m| {
+        matches!(m, skywave_proto::wire::Message::Frag { offset: 0, data, .. }
+            if data.first() == Some(&ty::MANIFEST))
+    })
+}
+
+/// A manifest too large for the link's frames goes in fragments. The peer missing a
+/// frame that carried one of them sends the manifest again at once, though its resend
+/// timer runs from its last fragment: the frames name the copy they carried.
+#[test]
+fn a_missed_fragment_of_a_manifest_brings_it_again() {
+    let mut net = Net::new(2, MODEM);
+    net.profile.params.mtu = 64;
+    net.keep_log = true;
+    net.connect(0, 1);
+    assert!(net.run_until(Duration::from_secs(60), |n| n.log.len() >= 4));
+    for i in 0..5 {
+        net.peers[1].insert(net.now, 100 + i, 1, 100);
+    }
+    let dropped = Rc::new(RefCell::new(0usize));
+    let d = dropped.clone();
+    net.hook = Box::new(move |f, _, bytes| {
+        if f == 1 && *d.borrow() == 0 && opens_a_manifest(&bytes) {
+            *d.borrow_mut() += 1;
+            return vec![];
+        }
+        vec![bytes]
+    });
+    assert!(net.run_until(Duration::from_secs(600), |n| held(n, 0, 100, 5) == 5));
+    assert_eq!(*dropped.borrow(), 1);
+    let s1 = net.peers[1].ep.stats();
+    assert!(s1.missed_frames_repaired >= 1, "{s1:?}");
+    assert_eq!(s1.resend_timeouts, 0, "{s1:?}");
+}
