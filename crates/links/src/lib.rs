@@ -24,7 +24,7 @@ mod stream;
 pub mod vara;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use bytes::Bytes;
 use serde::Deserialize;
@@ -132,6 +132,11 @@ pub struct LinkHandle {
     /// [`LinkHandle::send_frame`] to send and wait for the new value.
     pub room: watch::Receiver<usize>,
     pub counters: Arc<LinkCounters>,
+    /// Set by a daemon that takes turns on a shared channel while the channel is its own
+    /// (its over goes on, or the peer's over-end frame handed it over): the frames it
+    /// hands now need no contention. A driver whose radio draws a backoff of its own
+    /// before keying (a TNC's p-persistence) has it skip that; other drivers ignore it.
+    pub turn: Arc<AtomicBool>,
 }
 
 /// The driver has stopped (its task ended).

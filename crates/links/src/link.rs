@@ -2,6 +2,7 @@
 //! backoff, and the stream transmit queue with its pacer.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -102,6 +103,8 @@ pub(crate) struct Shared {
     events: mpsc::Sender<LinkEvent>,
     room: watch::Sender<usize>,
     pub counters: Arc<LinkCounters>,
+    /// [`LinkHandle::turn`].
+    turn: Arc<AtomicBool>,
 }
 
 /// Why a driver task stops.
@@ -116,12 +119,14 @@ impl Shared {
         let (fr_tx, fr_rx) = mpsc::channel(4);
         let (room_tx, room_rx) = watch::channel(0);
         let counters = Arc::new(LinkCounters::default());
+        let turn = Arc::new(AtomicBool::new(false));
         let handle = LinkHandle {
             name: name.clone(),
             events: ev_rx,
             frames: fr_tx,
             room: room_rx,
             counters: counters.clone(),
+            turn: turn.clone(),
         };
         (
             Shared {
@@ -129,6 +134,7 @@ impl Shared {
                 events: ev_tx,
                 room: room_tx,
                 counters,
+                turn,
             },
             handle,
             fr_rx,
@@ -160,6 +166,12 @@ impl Shared {
             *r = room;
             changed
         });
+    }
+
+    /// Whether the daemon holds the channel for the frames it hands now
+    /// ([`LinkHandle::turn`]).
+    pub(crate) fn turn_held(&self) -> bool {
+        self.turn.load(Ordering::Acquire)
     }
 
     /// Whether the daemon still holds the handle's event receiver.

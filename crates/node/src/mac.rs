@@ -73,6 +73,8 @@ pub struct SoftMac {
     frames_in_over: u32,
     /// When this station may start, once chosen for the current quiet spell.
     start_at: Option<Duration>,
+    /// `start_at` came from an over-end frame that named this station.
+    handed: bool,
     /// The last frame heard ended its sender's over and named another station: wait a
     /// guard longer, so that station's frame is on the air and heard first.
     other_named: bool,
@@ -103,6 +105,7 @@ impl SoftMac {
             holding: false,
             frames_in_over: 0,
             start_at: None,
+            handed: false,
             other_named: false,
             passed: false,
             handoffs: 0,
@@ -159,6 +162,7 @@ impl SoftMac {
         self.holding = false;
         self.frames_in_over = 0;
         self.start_at = None;
+        self.handed = false;
         self.other_named = false;
         self.passed = false;
     }
@@ -180,6 +184,7 @@ impl SoftMac {
             // host's own scheduling is allowed for; a radio that senses the carrier
             // still defers to any tail of it.
             self.start_at = Some(now + HANDED_MARGIN);
+            self.handed = true;
             self.handoffs += 1;
         } else {
             self.other_named = true;
@@ -229,6 +234,15 @@ impl SoftMac {
         if now >= start { Ok(()) } else { Err(start) }
     }
 
+    /// Whether the channel is this station's now, rather than contended for: it sent the
+    /// last frame and its over goes on, or an over-end frame handed it the channel. A
+    /// radio that draws a backoff of its own before it keys (a TNC's p-persistence) need
+    /// not then: nobody else is about to start. Meaningful once [`SoftMac::may_send`]
+    /// allowed a frame.
+    pub fn holds_turn(&self) -> bool {
+        (self.holding && self.frames_in_over < MAX_OVER_FRAMES) || self.handed
+    }
+
     /// When a station waiting for its turn should ask again (after `now`).
     pub fn waiting_until(&self, now: Duration) -> Option<Duration> {
         self.start_at.filter(|&t| t > now)
@@ -258,6 +272,7 @@ impl SoftMac {
         self.holding = true;
         self.frames_in_over += 1;
         self.start_at = None;
+        self.handed = false;
         self.passed = false;
     }
 
@@ -269,6 +284,7 @@ impl SoftMac {
             self.start_at = None;
             self.passed = true;
         }
+        self.handed = false;
     }
 }
 
@@ -380,6 +396,41 @@ mod tests {
                 "{rate} bit/s: {end:?} against {without:?}"
             );
         }
+    }
+
+    /// The channel is the station's own after an over-end frame named it and while its
+    /// over goes on; not when it won a contention, nor past an over's length.
+    #[test]
+    fn a_turn_is_held_when_handed_over_or_going_on_not_when_contended_for() {
+        let mut m = SoftMac::new(9600, 223, 7);
+        // Contention: a frame heard that hands the channel to nobody.
+        m.heard(Duration::ZERO, 1);
+        let at = m.may_send(Duration::ZERO).unwrap_err();
+        assert!(m.may_send(at).is_ok());
+        assert!(!m.holds_turn(), "won by contention");
+        m.sent(at, 223);
+        assert!(m.may_send(at).is_ok() && m.holds_turn(), "its over goes on");
+        for _ in 1..MAX_OVER_FRAMES {
+            m.sent(at, 223);
+        }
+        assert!(!m.holds_turn(), "past an over's length");
+        // Handed the channel by the peer's over-end frame.
+        let t = Duration::from_secs(10);
+        m.heard(t, 1);
+        m.handed_over(t, true);
+        assert!(m.may_send(t + HANDED_MARGIN).is_ok() && m.holds_turn());
+        // Another station named: contention again.
+        let t = Duration::from_secs(20);
+        m.heard(t, 2);
+        m.handed_over(t, false);
+        let at = m.may_send(t).unwrap_err();
+        assert!(m.may_send(at).is_ok() && !m.holds_turn());
+        // Nothing to send when handed the channel: the turn is given up.
+        let t = Duration::from_secs(30);
+        m.heard(t, 1);
+        m.handed_over(t, true);
+        m.idle();
+        assert!(!m.holds_turn());
     }
 
     #[test]

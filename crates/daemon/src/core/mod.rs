@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -134,6 +134,8 @@ enum Io {
     Driver {
         frames: mpsc::Sender<Bytes>,
         counters: Arc<LinkCounters>,
+        /// [`LinkHandle::turn`].
+        turn: Arc<AtomicBool>,
     },
 }
 
@@ -658,11 +660,16 @@ impl Core {
             frames,
             room,
             counters,
+            turn,
         } = h;
         let id = self.alloc(
             kind,
             name,
-            Io::Driver { frames, counters },
+            Io::Driver {
+                frames,
+                counters,
+                turn,
+            },
             LinkAdapter::device_starting(),
         );
         self.ep.withhold_sealed(id, amateur);
@@ -1064,10 +1071,12 @@ impl Core {
                     continue;
                 }
                 // A shared radio without channel access of its own: our turn first.
-                if let Some(m) = &mut self.links.get_mut(&id).expect("present").mac
-                    && m.may_send(now).is_err()
-                {
-                    break;
+                let mut in_turn = false;
+                if let Some(m) = &mut self.links.get_mut(&id).expect("present").mac {
+                    if m.may_send(now).is_err() {
+                        break;
+                    }
+                    in_turn = m.holds_turn();
                 }
                 let f = self.ep.poll_transmit(now, id, max, &mut *store);
                 if let Some(m) = &mut self.links.get_mut(&id).expect("present").mac {
@@ -1078,6 +1087,9 @@ impl Core {
                     break;
                 };
                 n += 1;
+                if let Io::Driver { turn, .. } = &self.links.get(&id).expect("present").io {
+                    turn.store(in_turn, Ordering::Release);
+                }
                 if !self.send(id, f) {
                     break;
                 }

@@ -118,6 +118,11 @@ pub struct KissConfig {
     pub name: Option<String>,
 }
 
+/// A duration in the 10 ms units of KISS parameters.
+fn tens(d: Duration) -> u8 {
+    u8::try_from(d.as_millis() / 10).unwrap_or(u8::MAX)
+}
+
 fn default_baud() -> u32 {
     9600
 }
@@ -189,7 +194,6 @@ impl KissConfig {
 
     /// The KISS parameter frames sent when the link opens.
     pub fn parameter_frames(&self) -> Vec<u8> {
-        let tens = |d: Duration| u8::try_from(d.as_millis() / 10).unwrap_or(u8::MAX);
         let mut out = Vec::new();
         for (c, v) in [
             (wire::cmd::TXDELAY, tens(self.txdelay)),
@@ -470,6 +474,14 @@ pub(crate) struct KissTx {
     mtu: usize,
     txbuf: bool,
     queue: Option<Bytes>,
+    /// The waiting frame goes in a turn the daemon holds ([`LinkHandle::turn`]).
+    queue_in_turn: bool,
+    /// The configured persistence and slot time, as KISS sets them.
+    persistence: u8,
+    slot_tens: u8,
+    /// The TNC is set to key at once (persistence 255, one 10 ms slot) rather than
+    /// draw its configured backoff.
+    keys_at_once: bool,
     /// KISS bytes for the TNC, not yet handed to it.
     pub out: Vec<u8>,
     /// Where the credit came from last time we looked (changes are logged).
@@ -516,6 +528,10 @@ impl KissTx {
             mtu: cfg.mtu,
             txbuf: cfg.txbuf,
             queue: None,
+            queue_in_turn: false,
+            persistence: cfg.persistence,
+            slot_tens: tens(cfg.slot_time),
+            keys_at_once: false,
             out: cfg.parameter_frames(),
             was: None,
             first_ask: None,
@@ -535,10 +551,20 @@ impl KissTx {
         if r < MIN_ROOM.min(self.mtu) { 0 } else { r }
     }
 
-    pub(crate) fn offer(&mut self, name: &str, f: Bytes, now: Instant, counters: &LinkCounters) {
+    /// A frame from the daemon; `in_turn`: the daemon holds the channel for it
+    /// ([`LinkHandle::turn`]).
+    pub(crate) fn offer(
+        &mut self,
+        name: &str,
+        f: Bytes,
+        in_turn: bool,
+        now: Instant,
+        counters: &LinkCounters,
+    ) {
         // (An empty frame, the daemon's "nothing more to send": no over to end here.)
         let room = self.room(now);
         self.queue = accept_frame(name, f, self.mtu, room, counters);
+        self.queue_in_turn = in_turn;
     }
 
     /// Queues what may go to the TNC now: a `TXBUF:` query when one is due, the waiting
@@ -557,6 +583,21 @@ impl KissTx {
             return;
         }
         let f = self.queue.take().expect("checked");
+        // In a turn the daemon holds, nobody else is about to start: the TNC's random
+        // wait (1 / persistence slots, 0.4 s at Dire Wolf's defaults) would only leave
+        // the channel idle. It still waits for a clear channel. Out of one, the
+        // configured backoff again, for whoever else may contend. A TNC reads these
+        // when it next waits to key, so they go just ahead of the frame.
+        if self.queue_in_turn != self.keys_at_once {
+            self.keys_at_once = self.queue_in_turn;
+            let (p, slot) = if self.keys_at_once {
+                (255, 1)
+            } else {
+                (self.persistence, self.slot_tens)
+            };
+            wire::encode(self.port, wire::cmd::PERSISTENCE, &[p], &mut self.out);
+            wire::encode(self.port, wire::cmd::SLOT_TIME, &[slot], &mut self.out);
+        }
         let mut ax = Vec::with_capacity(len);
         ax25::encode_ui(&self.dest, &self.source, self.pid, &f, &mut ax);
         wire::encode(self.port, wire::cmd::DATA, &ax, &mut self.out);
@@ -686,6 +727,7 @@ impl KissTx {
     fn reset(&mut self, now: Instant, cfg: &KissConfig) {
         self.credit.reset(now);
         self.out = cfg.parameter_frames();
+        self.keys_at_once = false;
         self.was = None;
     }
 }
@@ -795,7 +837,7 @@ async fn session(
             f = frames.recv(), if tx.queue.is_none() => match f {
                 Some(f) => {
                     let now = Instant::now();
-                    tx.offer(&shared.name, f, now, counters);
+                    tx.offer(&shared.name, f, shared.turn_held(), now, counters);
                     tx.pump(now, counters);
                     shared.took_frame(if stalled { 0 } else { tx.room(now) });
                 }
@@ -982,7 +1024,7 @@ mod tests {
             "two frames may wait; one is at most the MTU"
         );
         tx.out.clear();
-        tx.offer("t", Bytes::from_static(b"skywave"), t0, &counters);
+        tx.offer("t", Bytes::from_static(b"skywave"), false, t0, &counters);
         tx.pump(t0, &counters);
         let mut d = wire::Decoder::new();
         let f = d.push(&tx.out);
@@ -998,5 +1040,55 @@ mod tests {
         // The same bytes coming from the TNC are read back as the frame.
         let got = tx.receive(&f[0], t0, &counters);
         assert_eq!(got, Rx::Frame(Bytes::from_static(b"skywave")));
+    }
+
+    /// Frames in a turn the daemon holds have the TNC key at once (persistence 255, a
+    /// 10 ms slot); the first frame out of one brings the configured backoff back. The
+    /// settings go just ahead of the frame, once per change.
+    #[test]
+    fn frames_in_a_held_turn_key_at_once_and_others_draw_the_backoff() {
+        let c = KissConfig {
+            callsign: Some("N0CALL-1".into()),
+            persistence: 63,
+            slot_time: Duration::from_millis(100),
+            ..KissConfig::new("tcp://127.0.0.1:8001")
+        };
+        let (src, dest) = c.check().unwrap();
+        let t0 = Instant::now();
+        let mut tx = KissTx::new(&c, src, dest, t0);
+        let counters = LinkCounters::default();
+        let answer = &wire::Decoder::new().push(b"\xC0\x06TXBUF:0\xC0")[0];
+        // What the TNC is told for each frame: (command, value) of the parameters
+        // ahead of it.
+        let send = |tx: &mut KissTx, in_turn: bool| {
+            tx.pump(t0, &counters);
+            tx.receive(answer, t0, &counters);
+            tx.out.clear();
+            tx.offer("t", Bytes::from_static(b"frame"), in_turn, t0, &counters);
+            tx.pump(t0, &counters);
+            let got = wire::Decoder::new().push(&tx.out);
+            assert_eq!(got.last().unwrap().command, wire::cmd::DATA);
+            got[..got.len() - 1]
+                .iter()
+                .filter(|f| f.command != wire::cmd::SET_HARDWARE)
+                .map(|f| (f.command, f.data[0]))
+                .collect::<Vec<_>>()
+        };
+        let at_once = vec![(wire::cmd::PERSISTENCE, 255), (wire::cmd::SLOT_TIME, 1)];
+        let backoff = vec![(wire::cmd::PERSISTENCE, 63), (wire::cmd::SLOT_TIME, 10)];
+        assert_eq!(
+            send(&mut tx, false),
+            vec![],
+            "contended: the configured backoff"
+        );
+        assert_eq!(send(&mut tx, true), at_once);
+        assert_eq!(send(&mut tx, true), vec![], "once per change");
+        assert_eq!(send(&mut tx, false), backoff);
+        assert_eq!(send(&mut tx, false), vec![]);
+        assert_eq!(send(&mut tx, true), at_once);
+        // A TNC that reconnects has the configured settings again.
+        tx.reset(t0, &c);
+        tx.out.clear();
+        assert_eq!(send(&mut tx, true), at_once);
     }
 }
