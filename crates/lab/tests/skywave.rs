@@ -218,7 +218,7 @@ fn uhf_100x100_resends_little_on_a_shared_medium() {
 /// the two nodes' air back to back, 45.3 s. The target is completion within 1.5 x that.
 /// In this seed each radio's whole exchange fits its first hour's budget, so the run
 /// ends within minutes rather than waiting for the hour to slide (the target is still
-/// missed: about 2.5 x).
+/// missed: about 2 x).
 #[test]
 fn lora_duty_cycle_is_never_exceeded_on_the_air() {
     let r = run_seed(&Scenario::lookup("lora-sf9-1pct").unwrap(), 1);
@@ -237,8 +237,10 @@ fn lora_duty_cycle_is_never_exceeded_on_the_air() {
     assert!(r.completion_seconds.unwrap() < 300.0, "{r:?}");
     for p in r.links.iter().flat_map(|l| &l.ports) {
         assert!(p.max_duty_cycle.unwrap() <= 0.01, "{p:?}");
-        // Most of the first hour's allowance went into the exchange itself.
-        assert!(p.max_duty_cycle.unwrap() > 0.008, "{p:?}");
+        // The hour that counts held at least the radio's own useful air: the lab
+        // measured the exchange itself.
+        let useful = d.useful_air_seconds[&p.node] / 3600.0;
+        assert!(p.max_duty_cycle.unwrap() >= useful, "{p:?} against {useful}");
     }
 }
 
