@@ -240,7 +240,10 @@ fn lora_duty_cycle_is_never_exceeded_on_the_air() {
         // The hour that counts held at least the radio's own useful air: the lab
         // measured the exchange itself.
         let useful = d.useful_air_seconds[&p.node] / 3600.0;
-        assert!(p.max_duty_cycle.unwrap() >= useful, "{p:?} against {useful}");
+        assert!(
+            p.max_duty_cycle.unwrap() >= useful,
+            "{p:?} against {useful}"
+        );
     }
 }
 
