@@ -27,6 +27,10 @@
 //!   of two or three frames of silence. A lost over-end frame leaves the quiet rule.
 //! - Every wait is in airtime of the link's own frames, so the same rules hold from
 //!   1.2 kbit/s to 128 kbit/s.
+//! - A radio that does sense the carrier and draws a backoff of its own before keying (a
+//!   TNC's p-persistence) is told when the channel is the station's own
+//!   ([`SoftMac::holds_turn`]: its over goes on, or it was handed the channel), so that
+//!   it keys once the channel is clear instead of leaving it idle for its draw.
 //!
 //! Sans-IO: time comes in, and the randomness is a seeded xorshift.
 
