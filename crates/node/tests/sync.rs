@@ -82,6 +82,17 @@ fn pair_with(
     Pair { sim, a: na, b: nb }
 }
 
+/// [`pair_with`], each side holding 100 bundles of 100 B the other lacks.
+fn hundred_each(profile: &str, seed: u64, adapter: impl Fn(&LinkConfig) -> LinkAdapter) -> Pair {
+    pair_with(
+        profile,
+        seed,
+        store_with(0, 100, 100),
+        store_with(1000, 100, 100),
+        adapter,
+    )
+}
+
 fn held(p: &Pair, n: NodeId) -> usize {
     p.sim.node::<SimNode<MemStore>>(n).unwrap().store.held.len()
 }
@@ -170,19 +181,13 @@ fn turn_taking_beats_a_free_for_all_on_an_unqueued_radio() {
     let limit = Duration::from_secs(120);
     for seed in 1..=3 {
         let run = |mac: bool| {
-            let mut p = pair_with(
-                profile,
-                seed,
-                store_with(0, 100, 100),
-                store_with(1000, 100, 100),
-                |cfg| {
-                    if mac {
-                        adapter_for(cfg)
-                    } else {
-                        LinkAdapter::device(device_params(cfg))
-                    }
-                },
-            );
+            let mut p = hundred_each(profile, seed, |cfg| {
+                if mac {
+                    adapter_for(cfg)
+                } else {
+                    LinkAdapter::device(device_params(cfg))
+                }
+            });
             let t = run_until_synced(&mut p, 200, limit);
             let a = p.sim.node::<SimNode<MemStore>>(p.a).unwrap();
             let b = p.sim.node::<SimNode<MemStore>>(p.b).unwrap();
@@ -219,24 +224,18 @@ fn the_driver_waits_out_its_queued_radios_backoff() {
     let limit = Duration::from_secs(600);
     for seed in 1..=3 {
         let run = |knows_backoff: bool| {
-            let mut p = pair_with(
-                profile,
-                seed,
-                store_with(0, 100, 100),
-                store_with(1000, 100, 100),
-                |cfg| {
-                    let a = adapter_for(cfg);
-                    if knows_backoff {
-                        a
-                    } else {
-                        let params = skywave_proto::LinkParams {
-                            handoff: Duration::ZERO,
-                            ..a.params()
-                        };
-                        LinkAdapter::device(params).without_channel_access()
-                    }
-                },
-            );
+            let mut p = hundred_each(profile, seed, |cfg| {
+                let a = adapter_for(cfg);
+                if knows_backoff {
+                    a
+                } else {
+                    let params = skywave_proto::LinkParams {
+                        handoff: Duration::ZERO,
+                        ..a.params()
+                    };
+                    LinkAdapter::device(params).without_channel_access()
+                }
+            });
             let t = run_until_synced(&mut p, 200, limit);
             let collided: u64 = [p.a, p.b]
                 .iter()
