@@ -575,6 +575,13 @@ impl KissTx {
             self.credit.asked(now);
             self.first_ask.get_or_insert(now);
         }
+        // The held turn's frames have all left the TNC's queue: its configured backoff
+        // again, for whatever else it sends meanwhile (its beacons, other clients) and
+        // for after the daemon goes away. Not sooner: a TNC may read the settings when
+        // it starts waiting for a frame already queued.
+        if self.keys_at_once && self.queue.is_none() && self.credit.held(now) == 0 {
+            self.key_at_once(false);
+        }
         let Some(f) = &self.queue else {
             return;
         };
@@ -589,14 +596,7 @@ impl KissTx {
         // configured backoff again, for whoever else may contend. A TNC reads these
         // when it next waits to key, so they go just ahead of the frame.
         if self.queue_in_turn != self.keys_at_once {
-            self.keys_at_once = self.queue_in_turn;
-            let (p, slot) = if self.keys_at_once {
-                (255, 1)
-            } else {
-                (self.persistence, self.slot_tens)
-            };
-            wire::encode(self.port, wire::cmd::PERSISTENCE, &[p], &mut self.out);
-            wire::encode(self.port, wire::cmd::SLOT_TIME, &[slot], &mut self.out);
+            self.key_at_once(self.queue_in_turn);
         }
         let mut ax = Vec::with_capacity(len);
         ax25::encode_ui(&self.dest, &self.source, self.pid, &f, &mut ax);
@@ -604,6 +604,19 @@ impl KissTx {
         self.credit.wrote(now, ax.len());
         LinkCounters::add(&counters.frames_out, 1);
         LinkCounters::add(&counters.bytes_out, f.len() as u64);
+    }
+
+    /// Sets the TNC to key once the channel is clear (`yes`: persistence 255, a 10 ms
+    /// slot) or to draw its configured backoff.
+    fn key_at_once(&mut self, yes: bool) {
+        self.keys_at_once = yes;
+        let (p, slot) = if yes {
+            (255, 1)
+        } else {
+            (self.persistence, self.slot_tens)
+        };
+        wire::encode(self.port, wire::cmd::PERSISTENCE, &[p], &mut self.out);
+        wire::encode(self.port, wire::cmd::SLOT_TIME, &[slot], &mut self.out);
     }
 
     /// A frame from the TNC on this link's port: what it held; counters updated.
@@ -841,7 +854,15 @@ async fn session(
                     tx.pump(now, counters);
                     shared.took_frame(if stalled { 0 } else { tx.room(now) });
                 }
-                None => return Err(Closed),
+                None => {
+                    // The daemon is going: the TNC keeps its configured backoff (as far
+                    // as a last write reaches it).
+                    if tx.keys_at_once {
+                        tx.key_at_once(false);
+                        io.write(opened, std::mem::take(&mut tx.out));
+                    }
+                    return Err(Closed);
+                }
             },
             _ = sleep_until(wake) => {}
         }
@@ -1043,8 +1064,9 @@ mod tests {
     }
 
     /// Frames in a turn the daemon holds have the TNC key at once (persistence 255, a
-    /// 10 ms slot); the first frame out of one brings the configured backoff back. The
-    /// settings go just ahead of the frame, once per change.
+    /// 10 ms slot); the first frame out of one brings the configured backoff back, and
+    /// so does the TNC's queue emptying after the turn. The settings go just ahead of
+    /// the frame, once per change.
     #[test]
     fn frames_in_a_held_turn_key_at_once_and_others_draw_the_backoff() {
         let c = KissConfig {
@@ -1089,6 +1111,23 @@ mod tests {
         // A TNC that reconnects has the configured settings again.
         tx.reset(t0, &c);
         tx.out.clear();
+        assert_eq!(send(&mut tx, true), at_once);
+        // Once the turn's frames have left the TNC's queue, and not before, it is set
+        // back to its configured backoff, for whatever else it sends meanwhile.
+        let told = |tx: &mut KissTx| {
+            tx.out.clear();
+            tx.pump(t0, &counters);
+            wire::Decoder::new()
+                .push(&tx.out)
+                .iter()
+                .filter(|f| f.command != wire::cmd::SET_HARDWARE)
+                .map(|f| (f.command, f.data[0]))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(told(&mut tx), vec![], "the frame is still queued");
+        tx.receive(answer, t0, &counters);
+        assert_eq!(told(&mut tx), backoff);
+        assert_eq!(told(&mut tx), vec![]);
         assert_eq!(send(&mut tx, true), at_once);
     }
 }
