@@ -86,6 +86,55 @@ fn a_lost_report_is_said_again_once_the_peer_misses_its_frame() {
 }
 
 #[test]
+fn a_lost_word_of_missed_frames_is_told_again() {
+    // A report is lost; then the frame telling its sender that it was missed is lost
+    // too. The teller hears of that second loss in turn and tells the first again, so
+    // the report is said again within a few overs, not after the bundles' sender times
+    // out. (Half duplex: full-duplex links send each report twice anyway.)
+    let run = |lose_missed: bool| {
+        let mut net = pair(MODEM);
+        for i in 0..30 {
+            net.peers[1].insert(net.now, 100 + i, 1, 150);
+            net.peers[0].insert(net.now, 300 + i, 1, 150);
+        }
+        let start = net.now;
+        let lost = Rc::new(RefCell::new((0usize, 0usize)));
+        let l = lost.clone();
+        net.hook = Box::new(move |from, _, bytes| {
+            let mut l = l.borrow_mut();
+            if from == 0 && l.0 == 0 && has_type(&bytes, ty::HAVE_ALL) {
+                l.0 += 1;
+                return vec![];
+            }
+            if lose_missed && from == 1 && l.0 == 1 && l.1 == 0 && has_type(&bytes, ty::MISSED) {
+                l.1 += 1;
+                return vec![];
+            }
+            vec![bytes]
+        });
+        assert!(
+            net.run_until(Duration::from_secs(600), |n| held(n, 0, 100, 30) == 30
+                && held(n, 1, 300, 30) == 30),
+            "sync did not finish"
+        );
+        assert_eq!(*lost.borrow(), (1, usize::from(lose_missed)));
+        (net.now - start, net)
+    };
+    let (once, _) = run(false);
+    let (twice, net) = run(true);
+    let s1 = net.peers[1].ep.stats();
+    assert!(s1.missed_frames_told >= 2, "{s1:?}");
+    assert!(s1.missed_frames_repaired >= 1, "{s1:?}");
+    // Told again: a round trip or two more. Not told: the report waited out the
+    // bundles' resend timeout.
+    let rtt = net.profile.params.rtt_hint;
+    assert!(
+        twice < once + rtt * 3,
+        "sync took {twice:?}, {once:?} with only the report lost (rtt hint {rtt:?})"
+    );
+}
+
+#[test]
 fn a_lost_request_is_made_again_once_the_peer_misses_its_frame() {
     // The sets differ before the session: reconciliation finds the difference, and the
     // decoding side asks for what it lacks in WANTs.

@@ -348,7 +348,10 @@ impl Endpoint {
             f.sent.retain(|&x| x > last_esi);
             let resolved = (before - f.sent.len()) as u64;
             let received = f.covered_needed.saturating_sub(needed);
-            p.loss.on_sent(resolved * u64::from(t));
+            p.loss.on_sent(
+                resolved * u64::from(t),
+                usize::from(t) + fec::FRAME_HEADER_RESERVE,
+            );
             p.loss
                 .on_lost(resolved.saturating_sub(received) * u64::from(t));
             f.covered_needed = needed;

@@ -124,7 +124,7 @@ impl Endpoint {
 
     /// The peer says frames of ours never arrived (MISSED): what only they said goes
     /// again now, not after the timeouts that would otherwise find it out. A lost
-    /// report is said again (the sender would resend what we hold); a lost request is
+    /// MISSED is told again; a lost report is said again (the sender would resend what we hold); a lost request is
     /// made again, by the whole short id; a lost manifest goes again with every piece
     /// sent since (the peer dropped them, having no manifest to put them under).
     pub(super) fn on_missed(&mut self, now: Duration, key: [u8; 32], ranges: &[(u64, u64)]) {
@@ -144,6 +144,8 @@ impl Endpoint {
         let p = self.peers.get_mut(&key).expect("checked");
         for n in notes {
             self.stats.missed_frames_repaired += 1;
+            // Our own word of frames we missed, lost with it: said again.
+            p.retell_missed(&n.missed);
             for r in n.reports {
                 if p.incoming.contains_key(&r) {
                     queue_have(p, r, now);

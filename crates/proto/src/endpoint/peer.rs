@@ -90,11 +90,14 @@ pub(crate) struct OutFec {
 }
 
 /// A peer's loss rate, from data sent and found lost, decaying so that it follows the
-/// path (collisions on shared media count).
+/// path (collisions on shared media count); and the size of the frames it was measured
+/// on, from which [`LossMeter::best_frame`] sizes frames.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct LossMeter {
     sent: f64,
     lost: f64,
+    /// Sum of bytes sent times the length of the frame each went in.
+    exposure: f64,
 }
 
 impl LossMeter {
@@ -104,11 +107,14 @@ impl LossMeter {
     /// about this much has been sent, then measurements take over.
     const PRIOR: f64 = 4096.0;
 
-    pub fn on_sent(&mut self, bytes: u64) {
+    /// `bytes` of data went in a frame of `frame_len` bytes.
+    pub fn on_sent(&mut self, bytes: u64, frame_len: usize) {
         self.sent += bytes as f64;
+        self.exposure += bytes as f64 * frame_len as f64;
         if self.sent > Self::WINDOW {
             self.sent /= 2.0;
             self.lost /= 2.0;
+            self.exposure /= 2.0;
         }
     }
 
@@ -124,6 +130,36 @@ impl LossMeter {
             0.0
         };
         ((self.lost + hint * Self::PRIOR) / (self.sent + Self::PRIOR)).clamp(0.0, 1.0)
+    }
+
+    /// The frame length, at most `budget`, that carries the most data through this
+    /// loss, each frame paying `overhead` bytes (headers, the link's own per frame).
+    ///
+    /// Loss is taken as a hazard per byte on the air, `λ = −ln(1 − rate) / s̄` with `s̄`
+    /// the frames it was measured on (`budget` before any): a bit error or a lost chunk
+    /// of a modem's stream kills the frame it falls in, so a frame of `s` bytes arrives
+    /// with probability `e^(−λs)`. What arrives per byte sent, `(1 − overhead/s)·e^(−λs)`,
+    /// peaks at `s = √(overhead/λ)`. Where loss does not grow with the frame (a
+    /// collision, a fade), measuring on smaller frames finds the same rate, `λ` falls,
+    /// and frames settle at `overhead / rate` bytes: long before they cost much.
+    pub fn best_frame(&self, hint: f64, overhead: usize, budget: usize) -> usize {
+        let r = self.rate(hint).min(0.99);
+        if r <= 0.0 || budget <= 1 {
+            return budget;
+        }
+        let measured_on = if self.sent > 0.0 {
+            self.exposure / self.sent
+        } else {
+            budget as f64
+        };
+        let hazard = -(1.0 - r).ln() / measured_on.max(1.0);
+        let best = (overhead.max(1) as f64 / hazard).sqrt();
+        let floor = crate::wire::MIN_FRAME.max(2 * overhead);
+        if best >= budget as f64 {
+            budget
+        } else {
+            (best as usize).max(floor).min(budget)
+        }
     }
 }
 
@@ -756,11 +792,16 @@ pub(crate) struct FrameNote {
     pub wants: Vec<u64>,
     /// Each with when its send began (a later send of the same manifest is not lost).
     pub manifests: Vec<(BundleRef, Duration)>,
+    /// The peer's frames it told as missed (MISSED): told once, so lost with it.
+    pub missed: Vec<(u64, u64)>,
 }
 
 impl FrameNote {
     pub fn is_empty(&self) -> bool {
-        self.reports.is_empty() && self.wants.is_empty() && self.manifests.is_empty()
+        self.reports.is_empty()
+            && self.wants.is_empty()
+            && self.manifests.is_empty()
+            && self.missed.is_empty()
     }
 }
 
@@ -911,6 +952,26 @@ impl Peer {
         }
     }
 
+    /// Gaps we told in a frame the peer says it missed: to be told again, in order
+    /// among those still to tell (the oldest dropped past what a MISSED names).
+    pub fn retell_missed(&mut self, ranges: &[(u64, u64)]) {
+        if ranges.is_empty() {
+            return;
+        }
+        self.missed.extend_from_slice(ranges);
+        self.missed.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.missed.len());
+        for &(lo, hi) in &self.missed {
+            match merged.last_mut() {
+                Some(last) if lo <= last.1.saturating_add(1) => last.1 = last.1.max(hi),
+                _ => merged.push((lo, hi)),
+            }
+        }
+        let excess = merged.len().saturating_sub(crate::wire::MAX_MISSED_RANGES);
+        merged.drain(..excess);
+        self.missed = merged;
+    }
+
     /// Keeps what frame `note.pn` said (see `notes`).
     pub fn keep_note(&mut self, note: FrameNote) {
         if note.is_empty() {
@@ -959,6 +1020,53 @@ impl Peer {
 
 #[cfg(test)]
 pub(super) mod tests {
+
+    #[test]
+    fn frames_shrink_where_loss_grows_with_their_length_and_not_where_it_does_not() {
+        // Sends 640 KiB, 1 KiB at a time in frames of the meter's choice, each lost with
+        // probability `loss(len)` (as expected values), and returns the settled size.
+        let settle = |loss: &dyn Fn(f64) -> f64, budget: usize| {
+            let mut m = LossMeter::default();
+            let mut size = budget;
+            for _ in 0..640 {
+                size = m.best_frame(0.0, 20, budget);
+                m.on_sent(1024, size);
+                m.on_lost((1024.0 * loss(size as f64)).round() as u64);
+            }
+            size
+        };
+        // Nothing lost: the whole budget.
+        assert_eq!(settle(&|_| 0.0, 250), 250);
+        // A modem's stream losing 15% of its 64 B chunks: a frame of s bytes survives
+        // with 0.85^(s/64); the best size is √(20/λ) ≈ 89 B (what arrives per byte sent
+        // is within 2% of its best from 70 to 110 B).
+        let chunks = |s: f64| 1.0 - 0.85f64.powf(s / 64.0);
+        let s = settle(&chunks, 250);
+        assert!((70..=110).contains(&s), "{s}");
+        // At 2% of chunks the best size, 251 B, is the budget: frames stay near it.
+        let s = settle(&|s| 1.0 - 0.98f64.powf(s / 64.0), 250);
+        assert!((200..=250).contains(&s), "{s}");
+        // 10% of frames lost whatever their length: frames settle near
+        // overhead / rate = 200 B, not far below the 223 B budget.
+        let s = settle(&|_| 0.1, 223);
+        assert!((180..=223).contains(&s), "{s}");
+        // Nothing below the protocol's floor, or twice the overhead.
+        assert_eq!(settle(&|_| 0.9, 250), crate::wire::MIN_FRAME);
+    }
+
+    #[test]
+    fn gaps_told_again_keep_their_order_and_merge() {
+        let mut p = Peer::new([7; 32], 0, Duration::ZERO, Cc::new(&hf_params()));
+        p.missed = vec![(20, 22), (40, 40)];
+        p.retell_missed(&[(5, 6), (21, 25)]);
+        assert_eq!(p.missed, vec![(5, 6), (20, 25), (40, 40)]);
+        p.retell_missed(&[]);
+        assert_eq!(p.missed.len(), 3);
+        let many: Vec<(u64, u64)> = (0..100).map(|i| (100 + 3 * i, 100 + 3 * i)).collect();
+        p.retell_missed(&many);
+        assert_eq!(p.missed.len(), crate::wire::MAX_MISSED_RANGES);
+        assert_eq!(p.missed.last(), Some(&(397, 397)), "the newest are kept");
+    }
 
     #[test]
     fn priority_goes_ahead_of_an_hour_of_waiting_and_bulk_still_ages() {

@@ -162,12 +162,12 @@ impl Endpoint {
         let measured =
             p.cc.srtt
                 .map(|s| s + (p.cc.rttvar() * 4).max(Duration::from_millis(10)));
+        // Until measured, twice the hint. On half duplex no over is added: our own is out
+        // of every wait (they start when it ends, `Peer::waits_from`), and the peer's
+        // answer leads its over. (Two 30 s overs more kept a modem losing 15% of its
+        // chunks silent for 90 s after each lost request.)
         let rtt = measured.unwrap_or(params.rtt_hint * 2).max(params.rtt_hint);
         let mut t = rtt + cfg.report_interval + Duration::from_millis(10);
-        if params.half_duplex && p.cc.srtt.is_none() {
-            // Until measured: the peer's answer may wait out an over each way.
-            t += cfg.max_over * 2;
-        }
         if params.shared {
             // On a shared channel a report may wait out the peer's over and ours (each up
             // to an over of SHARED_OVER_FRAMES) and a radio queue before it is heard: a
@@ -411,7 +411,16 @@ impl Endpoint {
                 _ => budget.min(p.cc.pmtu.size as usize),
             }
         } else {
-            budget
+            // Radios and modems: frames sized to what the measured loss lets through
+            // (IP paths lose datagrams whatever their size, and are left alone). Not
+            // while a transfer goes by FEC: its symbols were sized to the link's frames,
+            // and its code repairs the loss.
+            if p.out.iter().any(|o| o.fec.is_some()) {
+                budget
+            } else {
+                let overhead = params.frame_overhead + header.encoded_len() + PIECE_OVERHEAD;
+                budget.min(p.loss.best_frame(params.loss_hint, overhead, budget))
+            }
         };
         let mut w = FrameWriter::new(header, budget);
         if let Some(r) = carried {
@@ -542,6 +551,7 @@ impl Endpoint {
                     let n = w.missed(&p.missed);
                     if n > 0 {
                         self.stats.missed_frames_told += n as u64;
+                        note.missed.extend_from_slice(&p.missed[..n]);
                         p.missed.drain(..n);
                         substantive = true;
                     }
@@ -957,7 +967,7 @@ impl Endpoint {
                                 }
                                 self.stats.piece_bytes_sent += got as u64;
                                 self.stats.piece_bytes_resent += got as u64 - fresh;
-                                p.loss.on_sent(got as u64);
+                                p.loss.on_sent(got as u64, budget);
                                 if track_acks {
                                     pieces.push((o.id, o.r.version, start, got as u64));
                                 }
@@ -1302,6 +1312,10 @@ impl Endpoint {
         }
     }
 }
+
+/// Bytes a piece of data pays in a frame beside its data: message type and length, the
+/// bundle's reference (8 B prefix and version) and the offset.
+const PIECE_OVERHEAD: usize = 1 + 2 + 9 + 3;
 
 /// Fresh symbols a streamer sends when its decoder stays silent after a burst.
 const NUDGE_SYMBOLS: u64 = 4;

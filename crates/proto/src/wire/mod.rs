@@ -103,6 +103,13 @@ pub struct Header {
     pub pn: u64,
 }
 
+impl Header {
+    /// Bytes the header takes in a frame.
+    pub fn encoded_len(&self) -> usize {
+        2 + if self.addr.is_some() { 8 } else { 0 } + varint::len(self.pn)
+    }
+}
+
 /// One parsed message, borrowing from the frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message<'a> {
