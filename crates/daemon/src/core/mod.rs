@@ -139,6 +139,14 @@ enum Io {
     },
 }
 
+/// Whether the turn flag a driver reads as it takes each frame may be set to `in_turn`
+/// now: it already says so, or no frame waits in the channel to be taken under it (a
+/// contended frame taken under a held turn's flag would key at once, into a busy
+/// channel).
+fn turn_may_change(frames: &mpsc::Sender<Bytes>, turn: &AtomicBool, in_turn: bool) -> bool {
+    turn.load(Ordering::Acquire) == in_turn || frames.capacity() == frames.max_capacity()
+}
+
 #[derive(Debug)]
 struct LinkEntry {
     kind: String,
@@ -1078,6 +1086,13 @@ impl Core {
                     }
                     in_turn = m.holds_turn();
                 }
+                if let Io::Driver { frames, turn, .. } = &self.links.get(&id).expect("present").io
+                    && !turn_may_change(frames, turn, in_turn)
+                {
+                    // The driver reads the flag when it takes a frame: the one waiting
+                    // would go with the next frame's. It takes it soon and says so.
+                    break;
+                }
                 let f = self.ep.poll_transmit(now, id, max, &mut *store);
                 if let Some(m) = &mut self.links.get_mut(&id).expect("present").mac {
                     m.polled(now, f.as_deref());
@@ -1699,5 +1714,30 @@ async fn forward_driver(
         if tx.send(i).await.is_err() || stop {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_turn_flag_waits_for_the_frame_taken_under_it() {
+        let (tx, mut rx) = mpsc::channel::<Bytes>(4);
+        let turn = AtomicBool::new(false);
+        // Nothing waits: any flag may be set.
+        assert!(turn_may_change(&tx, &turn, true));
+        // A contended frame waits to be taken: the flag stays until it is.
+        tx.try_send(Bytes::from_static(b"contended")).unwrap();
+        assert!(turn_may_change(&tx, &turn, false), "the same flag");
+        assert!(!turn_may_change(&tx, &turn, true));
+        rx.try_recv().unwrap();
+        assert!(turn_may_change(&tx, &turn, true));
+        // And back: a frame of a held turn waits to be taken first.
+        turn.store(true, Ordering::Release);
+        tx.try_send(Bytes::from_static(b"held")).unwrap();
+        assert!(!turn_may_change(&tx, &turn, false));
+        rx.try_recv().unwrap();
+        assert!(turn_may_change(&tx, &turn, false));
     }
 }
