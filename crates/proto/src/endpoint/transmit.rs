@@ -601,8 +601,11 @@ impl Endpoint {
                 }
                 // Half duplex: a whole over separates a loss from its repair anyway, and the
                 // sender's manifest retry is answered by another; the copy would cost airtime
-                // on every over.
-                if !params.half_duplex {
+                // on every over. On a shared channel the copy rides only while frames to the
+                // peer are expected to be lost at all (the link's hint, or measured): on a
+                // clean channel it is airtime for nothing.
+                if !params.half_duplex && (!params.shared || p.loss.rate(params.loss_hint) > 0.0)
+                {
                     again_rest.extend(sent_now);
                 }
                 p.have_all_again = again_rest;
