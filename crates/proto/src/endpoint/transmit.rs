@@ -604,8 +604,7 @@ impl Endpoint {
                 // on every over. On a shared channel the copy rides only while frames to the
                 // peer are expected to be lost at all (the link's hint, or measured): on a
                 // clean channel it is airtime for nothing.
-                if !params.half_duplex && (!params.shared || p.loss.rate(params.loss_hint) > 0.0)
-                {
+                if !params.half_duplex && (!params.shared || p.loss.rate(params.loss_hint) > 0.0) {
                     again_rest.extend(sent_now);
                 }
                 p.have_all_again = again_rest;
