@@ -1,6 +1,7 @@
 //! Shared channels: a receiver's "I hold it all" (`HAVE_ALL`) rides a second time in a
-//! later frame only while frames to the sender are expected to be lost; on a clean
-//! channel the copy is airtime for nothing.
+//! later frame unless the channel has shown itself clean: no loss expected by the
+//! driver, and none found in data the receiver sent that peer. A hint of 0 may only mean
+//! the driver does not know, so a receiver that sends nothing keeps its copies.
 
 mod common;
 
@@ -10,38 +11,54 @@ use std::time::Duration;
 use common::{RadioPair, shared_radio};
 use skywave_proto::wire::{self, Message};
 
-/// A holds 20 bundles of 100 B, B none, on a channel that loses nothing but whose
-/// driver expects `loss_hint`: how many bundles B said it holds, and how many times it
-/// said so in all.
-fn reports(loss_hint: f64) -> (usize, usize) {
+/// A holds 30 bundles of 200 B, and B `b_holds` of its own, on a channel that loses
+/// nothing but whose driver expects `loss_hint`: how many times B said it holds one of
+/// A's 30 bundles, in all.
+fn reports(loss_hint: f64, b_holds: u64) -> usize {
     let mut pair = RadioPair::new(shared_radio(223, loss_hint), (11, 22));
-    let ids: Vec<_> = (0..20).map(|k| pair.insert(0, 700 + k, 100)).collect();
+    let mut ids: Vec<_> = (0..30).map(|k| pair.insert(0, 700 + k, 200)).collect();
+    ids.extend((0..b_holds).map(|k| pair.insert(1, 900 + k, 200)));
+    let ours: Vec<[u8; 8]> = ids[..30]
+        .iter()
+        .map(|id| id.as_bytes()[..8].try_into().expect("8 bytes"))
+        .collect();
     let mut said: HashMap<[u8; 8], usize> = HashMap::new();
-    pair.run(Duration::from_secs(60), |side, _, f| {
+    pair.run(Duration::from_secs(120), |side, _, f| {
         if side == 1 {
             let (_, msgs) = wire::parse(f).expect("well formed");
             for m in msgs {
-                if let Message::HaveAll { r } = m {
+                if let Message::HaveAll { r } = m
+                    && ours.contains(&r.prefix)
+                {
                     *said.entry(r.prefix).or_default() += 1;
                 }
             }
         }
         true
     });
-    let held = ids
-        .iter()
-        .filter(|id| pair.stores[1].held.contains_key(*id))
-        .count();
-    assert_eq!(held, 20, "loss hint {loss_hint}: sync did not finish");
-    (said.len(), said.values().sum())
+    for (i, id) in ids.iter().enumerate() {
+        let at = usize::from(i < 30);
+        assert!(
+            pair.stores[at].held.contains_key(id),
+            "hint {loss_hint}, B holds {b_holds}: sync did not finish"
+        );
+    }
+    assert_eq!(said.len(), 30, "hint {loss_hint}, B holds {b_holds}");
+    said.values().sum()
 }
 
 #[test]
-fn reports_are_copied_only_where_frames_are_expected_to_be_lost() {
-    let (bundles, said) = reports(0.0);
-    assert_eq!(bundles, 20);
-    assert_eq!(said, 20, "a clean channel: each said once");
-    let (bundles, said) = reports(0.1);
-    assert_eq!(bundles, 20);
-    assert!(said >= 30, "10% expected lost: copies ride ({said} for 20)");
+fn reports_are_copied_until_the_channel_shows_itself_clean() {
+    // Both send: once B's own data has gone through clean (4 KiB, two thirds of it),
+    // its copies stop.
+    let clean = reports(0.0, 30);
+    assert!(clean < 60, "copies kept on a clean channel: {clean} for 30");
+    // B sends nothing: nothing tells it the channel is clean, so every copy rides.
+    assert_eq!(
+        reports(0.0, 0),
+        60,
+        "a receiver that sends nothing keeps its copies"
+    );
+    // The driver expects loss: every copy rides.
+    assert_eq!(reports(0.1, 30), 60);
 }

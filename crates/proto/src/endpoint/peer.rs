@@ -122,6 +122,12 @@ impl LossMeter {
         self.lost = (self.lost + bytes as f64).min(self.sent);
     }
 
+    /// Enough data measured (the prior's worth) and none of it lost: the path is clean
+    /// as far as anything we sent can tell.
+    pub fn measured_clean(&self) -> bool {
+        self.sent >= Self::PRIOR && self.lost == 0.0
+    }
+
     /// The loss rate: measurements blended with `hint`, the link's expected loss.
     pub fn rate(&self, hint: f64) -> f64 {
         let hint = if hint.is_finite() {

@@ -601,10 +601,12 @@ impl Endpoint {
                 }
                 // Half duplex: a whole over separates a loss from its repair anyway, and the
                 // sender's manifest retry is answered by another; the copy would cost airtime
-                // on every over. On a shared channel the copy rides only while frames to the
-                // peer are expected to be lost at all (the link's hint, or measured): on a
-                // clean channel it is airtime for nothing.
-                if !params.half_duplex && (!params.shared || p.loss.rate(params.loss_hint) > 0.0) {
+                // on every over. On a shared channel the copy is left out once the channel
+                // has shown itself clean: no loss expected by the driver (a hint of 0 may
+                // only mean it does not know) and none found in the data we sent the peer
+                // so far (a receiver that sends nothing keeps its copies).
+                let clean = params.shared && params.loss_hint == 0.0 && p.loss.measured_clean();
+                if !params.half_duplex && !clean {
                     again_rest.extend(sent_now);
                 }
                 p.have_all_again = again_rest;
