@@ -411,11 +411,14 @@ impl Endpoint {
                 _ => budget.min(p.cc.pmtu.size as usize),
             }
         } else {
-            // Radios and modems: frames sized to what the measured loss lets through
-            // (IP paths lose datagrams whatever their size, and are left alone). Not
-            // while a transfer goes by FEC: its symbols were sized to the link's frames,
-            // and its code repairs the loss.
-            if p.out.iter().any(|o| o.fec.is_some()) {
+            // Modems and point-to-point radios: frames sized to what the measured loss
+            // lets through (IP paths lose datagrams whatever their size, and are left
+            // alone). Not on shared channels, whose loss is mostly collisions: shorter
+            // frames there mean more of them per byte, each contending for the channel,
+            // which raises the loss that shortened them. Not while a transfer goes by
+            // FEC: its symbols were sized to the link's frames, and its code repairs the
+            // loss.
+            if params.shared || p.out.iter().any(|o| o.fec.is_some()) {
                 budget
             } else {
                 let overhead = params.frame_overhead + header.encoded_len() + PIECE_OVERHEAD;
