@@ -124,9 +124,10 @@ impl Endpoint {
 
     /// The peer says frames of ours never arrived (MISSED): what only they said goes
     /// again now, not after the timeouts that would otherwise find it out. A lost
-    /// MISSED is told again; a lost report is said again (the sender would resend what we hold); a lost request is
-    /// made again, by the whole short id; a lost manifest goes again with every piece
-    /// sent since (the peer dropped them, having no manifest to put them under).
+    /// MISSED is told again; a lost report is said again (the sender would resend what
+    /// we hold); a lost request is made again, by the whole short id; a lost manifest
+    /// goes again with every piece sent since (the peer dropped them, having no manifest
+    /// to put them under).
     pub(super) fn on_missed(&mut self, now: Duration, key: [u8; 32], ranges: &[(u64, u64)]) {
         let Some(p) = self.peers.get_mut(&key) else {
             return;
