@@ -76,11 +76,12 @@ pub fn frame(data: &[u8]) {
                 let p: Vec<u64> = Message::want_prefixes(*len, prefixes).collect();
                 w.want(*len, &p) == p.len()
             }
-            Message::Manifest(b) => w.manifest(b),
+            Message::Manifest { seq, bytes } => w.offer(*seq, bytes),
             Message::Piece { r, offset, data } => w.piece(r, *offset, data),
             Message::PieceNext { offset, data } => w.piece_next(*offset, data),
             Message::Have { r, ranges } => w.have(r, ranges),
             Message::HaveAll { r } => w.have_all(r),
+            Message::Done { tag, seqs } => w.done(*tag, seqs),
             Message::Ack(ack) => w.ack(ack),
             Message::Fec { r, esi, data, .. } => w.fec(r, *esi, data),
             Message::Need {

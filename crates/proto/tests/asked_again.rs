@@ -36,7 +36,7 @@ fn answer_delay(dark: Duration) -> (Duration, [usize; 2]) {
         let data = msgs.iter().any(|m| {
             matches!(
                 m,
-                Message::Manifest(_) | Message::Piece { .. } | Message::PieceNext { .. }
+                Message::Manifest { .. } | Message::Piece { .. } | Message::PieceNext { .. }
             )
         });
         if data && answered_at.is_none() && asked.is_some_and(|(s, _)| s == side) {

@@ -177,10 +177,12 @@ fn a_manifest_lost_with_the_frame_continuing_it_goes_again_before_the_payload() 
                 let last = msgs.iter().rev().find(|m| {
                     matches!(
                         m,
-                        Message::Manifest(_) | Message::Piece { .. } | Message::PieceNext { .. }
+                        Message::Manifest { .. }
+                            | Message::Piece { .. }
+                            | Message::PieceNext { .. }
                     )
                 });
-                if let Some(Message::Manifest(b)) = last
+                if let Some(Message::Manifest { bytes: b, .. }) = last
                     && let Some(r) = manifest_of(b)
                 {
                     state = State::ManifestLost(r);
@@ -200,7 +202,9 @@ fn a_manifest_lost_with_the_frame_continuing_it_goes_again_before_the_payload() 
             State::Lost(r, sent) => {
                 for m in &msgs {
                     match m {
-                        Message::Manifest(b) if manifest_of(b) == Some(*r) => sent.push("manifest"),
+                        Message::Manifest { bytes: b, .. } if manifest_of(b) == Some(*r) => {
+                            sent.push("manifest")
+                        }
                         Message::Piece { r: pr, .. } if pr == r => sent.push("piece"),
                         _ => {}
                     }

@@ -13,9 +13,6 @@ use common::shared_radio;
 use skywave_proto::wire::{self, Message};
 use skywave_proto::{Config, Endpoint, LinkParams, MemStore, fuzzing};
 
-/// The MANIFEST message type (docs/protocol.md).
-const MANIFEST: u8 = 0x05;
-
 /// A holds three bundles, B none; 48 B frames, so each manifest takes several. A sends
 /// in overs of `per_over` frames 50 ms apart, one every `every` (the channel is others'
 /// in between); B's frames reach A 1.5 s after B sends them. Nothing is lost. Returns
@@ -62,11 +59,13 @@ fn run(per_over: u32, every: Duration) -> (u64, usize, usize) {
         if now >= a_next {
             if let Some(f) = a.poll_transmit(now, 0, params.mtu, sa) {
                 let (_, msgs) = wire::parse(&f).unwrap();
-                // A fragment's data starts with its message's type.
+                // A fragment's data starts with its message's type: a manifest, numbered
+                // (OFFER) or not.
                 first_fragments += msgs
                     .iter()
                     .filter(|m| {
-                        matches!(m, Message::Frag { offset: 0, data, .. } if data[0] == MANIFEST)
+                        matches!(m, Message::Frag { offset: 0, data, .. }
+                            if [wire::ty::MANIFEST, wire::ty::OFFER].contains(&data[0]))
                     })
                     .count();
                 b.handle_frame(now, 0, &f, sb);

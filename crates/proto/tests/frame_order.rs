@@ -68,18 +68,18 @@ fn a_message_goes_ahead_of_the_reports_owed_in_the_frame_that_starts_it() {
             let (_, msgs) = wire::parse(f).expect("frames parse");
             msgs.iter()
                 .position(|m| {
-                    matches!(m, Message::Manifest(b) if SignedManifest::decode(b).is_ok_and(|s| s.id() == id))
+                    matches!(m, Message::Manifest { bytes: b, .. } if SignedManifest::decode(b).is_ok_and(|s| s.id() == id))
                 })
                 .map(|i| (i, wire::message_sizes(f)))
         });
     let (i, sizes) = first.expect("the message's manifest was sent");
     let reports_before = sizes[..i]
         .iter()
-        .filter(|(t, _)| matches!(*t, ty::HAVE_ALL | ty::HAVE))
+        .filter(|(t, _)| matches!(*t, ty::HAVE_ALL | ty::HAVE | ty::DONE))
         .count();
     let reports_after = sizes[i..]
         .iter()
-        .filter(|(t, _)| matches!(*t, ty::HAVE_ALL | ty::HAVE))
+        .filter(|(t, _)| matches!(*t, ty::HAVE_ALL | ty::HAVE | ty::DONE))
         .count();
     assert_eq!(reports_before, 0, "reports ahead of the message: {sizes:?}");
     // The frame did owe reports (else the order proves nothing).
@@ -181,7 +181,7 @@ fn a_message_begun_as_an_over_fills_up_is_finished_in_that_over() {
         let (_, msgs) = wire::parse(&f).expect("frames parse");
         for m in msgs {
             match m {
-                Message::Manifest(b) => {
+                Message::Manifest { bytes: b, .. } => {
                     let s = SignedManifest::decode(b).expect("manifest");
                     assert_eq!(s.id(), id, "a bulk manifest went past the over's limit");
                 }

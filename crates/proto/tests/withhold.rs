@@ -30,7 +30,7 @@ fn assert_nothing_of(net: &Net, from: usize, sealed: &[(SignedManifest, Vec<u8>)
         let (_, msgs) = wire::parse(bytes).expect("an honest endpoint's frame parses");
         for msg in msgs {
             match msg {
-                Message::Manifest(b) => {
+                Message::Manifest { bytes: b, .. } => {
                     let m = SignedManifest::decode(b).expect("manifest decodes");
                     assert!(m.manifest().sealed.is_none(), "a sealed manifest was sent");
                     assert!(!ids.contains(&m.id()));

@@ -233,7 +233,13 @@ mod tests {
             }
             let whole = whole.expect("reassembled");
             let msgs = wire::parse_messages(&whole).expect("parses");
-            assert_eq!(msgs, vec![Message::Manifest(&[0xab; 140])]);
+            assert_eq!(
+                msgs,
+                vec![Message::Manifest {
+                    seq: None,
+                    bytes: &[0xab; 140]
+                }]
+            );
         }
     }
 

@@ -171,6 +171,35 @@ impl Endpoint {
         }
     }
 
+    /// DONE: the peer holds whole the offers numbered `seqs`. A report meant for an
+    /// earlier incarnation of ours (its tag is another nonce's) names other offers, and
+    /// is ignored; numbers of offers already settled name nothing.
+    pub(super) fn on_done(
+        &mut self,
+        now: Duration,
+        key: [u8; 32],
+        tag: u8,
+        seqs: &RangeSet,
+        heard: Option<u64>,
+    ) {
+        if tag != self.nonce as u8 {
+            tracing::debug!(peer = %super::hex8(&key), tag, "DONE for another incarnation of this node ignored");
+            return;
+        }
+        let Some(p) = self.peers.get(&key) else {
+            return;
+        };
+        let done: Vec<BundleRef> = p
+            .out
+            .iter()
+            .filter(|o| o.offer_seq.is_some_and(|s| seqs.contains(s, s + 1)))
+            .map(|o| o.r)
+            .collect();
+        for r in done {
+            self.on_have(now, key, r, None, heard);
+        }
+    }
+
     /// The peer says pieces of `r` came without its manifest: the manifest goes again,
     /// with the pieces (dropped) after it. Not for a manifest sent again within a round
     /// trip (the word may be about pieces ahead of it). On links that may reorder or

@@ -423,6 +423,13 @@ const MAX_LOST: usize = 65_536;
 const HELLO_HEARD: u8 = 1;
 /// HELLO flag: the sketch starts with the count cells (`CELLS` u16, 8 words).
 const HELLO_CELLS: u8 = 2;
+/// HELLO flag: the sender numbers its offers (`OFFER`) and takes `DONE` reports.
+const HELLO_NUMBERS: u8 = 4;
+/// Most offers a session remembers the peer's numbers of (a report on one forgotten
+/// goes as a `HAVE_ALL`).
+const MAX_OFFER_SEQS: usize = 65_536;
+/// Ranges of earlier reports a `DONE` repeats beside the new ones.
+const DONE_REPEATS: usize = 8;
 
 /// A bundle version's 48-bit short id in a session: `u48_le` of the first 6 bytes of
 /// `BLAKE3-keyed(salt, id || version_le)`.
@@ -1097,9 +1104,18 @@ impl Endpoint {
                     eliciting = true;
                     self.on_want(now, key, len, prefixes, store);
                 }
-                Message::Manifest(bytes) => {
+                Message::Manifest { seq, bytes } => {
                     eliciting = true;
                     named = self.on_manifest(now, key, bytes, store);
+                    if let (Some(seq), Some(r)) = (seq, named)
+                        && let Some(p) = self.peers.get_mut(&key)
+                    {
+                        if p.offer_seqs.len() >= MAX_OFFER_SEQS && !p.offer_seqs.contains_key(&r) {
+                            // Bounded: the forgotten ones are reported by HAVE_ALL.
+                            p.offer_seqs.clear();
+                        }
+                        p.offer_seqs.insert(r, seq);
+                    }
                 }
                 Message::Piece { r, offset, data } => {
                     eliciting = true;
@@ -1121,6 +1137,7 @@ impl Endpoint {
                     }
                 }
                 Message::HaveAll { r } => self.on_have(now, key, r, None, heard),
+                Message::Done { tag, seqs } => self.on_done(now, key, tag, &seqs, heard),
                 Message::Ack(ack) => self.on_ack(now, key, &ack),
                 Message::Fec {
                     r,
@@ -1186,11 +1203,13 @@ fn describe(m: &Message<'_>) -> String {
             ranges.iter().collect::<Vec<_>>()
         ),
         Message::HaveAll { r } => format!("HAVE_ALL {:02x}{:02x}", r.prefix[0], r.prefix[1]),
-        Message::Manifest(b) => format!(
-            "MANIFEST {:02x}{:02x}",
+        Message::Manifest { seq, bytes: b } => format!(
+            "MANIFEST {:02x}{:02x}{}",
             b.get(1).copied().unwrap_or(0),
-            b.get(2).copied().unwrap_or(0)
+            b.get(2).copied().unwrap_or(0),
+            seq.map(|s| format!(" #{s}")).unwrap_or_default()
         ),
+        Message::Done { seqs, .. } => format!("DONE {:?}", seqs.iter().collect::<Vec<_>>()),
         Message::Symbols { first, data, .. } => format!(
             "SYMBOLS {first}+{}",
             data.len() / crate::recon::riblt::SYMBOL_LEN
@@ -1330,6 +1349,7 @@ fn new_outgoing(
         priority: m.manifest().effective_priority(),
         queued_at: queued.0,
         seq: queued.1,
+        offer_seq: None,
         timeouts: 0,
         fec_decided: false,
         fec: None,

@@ -51,6 +51,9 @@ pub(crate) struct Outgoing {
     pub priority: Priority,
     pub queued_at: Duration,
     pub seq: u64,
+    /// Its number in this session's offers to the peer (`OFFER`), given when its
+    /// manifest first goes; the peer reports it whole by that number (`DONE`).
+    pub offer_seq: Option<u64>,
     /// Resend timeouts of this transfer.
     pub timeouts: u8,
     /// The FEC rule has been applied to this transfer (at its first data).
@@ -724,6 +727,17 @@ pub(crate) struct Peer {
     /// HAVE_ALLs sent once, repeated in the next frame: losing one costs the sender a
     /// timeout and a resend, repeating it costs ~11 bytes.
     pub have_all_again: Vec<BundleRef>,
+    /// The peer's HELLO said it numbers offers and takes `DONE` reports.
+    pub numbers_offers: bool,
+    /// The next number our offers to the peer take in this session.
+    pub next_offer_seq: u64,
+    /// Offers the peer numbered in this session, by bundle: a report on one goes in a
+    /// `DONE` by number instead of a `HAVE_ALL` (bounded; one forgotten is reported by
+    /// `HAVE_ALL`, as to a peer that does not number them).
+    pub offer_seqs: HashMap<BundleRef, u64>,
+    /// The peer's offers reported whole by number in this session: each `DONE`
+    /// repeats the latest of them.
+    pub done_seqs: RangeSet,
     pub have: Vec<BundleRef>,
     pub have_due: Option<Duration>,
     /// Packet numbers received and not yet acknowledged (paced links).
@@ -915,6 +929,10 @@ impl Peer {
             incoming: HashMap::new(),
             have_all: VecDeque::new(),
             have_all_again: Vec::new(),
+            numbers_offers: false,
+            next_offer_seq: 0,
+            offer_seqs: HashMap::new(),
+            done_seqs: RangeSet::new(),
             have: Vec::new(),
             have_due: None,
             ack_ranges: Vec::new(),

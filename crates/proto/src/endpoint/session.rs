@@ -45,6 +45,10 @@ impl Endpoint {
         p.over_bytes = 0;
         p.sent_lately.clear();
         p.forget_answers();
+        // Offers are numbered per session, both ways.
+        p.next_offer_seq = 0;
+        p.offer_seqs.clear();
+        p.done_seqs = RangeSet::new();
         p.last_heard = now;
         p.salt = salt;
         p.streamer = streamer;
@@ -155,6 +159,7 @@ impl Endpoint {
             // Acknowledged by the old session's packet numbers: meaningless now.
             o.delivered = RangeSet::new();
             o.timeouts = 0;
+            o.offer_seq = None;
             o.progress_at = now;
             o.reset_fec();
         }
@@ -248,6 +253,7 @@ impl Endpoint {
                 let (cells, hashes) = split_sketch(flags, sketch);
                 p.peer_cells = cells;
                 p.peer_sketch = hashes;
+                p.numbers_offers = flags & HELLO_NUMBERS != 0;
             }
             self.start_session(now, key, nonce, set_size, store);
         }

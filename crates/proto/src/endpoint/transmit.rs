@@ -8,9 +8,9 @@ use super::frag::{FragAbout, FragIds, FragOut};
 use super::handle::requeue_lost;
 use super::peer::{FrameNote, Peer};
 use bytes::Bytes;
-use skywave_bundle::Priority;
+use skywave_bundle::{Priority, RangeSet};
 
-use super::{Endpoint, FecMode, HELLO_HEARD, LinkId, LinkParams, Transmit};
+use super::{DONE_REPEATS, Endpoint, FecMode, HELLO_HEARD, LinkId, LinkParams, Transmit};
 use crate::store::BundleStore;
 use crate::wire::{self, Ack, BundleRef, FrameWriter, Header};
 
@@ -100,11 +100,16 @@ const MIN_PIECE: usize = 24;
 /// end costs, on average, the share of a frame's fixed cost (header and the link's
 /// per-frame airtime) that the unused room stands for. On shared channels only under a
 /// duty cycle: elsewhere a frame also costs a contention for the air.
-fn splits_for_nothing(w: &FrameWriter, o: &super::peer::Outgoing, params: &LinkParams) -> bool {
+fn splits_for_nothing(
+    w: &FrameWriter,
+    o: &super::peer::Outgoing,
+    seq: Option<u64>,
+    params: &LinkParams,
+) -> bool {
     if w.is_empty() || o.length == 0 || o.manifest_sent_at.is_some() {
         return false;
     }
-    let whole = FrameWriter::cost(o.manifest.len())
+    let whole = FrameWriter::cost(FrameWriter::offer_body(seq, o.manifest.len()))
         + FrameWriter::cost(skywave_bundle::varint::len(0) + o.length as usize);
     if whole <= w.remaining() || whole > w.capacity() {
         return false;
@@ -522,6 +527,8 @@ impl Endpoint {
         });
         let mut ack_written = false;
         let mut again_riding = Vec::new();
+        // The numbers the frame's DONE named, once written.
+        let mut done_written: Option<RangeSet> = None;
         for stage in [Stage::Urgent, Stage::Control, Stage::Data] {
             if stage == Stage::Urgent && !urgent {
                 continue;
@@ -577,6 +584,37 @@ impl Endpoint {
                 {
                     heard_said = w.heard(h);
                 }
+                // Offers the peer numbered go first, all in one DONE, by number.
+                let mut sent_now = Vec::new();
+                if !p.offer_seqs.is_empty() {
+                    let fresh = numbered(
+                        p,
+                        p.have_all
+                            .iter()
+                            .chain(p.have_all_again.iter().filter(|_| !params.shared)),
+                    );
+                    if let Some(written) = write_done(&mut w, p, &fresh) {
+                        done_written = Some(written.clone());
+                        substantive = true;
+                        let told = |r: &BundleRef| {
+                            p.offer_seqs
+                                .get(r)
+                                .is_some_and(|&s| written.contains(s, s + 1))
+                        };
+                        let (told_now, rest): (Vec<_>, Vec<_>) =
+                            p.have_all.iter().partition(|r| told(r));
+                        p.have_all = rest.into();
+                        sent_now = told_now;
+                        if !params.shared {
+                            let (copies, rest): (Vec<_>, Vec<_>) =
+                                p.have_all_again.iter().partition(|r| told(r));
+                            p.have_all_again = rest;
+                            if tells_missed {
+                                note.reports.extend_from_slice(&copies);
+                            }
+                        }
+                    }
+                }
                 let again = std::mem::take(&mut p.have_all_again);
                 let mut again_rest = Vec::new();
                 for r in again {
@@ -591,7 +629,6 @@ impl Endpoint {
                         again_rest.push(r);
                     }
                 }
-                let mut sent_now = Vec::new();
                 while let Some(r) = p.have_all.front() {
                     if !w.have_all(r) {
                         break;
@@ -812,10 +849,15 @@ impl Endpoint {
                                     !params.reliable && now >= p_waits_from(t) + rto
                                 })
                             {
-                                if params.air_is_dear() && splits_for_nothing(&w, o, &params) {
+                                // Numbered for a peer that reports by number; a manifest
+                                // sent again keeps its number.
+                                let seq = p
+                                    .numbers_offers
+                                    .then(|| o.offer_seq.unwrap_or(p.next_offer_seq));
+                                if params.air_is_dear() && splits_for_nothing(&w, o, seq, &params) {
                                     break;
                                 }
-                                let whole = w.manifest(&o.manifest);
+                                let whole = w.offer(seq, &o.manifest);
                                 if whole {
                                     w.named(o.r);
                                 }
@@ -827,7 +869,7 @@ impl Endpoint {
                                         break;
                                     }
                                     let Some(mut f) =
-                                        self.frag_ids.start(|m| m.manifest(&o.manifest))
+                                        self.frag_ids.start(|m| m.offer(seq, &o.manifest))
                                     else {
                                         break;
                                     };
@@ -848,6 +890,10 @@ impl Endpoint {
                                     o.resent = true;
                                 }
                                 self.stats.manifests_sent += 1;
+                                if o.offer_seq.is_none() && seq.is_some() {
+                                    o.offer_seq = seq;
+                                    p.next_offer_seq += 1;
+                                }
                                 o.manifest_sent_at = Some(now);
                                 if tells_missed {
                                     note.manifests.push((o.r, now));
@@ -1029,8 +1075,30 @@ impl Endpoint {
             p.have_all_again = again_riding;
             return None;
         }
+        // Riding copies of reports by number: named by the frame's DONE already, or
+        // in one of their own.
+        let riding = numbered(p, again_riding.iter());
+        if !riding.is_empty()
+            && !riding
+                .iter()
+                .all(|(a, b)| done_written.as_ref().is_some_and(|d| d.contains(a, b)))
+        {
+            let more = write_done(&mut w, p, &riding);
+            done_written = match (done_written, more) {
+                (Some(mut d), Some(m)) => {
+                    for (a, b) in m.iter() {
+                        d.insert(a, b);
+                    }
+                    Some(d)
+                }
+                (d, m) => d.or(m),
+            };
+        }
         for r in again_riding {
-            if !w.have_all(&r) {
+            let told = done_written
+                .as_ref()
+                .is_some_and(|d| p.offer_seqs.get(&r).is_some_and(|&s| d.contains(s, s + 1)));
+            if !told && !w.have_all(&r) {
                 p.have_all_again.push(r);
             }
         }
@@ -1397,6 +1465,51 @@ fn shared_pause(p: &Peer, params: &LinkParams) -> Duration {
     (base * 2u32.pow(p.pauses_unanswered.min(8))).mul_f64(1.0 + p.rto_jitter)
 }
 
+/// The numbers the peer gave the offers `refs` name (those it numbered).
+fn numbered<'a>(p: &Peer, refs: impl Iterator<Item = &'a BundleRef>) -> RangeSet {
+    let mut seqs = RangeSet::new();
+    for r in refs {
+        if let Some(&s) = p.offer_seqs.get(r) {
+            seqs.insert(s, s + 1);
+        }
+    }
+    seqs
+}
+
+/// Writes a DONE naming `fresh` (as many of its ranges as one may name beside the
+/// repeats) and the latest ranges reported before; returns the numbers it names, or
+/// `None` if it did not fit. What it names is reported from then on.
+fn write_done(w: &mut FrameWriter, p: &mut Peer, fresh: &RangeSet) -> Option<RangeSet> {
+    if fresh.is_empty() {
+        return None;
+    }
+    let mut new = RangeSet::new();
+    for (a, b) in fresh.iter().take(wire::MAX_DONE_RANGES - DONE_REPEATS) {
+        new.insert(a, b);
+    }
+    let mut msg = new.clone();
+    let earlier: Vec<(u64, u64)> = p.done_seqs.iter().collect();
+    for &(a, b) in earlier.iter().rev().take(DONE_REPEATS) {
+        msg.insert(a, b);
+    }
+    if !w.done(p.peer_nonce as u8, &msg) {
+        return None;
+    }
+    for (a, b) in new.iter() {
+        p.done_seqs.insert(a, b);
+    }
+    let n = p.done_seqs.iter().count();
+    if n > wire::MAX_DONE_RANGES {
+        // Only the latest are ever repeated.
+        let keep: Vec<(u64, u64)> = p.done_seqs.iter().skip(n - wire::MAX_DONE_RANGES).collect();
+        p.done_seqs = RangeSet::new();
+        for (a, b) in keep {
+            p.done_seqs.insert(a, b);
+        }
+    }
+    Some(msg)
+}
+
 /// What became of a HELLO.
 enum HelloOut {
     /// Not even its first fragment fits what is left of the frame.
@@ -1421,6 +1534,7 @@ fn hello_fitting(
     flags: u8,
     sketch: &[u64],
 ) -> HelloOut {
+    let flags = flags | super::HELLO_NUMBERS;
     let cells = super::CELLS / 4;
     for n in (cells..=sketch.len().min(wire::MAX_SKETCH)).rev() {
         if w.hello(

@@ -46,10 +46,15 @@ pub mod ty {
     pub const PIECE_NEXT: u8 = 0x10;
     pub const MISSED: u8 = 0x11;
     pub const NAMELESS: u8 = 0x12;
+    pub const OFFER: u8 = 0x13;
+    pub const DONE: u8 = 0x14;
 }
 
 /// Message types there are (type codes are below this).
-pub const TYPES: usize = 0x13;
+pub const TYPES: usize = 0x15;
+
+/// Most ranges a DONE message names.
+pub const MAX_DONE_RANGES: usize = 64;
 
 /// Most ranges a MISSED message names: a long over on a lossy link has dozens of gaps,
 /// at about 2 bytes each.
@@ -142,7 +147,13 @@ pub enum Message<'a> {
         len: u8,
         prefixes: &'a [u8],
     },
-    Manifest(&'a [u8]),
+    /// A signed manifest: a bundle offered. `seq` (an `OFFER`, sent to peers whose
+    /// HELLO said they take them) numbers the offer in the sender's session, so that
+    /// the receiver reports it whole by number in a `DONE`.
+    Manifest {
+        seq: Option<u64>,
+        bytes: &'a [u8],
+    },
     Piece {
         r: BundleRef,
         offset: u64,
@@ -162,6 +173,14 @@ pub enum Message<'a> {
     },
     HaveAll {
         r: BundleRef,
+    },
+    /// "I hold all of these": the offers numbered `seqs` (by `OFFER`) in the session
+    /// with the sender whose HELLO nonce's low byte is `tag` (a report meant for an
+    /// earlier incarnation of the peer names nothing). Cumulative: each repeats the
+    /// numbers reported before, so a lost one costs nothing once another arrives.
+    Done {
+        tag: u8,
+        seqs: RangeSet,
     },
     Ack(Ack),
     Fec {
@@ -307,6 +326,8 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
         ty::HEARD => "HEARD",
         ty::MISSED => "MISSED",
         ty::NAMELESS => "NAMELESS",
+        ty::OFFER => "OFFER",
+        ty::DONE => "DONE",
         ty::FRAG => "FRAG",
         ty::PADDING => return Ok(Message::Padding { data: body }),
         _ => return Ok(Message::Unknown { ty }),
@@ -377,7 +398,30 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
             if c.b.is_empty() {
                 return Err(WireError::Malformed(name));
             }
-            Message::Manifest(c.b)
+            Message::Manifest {
+                seq: None,
+                bytes: c.b,
+            }
+        }
+        ty::OFFER => {
+            let seq = c.varint()?;
+            if c.b.is_empty() {
+                return Err(WireError::Malformed(name));
+            }
+            Message::Manifest {
+                seq: Some(seq),
+                bytes: c.b,
+            }
+        }
+        ty::DONE => {
+            let tag = c.take(1)?[0];
+            let (seqs, n) = RangeSet::decode(c.b).ok_or(WireError::Malformed(name))?;
+            c.take(n)?;
+            c.end()?;
+            if seqs.is_empty() || seqs.iter().count() > MAX_DONE_RANGES {
+                return Err(WireError::Malformed(name));
+            }
+            Message::Done { tag, seqs }
         }
         ty::PIECE => {
             let r = c.bref()?;
@@ -725,7 +769,7 @@ impl FrameWriter {
         if Self::cost(body) > self.remaining() {
             return false;
         }
-        if matches!(ty, ty::MANIFEST | ty::PIECE | ty::FRAG) {
+        if matches!(ty, ty::MANIFEST | ty::OFFER | ty::PIECE | ty::FRAG) {
             // The receiver's "last named" moves to whatever this names.
             self.named = None;
         }
@@ -827,6 +871,40 @@ impl FrameWriter {
             return false;
         }
         self.buf.extend_from_slice(bytes);
+        true
+    }
+
+    /// A manifest numbered `seq` in the session (`OFFER`), or a plain `MANIFEST`.
+    pub fn offer(&mut self, seq: Option<u64>, bytes: &[u8]) -> bool {
+        let Some(seq) = seq else {
+            return self.manifest(bytes);
+        };
+        if !self.begin(ty::OFFER, varint::len(seq) + bytes.len()) {
+            return false;
+        }
+        varint::put(&mut self.buf, seq);
+        self.buf.extend_from_slice(bytes);
+        true
+    }
+
+    /// Body bytes of an `OFFER` (or `MANIFEST`, `seq` `None`) of a `len`-byte manifest.
+    pub fn offer_body(seq: Option<u64>, len: usize) -> usize {
+        seq.map_or(0, varint::len) + len
+    }
+
+    /// DONE: `seqs` (non-empty, at most [`MAX_DONE_RANGES`] ranges) for the peer
+    /// incarnation `tag`.
+    pub fn done(&mut self, tag: u8, seqs: &RangeSet) -> bool {
+        let n = seqs.iter().count();
+        if n == 0 || n > MAX_DONE_RANGES {
+            return false;
+        }
+        let enc = seqs.encode();
+        if !self.begin(ty::DONE, 1 + enc.len()) {
+            return false;
+        }
+        self.buf.push(tag);
+        self.buf.extend_from_slice(&enc);
         true
     }
 

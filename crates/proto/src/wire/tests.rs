@@ -412,7 +412,10 @@ fn a_piece_right_after_its_manifest_does_not_name_the_bundle_again() {
     assert_eq!(
         msgs,
         vec![
-            Message::Manifest(b"MANIFEST-OF-R"),
+            Message::Manifest {
+                seq: None,
+                bytes: b"MANIFEST-OF-R"
+            },
             Message::PieceNext {
                 offset: 0,
                 data: b"abc"
@@ -471,4 +474,58 @@ fn a_frame_ending_its_senders_over_names_who_takes_the_channel() {
     assert_eq!(over_end(&[]), None);
     assert_eq!(over_end(&[0x51, 0x03, 0, 0, 0, 0, 1, 2, 3, 4]), None);
     assert_eq!(over_end(&f[..7]), None);
+}
+
+#[test]
+fn offers_are_numbered_and_done_names_them_by_ranges() {
+    let mut w = FrameWriter::new(Header { addr: None, pn: 3 }, 100);
+    assert!(w.offer(Some(300), b"M"));
+    assert!(w.offer(None, b"N"));
+    let mut seqs = RangeSet::new();
+    seqs.insert(0, 5);
+    seqs.insert(7, 8);
+    assert!(w.done(0xa5, &seqs));
+    let f = w.finish();
+    // OFFER: type, length 3, varint 300 (0xac 0x02), the manifest; MANIFEST as before;
+    // DONE: type, length 6, tag, 2 ranges: (0, 5) and (gap 2, 1).
+    assert_eq!(
+        &f[3..],
+        &[
+            0x13, 3, 0xac, 0x02, b'M', 0x05, 1, b'N', 0x14, 6, 0xa5, 2, 0, 5, 2, 1
+        ]
+    );
+    let (_, msgs) = parse(&f).unwrap();
+    assert_eq!(
+        msgs,
+        vec![
+            Message::Manifest {
+                seq: Some(300),
+                bytes: b"M"
+            },
+            Message::Manifest {
+                seq: None,
+                bytes: b"N"
+            },
+            Message::Done { tag: 0xa5, seqs },
+        ]
+    );
+    // An offer with no manifest, a DONE with no range or one past its end: dropped.
+    for bad in [
+        vec![0x52, 0, 0, 0x13, 1, 0x05],
+        vec![0x52, 0, 0, 0x14, 2, 0xa5, 0],
+        vec![0x52, 0, 0, 0x14, 5, 0xa5, 1, 0, 1, 9],
+    ] {
+        assert!(parse(&bad).is_err(), "{bad:?}");
+    }
+    // More ranges than a DONE may name: not written, and not taken.
+    let mut many = RangeSet::new();
+    for i in 0..=MAX_DONE_RANGES as u64 {
+        many.insert(2 * i, 2 * i + 1);
+    }
+    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 1000);
+    assert!(!w.done(0, &many));
+    let mut body = vec![0u8];
+    body.extend_from_slice(&many.encode());
+    assert!(w.raw(ty::DONE, &body));
+    assert!(parse(&w.finish()).is_err());
 }

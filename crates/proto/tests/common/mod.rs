@@ -254,6 +254,33 @@ pub fn has_type(f: &[u8], ty: u8) -> bool {
     wire::message_sizes(f).iter().any(|(t, _)| *t == ty)
 }
 
+/// Clears, in every HELLO of frame `f`, the flag saying its sender numbers its offers
+/// (bit 2): the peer then takes it for a node that does not, as one of an older version.
+pub fn hide_numbered_offers(f: &mut [u8]) {
+    const HELLO_NUMBERS: u8 = 4;
+    let sizes = wire::message_sizes(f);
+    let Some(&flags) = f.get(1) else {
+        return;
+    };
+    let mut pos = 2 + if flags & 1 != 0 { 8 } else { 0 };
+    pos += skywave_bundle::varint::get(&f[pos..])
+        .expect("a packet number")
+        .1;
+    for (ty, size) in sizes {
+        if ty == wire::ty::HELLO {
+            let len = skywave_bundle::varint::get(&f[pos + 1..])
+                .expect("a length")
+                .1;
+            let body = pos + 1 + len;
+            let set_size = skywave_bundle::varint::get(&f[body + 40..])
+                .expect("a set size")
+                .1;
+            f[body + 40 + set_size] &= !HELLO_NUMBERS;
+        }
+        pos += size;
+    }
+}
+
 /// A shared radio channel of `mtu`-byte frames at 9600 bit/s, as a driver describes it
 /// (the fuzz harness's shared-radio profile at that rate).
 pub fn shared_radio(mtu: usize, loss_hint: f64) -> LinkParams {
