@@ -272,7 +272,14 @@ impl Endpoint {
         let r = BundleRef::new(&id, version);
         let p = self.peers.get_mut(&key).expect("checked");
         // The peer is answering our WANT: the rest of it is on its way too.
-        p.asked.answered(short_id(&p.salt, &id, version), now);
+        let sid = short_id(&p.salt, &id, version);
+        p.asked.answered(sid, now);
+        if !p.wants_out.is_empty() || (p.recon.dec.is_some() && !p.recon.decoded) {
+            // Offered before we asked (a guess, a relay), or before the round that would
+            // have us ask ended: not to be asked for (the request would wait for an
+            // answer that came already, and be made again).
+            p.wants_answered.insert(sid);
+        }
         p.peer_has.insert((id, version));
         if p.no_sealed && m.manifest().sealed.is_some() {
             // This link must not carry encrypted payloads: answered as held, so that the

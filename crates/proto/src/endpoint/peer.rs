@@ -1,7 +1,7 @@
 //! Per-peer session state.
 
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -709,6 +709,9 @@ pub(crate) struct Peer {
     /// Short ids to ask the peer for, with the prefix length naming each (grouped by
     /// length), and ids we have asked for (with the time asked).
     pub wants_out: VecDeque<(u64, u8)>,
+    /// Short ids of bundles whose manifest came while asking for them was still to be
+    /// done (in `wants_out`, or the round still decoding): they are not asked for.
+    pub wants_answered: HashSet<u64>,
     pub asked: Asked,
     /// Transfers under way (and the next few to begin), in no order: sorted by
     /// [`Outgoing::rank`] when a frame is filled.
@@ -920,6 +923,7 @@ impl Peer {
             hello_after: now,
             recon: Recon::default(),
             wants_out: VecDeque::new(),
+            wants_answered: HashSet::new(),
             asked: Asked::default(),
             out: Vec::new(),
             backlog: Backlog::default(),

@@ -164,6 +164,7 @@ impl Endpoint {
             o.reset_fec();
         }
         p.wants_out.clear();
+        p.wants_answered.clear();
         p.asked.clear();
         let link = p.link;
         self.events.push_back(Event::PeerUp { peer: key, link });
@@ -345,6 +346,7 @@ impl Endpoint {
             for (sid, len) in diff.remote_only.iter().zip(lens) {
                 // Not what arrived meanwhile (pushed on a guess, or relayed).
                 let got = p.recon.withheld.contains_key(sid)
+                    || p.wants_answered.contains(sid)
                     || p.recon.shorts.get(sid).is_some_and(|(id, v)| {
                         self.held
                             .get(&BundleRef::new(id, *v).prefix)

@@ -668,6 +668,10 @@ impl Endpoint {
                     p.recon.messages += 1;
                     substantive = true;
                 }
+                if !p.wants_answered.is_empty() {
+                    let answered = std::mem::take(&mut p.wants_answered);
+                    p.wants_out.retain(|(s, _)| !answered.contains(s));
+                }
                 while let Some(&(_, len)) = p.wants_out.front() {
                     // One message per prefix length (the queue is grouped by length).
                     let shift = 48 - 8 * u32::from(len);
