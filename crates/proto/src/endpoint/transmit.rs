@@ -963,6 +963,16 @@ impl Endpoint {
                                 o.fec = None;
                             }
                             while let Some((start, end)) = o.next_range(u64::MAX) {
+                                // Bytes sent before go again because something was lost:
+                                // perhaps the frame a continuation from the frame before
+                                // relies on. They name their bundle (a continuation after
+                                // a lost frame is dropped, and so is every one after it).
+                                if carried == Some(o.r)
+                                    && w.last_named() == Some(o.r)
+                                    && o.sent_ever.contains(start, start + 1)
+                                {
+                                    w.unname();
+                                }
                                 let room = w.piece_room(&o.r, start);
                                 let want = (end - start) as usize;
                                 // A short piece is worth its header when the frame has

@@ -915,6 +915,11 @@ impl FrameWriter {
         self.named = Some(r);
     }
 
+    /// Nothing is named any more: the next piece names its bundle.
+    pub fn unname(&mut self) {
+        self.named = None;
+    }
+
     /// The bundle the frame names last so far (what a `PIECE_NEXT` would continue).
     pub fn last_named(&self) -> Option<BundleRef> {
         self.named
