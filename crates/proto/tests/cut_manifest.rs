@@ -114,3 +114,21 @@ fn a_manifest_sent_in_fragments_is_timed_from_its_last_one() {
         );
     }
 }
+
+#[test]
+fn a_manifest_goes_whatever_the_frame_budget() {
+    // Every budget around a manifest's size (about 130 B): one that fits a plain
+    // MANIFEST but not the same manifest numbered (OFFER, a byte or two longer) must
+    // cut it into fragments, not wait for a frame that will never be larger (HF cells
+    // at 15% loss, whose frames settle at 136 B, stalled for hours).
+    for mtu in 120..=170 {
+        let mut pair = common::RadioPair::new(shared_radio(mtu, 0.0), (11, 22));
+        let ids: Vec<_> = (0..3).map(|k| pair.insert(0, 600 + k, 60)).collect();
+        pair.run(Duration::from_secs(120), |_, _, _| true);
+        let held = ids
+            .iter()
+            .filter(|id| pair.stores[1].held.contains_key(*id))
+            .count();
+        assert_eq!(held, 3, "{mtu} B frames: B holds {held} of 3");
+    }
+}

@@ -868,8 +868,9 @@ impl Endpoint {
                                 if !whole {
                                     // Larger than the link's frames: in fragments, one
                                     // message at a time.
-                                    if !w.needs_fragments(o.manifest.len()) || p.frag_out.is_some()
-                                    {
+                                    // (The message as written: an OFFER is its number longer.)
+                                    let body = FrameWriter::offer_body(seq, o.manifest.len());
+                                    if !w.needs_fragments(body) || p.frag_out.is_some() {
                                         break;
                                     }
                                     let Some(mut f) =
