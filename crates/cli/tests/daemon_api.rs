@@ -1092,6 +1092,16 @@ fn malformed_requests_and_bad_ids_get_a_json_error_naming_the_problem() {
             "case {i}: '{msg}' does not mention '{needle}'"
         );
     }
+    // A refused request whose body went unread closes its connection, and says so: a
+    // client that pooled it would send its next request into a closed socket.
+    for (i, (r, _, _)) in cases.iter().take(4).enumerate() {
+        assert_eq!(
+            r.headers.get("connection").and_then(|v| v.to_str().ok()),
+            Some("close"),
+            "case {i}: {:?}",
+            r.headers
+        );
+    }
     // No bundle was made by any of it, no upload left behind, and the daemon is up.
     d.assert_alive();
     assert_eq!(d.ids(), vec![id.clone()]);

@@ -252,7 +252,27 @@ async fn body_timeout(State(s): State<Arc<Shared>>, req: Request, next: Next) ->
 /// and unknown routes or methods come as plain text or empty, and are wrapped here.
 async fn json_errors(req: Request, next: Next) -> Response {
     let (method, path) = (req.method().clone(), req.uri().path().to_string());
-    let resp = next.run(req).await;
+    // A request refused before its body was read leaves the connection unusable (the
+    // rest of the body would be read as the next request), so the server closes it. It
+    // says so: a client that put the connection back in its pool would send the next
+    // request into a closed socket ("peer disconnected").
+    let has_body = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .is_some_and(|v| v.as_bytes() != b"0")
+        || req.headers().contains_key(header::TRANSFER_ENCODING);
+    let mut resp = json_error_body(method, path, next.run(req).await).await;
+    if has_body && (resp.status().is_client_error() || resp.status().is_server_error()) {
+        resp.headers_mut().insert(
+            header::CONNECTION,
+            header::HeaderValue::from_static("close"),
+        );
+    }
+    resp
+}
+
+/// An error response without a JSON body gets one naming the problem.
+async fn json_error_body(method: axum::http::Method, path: String, resp: Response) -> Response {
     let status = resp.status();
     let is_json = resp
         .headers()
