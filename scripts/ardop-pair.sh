@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the ardopcf acceptance tests (crates/cli/tests/ardop.rs): two real ardopcf modems
+# Runs the ardopcf acceptance tests (crates/cli/tests/e2e/ardop.rs): two real ardopcf modems
 # (built from third_party/ardop) on a virtual audio cable, each under a real skywave
 # daemon with an `ardop` link in ARQ mode, in real time, and prints the figures.
 #
@@ -17,9 +17,9 @@ if [[ -n ${KEEP:-} ]]; then
     export SKYWAVE_ARDOP_KEEP=$KEEP
 fi
 if [[ ${1:-} == figures ]]; then
-    cargo test --release -p skywave --test ardop -- --ignored --nocapture \
-        ardop_figures_over_three_runs 2>&1 | grep -E "^ardop:|^run |skipped|FIGURES|test result"
+    cargo test --release -p skywave --test e2e -- --ignored --nocapture \
+        ardop::ardop_figures_over_three_runs 2>&1 | grep -E "^ardop:|^run |skipped|FIGURES|test result"
 else
-    cargo test --release -p skywave --test ardop -- --include-ignored --nocapture \
+    cargo test --release -p skywave --test e2e ardop:: -- --include-ignored --nocapture \
         --test-threads 1 --skip ardop_figures 2>&1 | grep -E "^ardop:|^raw ARQ|skipped|test result"
 fi

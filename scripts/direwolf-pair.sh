@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the Dire Wolf acceptance tests (crates/cli/tests/direwolf.rs): two real Dire Wolf
+# Runs the Dire Wolf acceptance tests (crates/cli/tests/e2e/direwolf.rs): two real Dire Wolf
 # modems on a virtual audio cable, each under a real skywave daemon on its KISS port,
 # syncing 20+20 bundles of 100 B in real time, and prints the figures.
 #
@@ -17,12 +17,12 @@ if [[ -n ${KEEP:-} ]]; then
     export SKYWAVE_DIREWOLF_KEEP=$KEEP
 fi
 if [[ ${1:-} == two-radios ]]; then
-    cargo test --release -p skywave --test direwolf -- --ignored --nocapture \
-        one_direwolf_carries_two_radio_channels 2>&1 | grep -E "bundles over|skipped|test result"
+    cargo test --release -p skywave --test e2e -- --ignored --nocapture \
+        direwolf::one_direwolf_carries_two_radio_channels 2>&1 | grep -E "bundles over|skipped|test result"
 elif [[ ${1:-} == figures ]]; then
-    cargo test --release -p skywave --test direwolf -- --ignored --nocapture \
-        direwolf_figures_over_three_runs 2>&1 | grep -E "baud|skipped|FIGURES|test result"
+    cargo test --release -p skywave --test e2e -- --ignored --nocapture \
+        direwolf::direwolf_figures_over_three_runs 2>&1 | grep -E "baud|skipped|FIGURES|test result"
 else
-    cargo test --release -p skywave --test direwolf -- --include-ignored --nocapture \
-        two_direwolf_modems 2>&1 | grep -E "baud|skipped|test result"
+    cargo test --release -p skywave --test e2e -- --include-ignored --nocapture \
+        direwolf::two_direwolf_modems 2>&1 | grep -E "baud|skipped|test result"
 fi

@@ -5,7 +5,7 @@
 //! by `skywave_proto::fuzzing::Op::decode_all` (every byte string is a valid list, as
 //! with `arbitrary::Unstructured`). The format is the crate's own so that each input the
 //! fuzzer saves replays byte for byte in the stable test suite
-//! (`crates/proto/tests/fuzz_corpus.rs`), which has no `arbitrary` dependency.
+//! (`crates/proto/tests/it/fuzz_corpus.rs`), which has no `arbitrary` dependency.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
