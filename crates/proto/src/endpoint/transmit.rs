@@ -596,11 +596,8 @@ impl Endpoint {
                     if let Some(written) = write_done(&mut w, p, &fresh) {
                         done_written = Some(written.clone());
                         substantive = true;
-                        let told = |r: &BundleRef| {
-                            p.offer_seqs
-                                .get(r)
-                                .is_some_and(|&s| written.contains(s, s + 1))
-                        };
+                        let seqs = &p.offer_seqs;
+                        let told = |r: &BundleRef| names(seqs, &written, r);
                         let (told_now, rest): (Vec<_>, Vec<_>) =
                             p.have_all.iter().partition(|r| told(r));
                         p.have_all = rest.into();
@@ -1112,7 +1109,7 @@ impl Endpoint {
         for r in again_riding {
             let told = done_written
                 .as_ref()
-                .is_some_and(|d| p.offer_seqs.get(&r).is_some_and(|&s| d.contains(s, s + 1)));
+                .is_some_and(|d| names(&p.offer_seqs, d, &r));
             if !told && !w.have_all(&r) {
                 p.have_all_again.push(r);
             }
@@ -1489,6 +1486,11 @@ fn numbered<'a>(p: &Peer, refs: impl Iterator<Item = &'a BundleRef>) -> RangeSet
         }
     }
     seqs
+}
+
+/// Whether the numbers `d` name the offer of `r` (`seqs`: the peer's numbers).
+fn names(seqs: &HashMap<BundleRef, u64>, d: &RangeSet, r: &BundleRef) -> bool {
+    seqs.get(r).is_some_and(|&s| d.contains(s, s + 1))
 }
 
 /// Writes a DONE naming `fresh` (as many of its ranges as one may name beside the
