@@ -108,10 +108,9 @@ fn transmit(modem: u8, bytes: &[u8]) {
     while !input.is_empty() {
         match input.u8() % 8 {
             0 | 1 => {
-                // The endpoint is never asked for more than the modem takes at once.
-                let max = tx.pacer.max_write();
-                let cap = mtu.min(max.saturating_sub(framing::overhead(max))).max(1);
-                let n = usize::from(input.u8()) % cap + 1;
+                // Any frame up to the MTU: one larger than the modem takes at once goes
+                // in parts.
+                let n = usize::from(input.u8()) % mtu + 1;
                 serial += 1;
                 let mut f: Vec<u8> = (0..n).map(|i| (serial as usize * 31 + i) as u8).collect();
                 // A protocol frame never starts like an announcement.
@@ -153,9 +152,12 @@ fn transmit(modem: u8, bytes: &[u8]) {
                 }
             }
             _ => {
-                tx.reset(now);
                 // Frames the modem had not sent yet are lost with it; the tx keeps its
-                // own queue. Whole frames written stay in `wire`.
+                // own queue. Whole frames written stay in `wire`; the start of one
+                // written in part is lost (it goes again whole, after a delimiter).
+                let cut = tx.partly_written();
+                wire.truncate(wire.len() - cut);
+                tx.reset(now);
             }
         }
         assert!(tx.frame_room() <= mtu + framing::overhead(mtu));

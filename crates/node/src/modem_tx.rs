@@ -63,7 +63,14 @@ pub struct ModemTx<T: PacerTime> {
     /// Framed frames taken from the endpoint, not yet written into the modem (and
     /// whether each is an over-end announcement).
     queue: VecDeque<(Vec<u8>, bool)>,
+    /// Bytes waiting on the host (those of the front frame already written excluded).
     queued: usize,
+    /// Bytes of the front frame already written into the modem: a frame larger than
+    /// the modem's room goes in parts, as a byte stream allows.
+    started: usize,
+    /// A frame was cut short (the modem lost its tail): the next write starts with a
+    /// delimiter, so that the receiver drops the broken frame alone.
+    resync: bool,
     /// An announcement is written or queued: the bytes it counted are still being
     /// written.
     closing: bool,
@@ -88,6 +95,8 @@ impl<T: PacerTime> ModemTx<T> {
             mtu,
             queue: VecDeque::new(),
             queued: 0,
+            started: 0,
+            resync: false,
             closing: false,
             pending: None,
             took: false,
@@ -164,15 +173,25 @@ impl<T: PacerTime> ModemTx<T> {
         let room = (self.pacer.room() + ahead)
             .saturating_sub(self.queued)
             .min(stretch);
-        // No frame larger than the modem can take at once.
-        let max = self.pacer.max_write();
-        let mtu = self.mtu.min(max.saturating_sub(framing::overhead(max)));
+        let mtu = self.mtu;
         // While frames wait on the host, the modem is fed from them: wait for room for a
         // whole frame rather than take a small one (each pays a frame's header).
-        if !self.queue.is_empty() && room < mtu + framing::overhead(mtu) {
-            return 0;
+        if !self.queue.is_empty() {
+            return if room < mtu + framing::overhead(mtu) {
+                0
+            } else {
+                ModemPacing::frame_room(room, mtu)
+            };
         }
-        ModemPacing::frame_room(room, mtu)
+        // Nothing waits: a whole frame, even where the modem's buffer is smaller. What
+        // does not fit waits on the host and is written as room opens (`take`): a frame
+        // sized to the room would pay a frame's header (and split manifests) for every
+        // half buffer.
+        if ModemPacing::frame_room(room, mtu) > 0 {
+            ModemPacing::frame_room(stretch, mtu)
+        } else {
+            0
+        }
     }
 
     /// Takes a frame from the endpoint (checked by the caller: not empty, within the
@@ -277,11 +296,25 @@ impl<T: PacerTime> ModemTx<T> {
         let budget = (self.pacer.max_write() / 2).max(self.pacer.lead_in_one_write());
         let mut after = 0;
         let mut at = self.queue.len();
-        while at > 0 && after + self.queue[at - 1].0.len() <= budget {
+        // Never in front of a frame partly written.
+        let first = usize::from(self.started > 0);
+        while at > first && after + self.queue[at - 1].0.len() <= budget {
             at -= 1;
             after += self.queue[at].0.len();
         }
         at
+    }
+
+    /// Whether the framed frame `f` at the front goes in parts: begun already, or larger
+    /// than the modem ever takes at once. (Others go whole, when there is room.)
+    fn splits(&self, f: &[u8]) -> bool {
+        self.started > 0 || f.len() > self.pacer.max_write()
+    }
+
+    /// Bytes of the frame in front already written into the modem (the rest goes as
+    /// room opens).
+    pub fn partly_written(&self) -> usize {
+        self.started
     }
 
     /// Frames waiting on the host.
@@ -301,21 +334,47 @@ impl<T: PacerTime> ModemTx<T> {
         let mut out = Vec::new();
         while let Some(&(ref f, marker)) = self.queue.front() {
             // An announcement and the frames after it go in one write, or wait.
-            let need = if marker { self.queued } else { f.len() };
+            let need = if marker {
+                self.queued
+            } else {
+                f.len() - self.started
+            };
             let placeholder = marker && f.is_empty();
-            let room = self.pacer.room();
-            if need > room {
+            // A frame's bytes cost no more for going in several writes: the modem is
+            // topped up with what it takes. An announcement and what follows it go in
+            // one write, once there is room for a whole write.
+            let splits = !marker && self.splits(f);
+            let room = if splits {
+                self.pacer.room_for_bytes()
+            } else {
+                self.pacer.room()
+            };
+            if need > room && (!splits || room == 0) {
                 break;
             }
             // A write that may start a new burst on the air (half duplex, the modem may
             // have run dry) begins with a delimiter: a chunk lost at the end of the last
             // burst took that frame's delimiter with it, and the receiver, still in the
             // broken frame, would take this burst's first frame (the reports, or a
-            // repeated announcement) as the rest of it and drop both. Where the
-            // delimiter does not fit too, the write goes without it.
-            let lead = usize::from(out.is_empty() && self.pacer.may_be_dry() && need < room);
+            // repeated announcement) as the rest of it and drop both. So does the first
+            // write after a frame was cut short. Never in the middle of a frame.
+            let lead = usize::from(
+                out.is_empty()
+                    && self.started == 0
+                    && (self.resync || (self.pacer.may_be_dry() && need != room)),
+            );
+            self.resync = false;
             if lead > 0 {
                 out.push(0);
+            }
+            if need > room {
+                // The frame goes in parts: what the modem takes now.
+                let part = room.saturating_sub(lead).max(1);
+                out.extend_from_slice(&f[self.started..self.started + part]);
+                self.started += part;
+                self.queued -= part;
+                self.pacer.wrote(now, part + lead);
+                break;
             }
             if placeholder {
                 // Our over ends `after` stream bytes past the announcement, written now.
@@ -331,8 +390,10 @@ impl<T: PacerTime> ModemTx<T> {
                 self.announced += 1;
             }
             let n = if marker { self.queue.len() } else { 1 };
-            for (f, _) in self.queue.drain(..n) {
-                out.extend_from_slice(&f);
+            let skip = std::mem::take(&mut self.started);
+            for (i, (f, _)) in self.queue.drain(..n).enumerate() {
+                let from = if i == 0 { skip } else { 0 };
+                out.extend_from_slice(&f[from..]);
             }
             self.queued -= need;
             self.pacer.wrote(now, need + lead);
@@ -358,6 +419,9 @@ impl<T: PacerTime> ModemTx<T> {
         self.pacer.reset(now);
         self.idle_pending = false;
         self.queue.retain(|(_, marker)| !marker);
+        // A frame partly written goes again whole: its start was lost with the rest.
+        self.resync |= self.started > 0;
+        self.started = 0;
         self.pending = None;
         self.queued = self.queue.iter().map(|(f, _)| f.len()).sum();
         self.closing = false;
@@ -590,5 +654,66 @@ mod tests {
         assert!(m.control(now, &[framing::OVER_END, 1, 2]));
         assert!(!m.control(now, &[skywave_proto::wire::VERSION, 1, 2]));
         assert_eq!(m.heard, 0);
+    }
+
+    #[test]
+    fn a_frame_larger_than_a_small_buffer_goes_whole_in_parts() {
+        // 256 B buffer: the modem takes at most 192 B at once (a chunk spare).
+        let mut m = modem(256);
+        let t0 = Instant::now();
+        assert!(m.pacer.max_write() < 250);
+        // A whole frame is asked for, not one sized to the room.
+        assert_eq!(m.frame_room(), 250);
+        let frame: Vec<u8> = (0..250u32).map(|i| (i % 251) as u8 + 1).collect();
+        m.offer(&frame);
+        let mut wire = m.take(t0).expect("the frame's start");
+        assert!(wire.len() < frame.len(), "{} B in one write", wire.len());
+        assert!(m.partly_written() > 0);
+        // No second frame is taken while the first one's rest waits beyond what the
+        // modem takes.
+        assert_eq!(m.frame_room(), 0);
+        let mut at = t0;
+        while m.backlogged() {
+            at += Duration::from_millis(50);
+            assert!(at < t0 + Duration::from_secs(30), "stalled");
+            let begun = m.partly_written() > 0;
+            if let Some(b) = m.take(at) {
+                // The rest of a frame begun never starts with a delimiter.
+                assert!(!begun || b[0] != 0, "a delimiter in the middle of a frame");
+                wire.extend(b);
+            }
+        }
+        let mut d = framing::Deframer::new();
+        let frames = d.push(&wire);
+        assert_eq!((d.skipped, d.bad_frames), (0, 0));
+        let data: Vec<_> = frames.iter().filter(|f| !OverEnd::is_control(f)).collect();
+        assert_eq!(data, [&frame]);
+    }
+
+    #[test]
+    fn a_frame_cut_short_by_a_reset_goes_again_whole_after_a_delimiter() {
+        let mut m = modem(256);
+        let t0 = Instant::now();
+        let frame = vec![0x52; 250];
+        m.offer(&frame);
+        let first = m.take(t0).expect("the frame's start");
+        assert!(m.partly_written() > 0);
+        // The modem loses what it held: the receiver has the frame's start only.
+        m.reset(t0 + Duration::from_millis(10));
+        assert_eq!(m.partly_written(), 0);
+        let mut again = Vec::new();
+        let mut at = t0 + Duration::from_millis(10);
+        while m.backlogged() {
+            at += Duration::from_millis(50);
+            assert!(at < t0 + Duration::from_secs(30), "stalled");
+            again.extend(m.take(at).unwrap_or_default());
+        }
+        assert_eq!(again[0], 0, "a delimiter ends the broken frame");
+        let mut d = framing::Deframer::new();
+        let mut frames = d.push(&first);
+        frames.extend(d.push(&again));
+        assert!(d.bad_frames + d.skipped > 0, "the start alone is dropped");
+        let data: Vec<_> = frames.iter().filter(|f| !OverEnd::is_control(f)).collect();
+        assert_eq!(data, [&frame]);
     }
 }

@@ -1232,6 +1232,37 @@ impl<T: PacerTime> Pacer<T> {
 
     /// Bytes that may be written now.
     pub fn room(&self) -> usize {
+        let room = self.room_any();
+        let Some(h) = self.half else {
+            return room;
+        };
+        // One chunk of slack for rate error.
+        let safe = h.buffer.saturating_sub(h.chunk);
+        let unit = self.unit.min(safe);
+        // While our modem holds the turn, a smaller write keeps it from running dry (and
+        // the turn from going over); otherwise waiting for room costs no airtime.
+        // (With the turn passed to us, a modem that runs dry keeps it: a whole frame is
+        // worth the wait.)
+        let running_dry = self.mine.is_some()
+            && self.lo < unit as f64
+            && !matches!(self.token, Token::Held { .. });
+        if room < unit && !running_dry { 0 } else { room }
+    }
+
+    /// Bytes that may be written now where a write costs nothing of its own (the rest of
+    /// a frame begun, a frame larger than the room): any room of a chunk or more, so
+    /// that the modem is topped up while it still holds data, else [`Pacer::room`] (a
+    /// few bytes into a modem run dry would go on the air as a chunk of their own).
+    pub fn room_for_bytes(&self) -> usize {
+        let any = self.room_any();
+        match self.half {
+            Some(h) if any < h.chunk => self.room(),
+            _ => any,
+        }
+    }
+
+    /// Bytes the estimate allows written now, however few.
+    fn room_any(&self) -> usize {
         let Some(h) = self.half else {
             let room = self.limit - self.queued - self.per_write;
             return room.max(0.0).floor() as usize;
@@ -1248,19 +1279,10 @@ impl<T: PacerTime> Pacer<T> {
         };
         // One chunk of slack for rate error.
         let safe = h.buffer.saturating_sub(h.chunk) as f64;
-        let room = (limit - expected - self.per_write)
+        (limit - expected - self.per_write)
             .min(safe - self.queued)
             .max(0.0)
-            .floor() as usize;
-        let unit = self.unit.min(safe as usize);
-        // While our modem holds the turn, a smaller write keeps it from running dry (and
-        // the turn from going over); otherwise waiting for room costs no airtime.
-        // (With the turn passed to us, a modem that runs dry keeps it: a whole frame is
-        // worth the wait.)
-        let running_dry = self.mine.is_some()
-            && self.lo < unit as f64
-            && !matches!(self.token, Token::Held { .. });
-        if room < unit && !running_dry { 0 } else { room }
+            .floor() as usize
     }
 
     /// Bytes estimated in the device now, pessimistically.
