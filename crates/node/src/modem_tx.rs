@@ -175,19 +175,17 @@ impl<T: PacerTime> ModemTx<T> {
             .min(stretch);
         let mtu = self.mtu;
         // While frames wait on the host, the modem is fed from them: wait for room for a
-        // whole frame rather than take a small one (each pays a frame's header).
-        if !self.queue.is_empty() {
-            return if room < mtu + framing::overhead(mtu) {
-                0
-            } else {
-                ModemPacing::frame_room(room, mtu)
-            };
-        }
-        // Nothing waits: a whole frame, even where the modem's buffer is smaller. What
-        // does not fit waits on the host and is written as room opens (`take`): a frame
-        // sized to the room would pay a frame's header (and split manifests) for every
-        // half buffer.
-        if ModemPacing::frame_room(room, mtu) > 0 {
+        // whole frame rather than take a small one (each pays a frame's header). When
+        // nothing waits, room a frame may start in will do, and the frame is a whole
+        // one even where the modem's buffer is smaller: what does not fit waits on the
+        // host and is written as room opens (`take`). A frame sized to the room would pay
+        // a frame's header (and split manifests) for every half buffer.
+        let enough = if self.queue.is_empty() {
+            ModemPacing::frame_room(room, mtu) > 0
+        } else {
+            room >= mtu + framing::overhead(mtu)
+        };
+        if enough {
             ModemPacing::frame_room(stretch, mtu)
         } else {
             0

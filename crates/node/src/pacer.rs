@@ -1232,13 +1232,16 @@ impl<T: PacerTime> Pacer<T> {
 
     /// Bytes that may be written now.
     pub fn room(&self) -> usize {
-        let room = self.room_any();
+        self.whole_writes(self.room_any())
+    }
+
+    /// `room` bytes the estimate allows, as [`Pacer::room`] offers them: none short of a
+    /// write's worth unless the modem is running dry.
+    fn whole_writes(&self, room: usize) -> usize {
         let Some(h) = self.half else {
             return room;
         };
-        // One chunk of slack for rate error.
-        let safe = h.buffer.saturating_sub(h.chunk);
-        let unit = self.unit.min(safe);
+        let unit = self.unit.min(h.buffer.saturating_sub(h.chunk));
         // While our modem holds the turn, a smaller write keeps it from running dry (and
         // the turn from going over); otherwise waiting for room costs no airtime.
         // (With the turn passed to us, a modem that runs dry keeps it: a whole frame is
@@ -1256,7 +1259,7 @@ impl<T: PacerTime> Pacer<T> {
     pub fn room_for_bytes(&self) -> usize {
         let any = self.room_any();
         match self.half {
-            Some(h) if any < h.chunk => self.room(),
+            Some(h) if any < h.chunk => self.whole_writes(any),
             _ => any,
         }
     }
