@@ -247,3 +247,27 @@ fn a_change_of_turn_costs_a_turnaround_when_the_buffer_covers_the_latency() {
         "dead air between overs up to {worst:.2} s (turnaround {turnaround} s): {gaps:.2?}"
     );
 }
+
+/// Whichever side gets the first turn after the greetings describes its set (on a
+/// half-duplex link either side may stream the reconciliation's symbols): the sync does
+/// not wait a round trip longer when that side is not the one the key order names. With
+/// the roles fixed by key order, the seeds where the decoder got the first turn took a
+/// whole round trip (two latencies and two turnarounds) more than the others.
+#[test]
+fn the_first_turn_after_the_greetings_starts_the_reconciliation() {
+    let spec = "profile=hf-modem,rate=9600bps,delay=8s,buffer=1KiB";
+    let cfg = LinkConfig::parse_spec(spec).unwrap();
+    let round_trip = (cfg.up.delay + cfg.down.delay + cfg.turnaround * 2).as_secs_f64();
+    let floor = floor(spec, 30);
+    let times: Vec<f64> = (1..=6)
+        .map(|seed| cell(spec, seed, 30).unwrap() * floor)
+        .collect();
+    let (lo, hi) = times
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(l, h), &t| (l.min(t), h.max(t)));
+    assert!(
+        hi - lo < round_trip / 2.0,
+        "sync times over seeds 1-6 {times:.1?} s spread by {:.1} s (a round trip is {round_trip:.1} s)",
+        hi - lo
+    );
+}

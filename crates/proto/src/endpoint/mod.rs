@@ -1061,6 +1061,10 @@ impl Endpoint {
                 Message::ReconDone { used, .. } => {
                     let p = self.peers.get_mut(&key).expect("checked");
                     p.recon.stopped = true;
+                    if p.recon.either {
+                        // It decoded our symbols: its stream, if any, is not needed.
+                        p.recon.dec = None;
+                    }
                     p.recon.apply_deferred();
                     p.recon.symbols_used = used;
                 }

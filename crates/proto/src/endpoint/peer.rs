@@ -642,6 +642,11 @@ pub(crate) struct Recon {
     /// The round was not begun: one side's HELLO counted no bundles (see
     /// `start_session`). Cleared if the other side begins it anyway.
     pub skipped: bool,
+    /// Either side may stream (a point-to-point half-duplex link): the side that gets
+    /// the turn with no symbols heard streams its own, and each side decodes what it
+    /// hears. With the roles fixed by key order, a decoder that got the first turn had
+    /// nothing to say, and the streamer's symbols waited a whole round trip for the next.
+    pub either: bool,
     /// The set (`shorts`, `enc`) is not built: a skipped round builds it only if it is
     /// begun after all (`Endpoint::build_recon_set`). A million bundles pushed to an
     /// empty peer thus cost no short-id map and no coding state (about 100 MB).

@@ -85,7 +85,10 @@ impl Endpoint {
         let streamer_set = if streamer { local } else { set_size };
         p.recon.burst_end =
             first_burst(params.as_ref(), d_est, streamer_set, self.cfg.initial_burst);
-        if !streamer {
+        // From the link alone, so that both sides agree (a side that skipped the round,
+        // below, decodes the other's stream when it begins the round after all).
+        p.recon.either = params.is_some_and(|l| l.half_duplex && !l.shared);
+        if !streamer || p.recon.either {
             p.recon.dec = Some(Decoder::new());
         }
         if skip {
@@ -101,7 +104,7 @@ impl Endpoint {
             // four empty neighbours, `one_transmission_serves_every_neighbour`).
             p.recon.skipped = true;
             p.recon.burst_end = 0;
-            p.recon.decoded = !streamer;
+            p.recon.decoded = !streamer || p.recon.either;
         }
         // While reconciliation runs, push a few of the newest small bundles on a guess:
         // on slow links it takes minutes, and these are the likeliest to be missing. A
@@ -294,6 +297,11 @@ impl Endpoint {
             p.recon.skipped = false;
             p.recon.decoded = false;
         }
+        if p.recon.either && p.streamer && p.recon.next_symbol > 0 {
+            // Our streams crossed: the other side (the decoder by key order) decodes
+            // ours and stops its own, so these are not needed.
+            p.recon.dec = None;
+        }
         let Some(dec) = p.recon.dec.as_mut() else {
             return;
         };
@@ -338,6 +346,10 @@ impl Endpoint {
             let lens = want_lengths(&mut theirs, &diff.remote_only);
             drop(theirs);
             p.recon.decoded = true;
+            if p.recon.either {
+                // Our own stream, if we began one, is not needed now.
+                p.recon.stopped = true;
+            }
             p.recon.apply_deferred();
             p.recon.done_to_send = true;
             p.recon.more_to_send = None;

@@ -801,8 +801,8 @@ impl Endpoint {
                 // While reconciliation runs, the first two frames and every third after
                 // them put pushes (guesses and store-and-forward) ahead of symbols: the
                 // first bundle arrives while the sets are still being compared.
-                let pushes_first = only_urgent
-                    || p.streamer && !p.recon.stopped && (p.frames <= 2 || p.frames % 3 == 1);
+                let pushes_first =
+                    only_urgent || streams(p) && (p.frames <= 2 || p.frames % 3 == 1);
                 let path = super::coding::PathView {
                     loss: p.loss.rate(params.loss_hint),
                     rtt: p.cc.srtt.unwrap_or(params.rtt_hint),
@@ -1044,7 +1044,7 @@ impl Endpoint {
                         // Symbols need not wait for the peer to confirm our HELLO: one went
                         // out ahead of them (HELLOs are handled first on receipt), which
                         // saves a round trip; if it was lost, the peer asks for the gap.
-                        while p.streamer && (p.heard_us || p.hello_sent) && !p.recon.stopped {
+                        while streams(p) && (p.heard_us || p.hello_sent) {
                             // Lost symbols first, then new ones.
                             let (first, end, again) = match p.recon.resend.front() {
                                 Some(&(a, b)) => (a, b.min(p.recon.next_symbol), true),
@@ -1235,7 +1235,11 @@ impl Endpoint {
             {
                 at(t);
             }
-            if p.recon.dec.is_some() && !p.recon.decoded && p.recon.more_to_send.is_none() {
+            if p.recon.dec.is_some()
+                && !p.recon.decoded
+                && !streams_unheard(p)
+                && p.recon.more_to_send.is_none()
+            {
                 at(p.waits_from(p.recon.last_symbol_at, hd) + Self::recon_retry_after(p, rto));
             }
             if streamer_waits(p) {
@@ -1350,6 +1354,7 @@ impl Endpoint {
             }
             if let Some(dec) = p.recon.dec.as_ref()
                 && !p.recon.decoded
+                && !streams_unheard(p)
                 && p.recon.more_to_send.is_none()
                 && now >= waits_from(p.recon.last_symbol_at) + Self::recon_retry_after(p, rto)
             {
@@ -1410,8 +1415,7 @@ const NUDGE_SYMBOLS: u64 = 4;
 /// Whether we stream symbols to `p`, have sent all asked for, and wait for the decoder's
 /// answer (its silence is timed from our last symbol).
 fn streamer_waits(p: &Peer) -> bool {
-    p.streamer
-        && !p.recon.stopped
+    streams(p)
         && !p.recon.skipped
         && p.recon.next_symbol > 0
         && p.recon.next_symbol >= p.recon.burst_end
@@ -1424,7 +1428,31 @@ fn has_data(p: &Peer) -> bool {
 
 /// We stream symbols to `p` and have some of the current burst still to send.
 fn symbols_due(p: &Peer) -> bool {
-    p.streamer && !p.recon.stopped && p.recon.next_symbol < p.recon.burst_end
+    streams(p) && p.recon.next_symbol < p.recon.burst_end
+}
+
+/// Whether we stream symbols to `p` this round: the streamer by key order; on a link
+/// where either side may ([`super::peer::Recon::either`]), either side while it has
+/// heard none of the other's symbols (once its decoder has some, it asks for more rather
+/// than describe its own set as well), and the streamer by key order once it began (two
+/// streams that crossed: the other side decodes ours, see `Endpoint::on_symbols`).
+fn streams(p: &Peer) -> bool {
+    let r = &p.recon;
+    let heard_none = r.dec.as_ref().is_none_or(|d| d.received() == 0);
+    !r.stopped
+        && if r.either {
+            !r.decoded && (heard_none || p.streamer && r.next_symbol > 0)
+        } else {
+            p.streamer
+        }
+}
+
+/// We stream our symbols and have heard none of the other side's: we wait as a
+/// streamer (for its RECON_DONE or RECON_MORE), not as a decoder.
+fn streams_unheard(p: &Peer) -> bool {
+    p.recon.either
+        && p.recon.next_symbol > 0
+        && p.recon.dec.as_ref().is_none_or(|d| d.received() == 0)
 }
 
 /// Whether anything of ours for `p` is still unsent now: the rest of a fragmented
