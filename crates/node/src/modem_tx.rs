@@ -113,9 +113,13 @@ impl<T: PacerTime> ModemTx<T> {
         self.pacer.advance(now);
         if !self.closing
             && self.queue.is_empty()
-            && let Some(m) = self.pacer.repeat_due(now)
+            && let Some(m) = self
+                .pacer
+                .repeat_due(now)
+                .or_else(|| self.pacer.reanswer_due())
         {
-            // Our announcement or its answer was lost (see `Pacer::repeat_due`).
+            // Our announcement or its answer was lost (see `Pacer::repeat_due`,
+            // `Pacer::reanswer_due`).
             let mut out = Vec::new();
             m.encode(&mut out);
             self.queued += out.len();

@@ -262,6 +262,11 @@ pub struct Pacer<T: PacerTime> {
     repeats: u32,
     /// The other side repeated what we answered: our answer is repeated at once.
     repeat_now: bool,
+    /// Our last announcement, whatever became of the turn.
+    last_said: Option<OverEnd>,
+    /// The other side repeated the idle over we answered with our own idle one (the
+    /// turn became no one's here): it never heard our answer, and waits for it.
+    reanswer: bool,
 }
 
 impl<T: PacerTime> Pacer<T> {
@@ -304,6 +309,8 @@ impl<T: PacerTime> Pacer<T> {
             wrote_at: None,
             repeats: 0,
             repeat_now: false,
+            last_said: None,
+            reanswer: false,
         }
     }
 
@@ -774,8 +781,10 @@ impl<T: PacerTime> Pacer<T> {
         };
         self.my_idle = idle;
         self.said = matches!(self.token, Token::Passed { .. }).then_some(m);
+        self.last_said = Some(m);
         self.repeats = 0;
         self.repeat_now = false;
+        self.reanswer = false;
         tracing::trace!(t = ?now, ?m, "modem pacer: our over ends (announced)");
         m
     }
@@ -812,7 +821,17 @@ impl<T: PacerTime> Pacer<T> {
             return None;
         };
         let quiet = self.heard_at.map_or(wrote, |h| h.max(wrote));
-        let wait = if std::mem::take(&mut self.repeat_now) {
+        let at_once = self.repeat_now;
+        let wait = if at_once {
+            if self.run.is_some() || now < wrote + self.answer_wait() {
+                // The copy may have been written before ours reached the other side
+                // (ours crosses as its copy crosses back): then it holds the turn now,
+                // and its stream arrives up to an answer's wait after our write. A repeat
+                // written into that stream waits in our modem and takes the turn at its
+                // first gap, while the other side's driver counts its modem as sending.
+                return None;
+            }
+            self.repeat_now = false;
             Duration::ZERO
         } else {
             // (The pacer's own xorshift: no RNG of its own, only its seed.)
@@ -827,12 +846,41 @@ impl<T: PacerTime> Pacer<T> {
         self.rng ^= self.rng >> 7;
         self.rng ^= self.rng << 17;
         self.repeats += 1;
-        tracing::debug!(t = ?now, ?m, repeats = self.repeats, "modem pacer: no answer to our announced over end; saying it again");
+        let (answer_by, patience) = (now + self.answer_wait(), now + self.pass_timeout() * 2);
+        let announces = self.their_seq != 0;
+        if let Token::Passed { deadline, last, .. } = &mut self.token {
+            // The turn is offered again, and the other side may take it only now: its
+            // stream may take an answer's wait to be heard (the next repeat waits longer,
+            // so a silent side still lets the deadline pass), and it may then hold the
+            // turn for its longest over (hearing it puts the deadline off as far as
+            // `last`; not for a side never heard to announce: it may never answer).
+            *deadline = (*deadline).max(answer_by);
+            if announces {
+                *last = (*last).max(patience);
+            }
+        }
+        tracing::debug!(t = ?now, ?m, repeats = self.repeats, answer_lost = at_once, "modem pacer: no answer to our announced over end; saying it again");
+        Some(OverEnd { after: 0, ..m })
+    }
+
+    /// Our idle answer again, once the copy of the announcement it answered has ended
+    /// with nothing after it ([`Pacer::over_end`]): the turn stays no one's.
+    pub fn reanswer_due(&mut self) -> Option<OverEnd> {
+        if !self.reanswer || self.run.is_some() || !matches!(self.token, Token::Unknown) {
+            return None;
+        }
+        self.reanswer = false;
+        let m = self.last_said?;
+        tracing::debug!(
+            ?m,
+            "modem pacer: the other side never heard our idle answer; saying it again"
+        );
         Some(OverEnd { after: 0, ..m })
     }
 
     /// The other side repeated an announcement we heard and answered: our answer was
-    /// lost, so ours is due again at once.
+    /// lost, so ours is due again as soon as the other side cannot have heard it (an
+    /// answer's wait after our write) and its stream has ended.
     fn answer_lost(&mut self) {
         if matches!(self.token, Token::Passed { .. }) && self.said.is_some() {
             self.repeat_now = true;
@@ -855,10 +903,19 @@ impl<T: PacerTime> Pacer<T> {
         if m.seq == self.their_seq {
             // A copy of an announcement already taken: if it does not name our answer,
             // the other side never heard that.
-            if let Token::Passed { seq, .. } = self.token
-                && m.heard != seq
-            {
-                self.answer_lost();
+            match self.token {
+                Token::Passed { seq, .. } if m.heard != seq => self.answer_lost(),
+                Token::Unknown
+                    if self
+                        .last_said
+                        .is_some_and(|l| l.idle && l.heard == m.seq && m.heard != l.seq) =>
+                {
+                    // Our idle answer to its idle over left the turn to no one here;
+                    // the other side never heard it and stays silent until its longest
+                    // wait runs out (a minute and more on HF), even with data to send.
+                    self.reanswer = true;
+                }
+                _ => {}
             }
             return;
         }
@@ -1013,6 +1070,13 @@ impl<T: PacerTime> Pacer<T> {
             .checked_sub_duration(h.latency + self.chunk_time(&h) + h.turnaround + self.margin)
             .map_or(self.origin, |t| t.max(self.origin));
         let expected = self.expect_until.is_some_and(|t| now <= t);
+        self.reanswer = false;
+        if std::mem::take(&mut self.repeat_now) {
+            // More after its copy: it was not waiting for our answer (it holds the
+            // turn, or gave up waiting), so the answer is not said into its stream; if
+            // the answer was lost after all, the usual wait brings it again.
+            tracing::trace!(t = ?now, "modem pacer: the other side goes on after its copy; no repeat at once");
+        }
         match self.token {
             Token::Held { .. } if !expected => {
                 // The other side writes though it passed us the turn (its announcement
@@ -1228,6 +1292,8 @@ impl<T: PacerTime> Pacer<T> {
         self.wrote_at = None;
         self.repeats = 0;
         self.repeat_now = false;
+        self.last_said = None;
+        self.reanswer = false;
     }
 
     /// Bytes that may be written now.
@@ -1529,7 +1595,7 @@ mod tests {
     }
 
     #[test]
-    fn a_copy_of_what_we_answered_brings_our_answer_again_at_once() {
+    fn a_copy_of_what_we_answered_brings_our_answer_again_when_its_stream_ends() {
         let t0 = Instant::now();
         let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(7);
         hear(&mut p, t0 + ms(4000), t0 + ms(6000));
@@ -1541,11 +1607,116 @@ mod tests {
         // Its copy of announcement 1, still naming none of ours: our answer was lost.
         p.received(t0 + ms(30_000));
         p.over_end(t0 + ms(30_000), marker(1, 0, 10, false));
-        let again = p.repeat_due(t0 + ms(30_000)).expect("our answer again");
+        // Not while its stream may go on (it may hold the turn after all: the copy was
+        // written before it heard ours)...
+        assert!(p.repeat_due(t0 + ms(30_000)).is_none());
+        // ...but as soon as it has ended.
+        let end = t0 + ms(30_000) + p.gap(&hf());
+        p.advance(end);
+        let again = p.repeat_due(end).expect("our answer again");
         assert_eq!((again.seq, again.heard, again.idle), (answer.seq, 1, true));
         // Once: the next waits for the answer again.
-        p.wrote(t0 + ms(30_000), 9);
-        assert!(p.repeat_due(t0 + ms(31_000)).is_none());
+        p.wrote(end, 9);
+        assert!(p.repeat_due(end + ms(1000)).is_none());
+    }
+
+    #[test]
+    fn a_copy_followed_by_a_stream_brings_no_answer_into_that_stream() {
+        let t0 = Instant::now();
+        let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(7);
+        hear(&mut p, t0 + ms(4000), t0 + ms(6000));
+        p.over_end(t0 + ms(6000), marker(1, 0, 10, false));
+        p.announce(t0 + ms(12_000), 0, false);
+        p.wrote(t0 + ms(12_000), 9);
+        // Its copy of announcement 1 (written before ours reached it), then its over:
+        // it holds the turn, and a repeat of ours would only contend for it.
+        p.received(t0 + ms(20_000));
+        p.over_end(t0 + ms(20_000), marker(1, 0, 10, false));
+        // Its over comes with holes (lost chunks) longer than a stream's gap.
+        assert!(p.gap(&hf()) < ms(2000));
+        let mut t = t0 + ms(20_000);
+        while t <= t0 + ms(40_000) {
+            if (t - t0).as_millis() % 3000 < 1000 {
+                p.received(t);
+            }
+            p.advance(t);
+            assert!(
+                p.repeat_due(t).is_none(),
+                "a repeat went into its stream at {:?}",
+                t - t0
+            );
+            t += ms(100);
+        }
+    }
+
+    #[test]
+    fn a_copy_that_crossed_our_answer_brings_no_repeat_before_its_reply_could_come() {
+        let t0 = Instant::now();
+        let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(7);
+        hear(&mut p, t0 + ms(4000), t0 + ms(6000));
+        p.over_end(t0 + ms(6000), marker(1, 0, 10, false));
+        p.announce(t0 + ms(12_000), 0, false);
+        p.wrote(t0 + ms(12_000), 9);
+        // Its copy, on the air while ours crossed to it: its reply to ours (its over)
+        // arrives up to an answer's wait after our write, and nothing is said before.
+        p.received(t0 + ms(16_500));
+        p.over_end(t0 + ms(16_500), marker(1, 0, 10, false));
+        let reply_by = t0 + ms(12_000) + p.answer_wait();
+        let got = repeats(&mut p, t0 + ms(16_500), reply_by + ms(200));
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(
+            got[0].0 >= reply_by,
+            "repeated {:?} early",
+            reply_by - got[0].0
+        );
+    }
+
+    #[test]
+    fn every_repeat_leaves_time_for_its_answer_and_a_whole_over() {
+        for seed in 1..=20 {
+            let t0 = Instant::now();
+            let fresh = || {
+                let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(seed);
+                hear(&mut p, t0 + ms(4000), t0 + ms(6000));
+                p.over_end(t0 + ms(6000), marker(1, 0, 10, false));
+                p.announce(t0 + ms(12_000), 0, false);
+                p.wrote(t0 + ms(12_000), 9);
+                p
+            };
+            // Nothing heard: every repeat, the last one too, gets its answer's wait.
+            let mut p = fresh();
+            let mut t = t0 + ms(12_000);
+            let mut got = Vec::new();
+            while !p.may_take() {
+                got.extend(repeats(&mut p, t, t));
+                t += ms(100);
+            }
+            let last = got.last().expect("at least one repeat").0;
+            assert!(
+                t >= last + p.answer_wait(),
+                "seed {seed}: gave up {:?} after the last repeat ({got:?})",
+                t - last
+            );
+            // The last repeat is heard: the other side takes the turn then and holds it
+            // for its longest over, heard throughout.
+            let mut p = fresh();
+            let mut t = t0 + ms(12_000);
+            while t <= last {
+                repeats(&mut p, t, t);
+                t += ms(100);
+            }
+            let taken = last + hf().latency;
+            let mut t = taken + hf().latency;
+            while t < taken + p.hold_max() {
+                p.received(t);
+                assert!(
+                    !p.may_take(),
+                    "seed {seed}: gave up {:?} into its over",
+                    t - taken
+                );
+                t += ms(350);
+            }
+        }
     }
 
     #[test]
@@ -1575,6 +1746,35 @@ mod tests {
         let m = p.announce(t0 + ms(9000), 0, true);
         assert!(m.idle && m.heard == 1);
         assert!(p.may_take() && !p.waits_for_turn());
+    }
+
+    #[test]
+    fn an_idle_answer_the_other_side_never_heard_is_said_again() {
+        let t0 = Instant::now();
+        let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(7);
+        hear(&mut p, t0 + ms(4000), t0 + ms(4000));
+        p.over_end(t0 + ms(4000), marker(1, 0, 10, true));
+        let ours = p.announce(t0 + ms(9000), 0, true);
+        p.wrote(t0 + ms(9000), 9);
+        assert!(p.reanswer_due().is_none());
+        // Its copy, still naming none of ours: our idle answer was lost.
+        let copy = t0 + ms(40_000);
+        p.received(copy);
+        p.over_end(copy, marker(1, 0, 10, true));
+        assert!(p.reanswer_due().is_none(), "not while its stream may go on");
+        p.advance(copy + p.gap(&hf()));
+        let again = p.reanswer_due().expect("our idle answer again");
+        assert_eq!((again.seq, again.heard, again.idle), (ours.seq, 1, true));
+        assert!(p.reanswer_due().is_none(), "once");
+        assert!(
+            p.may_take() && !p.waits_for_turn(),
+            "the turn stays no one's"
+        );
+        // A copy that names our answer asks for nothing.
+        p.received(copy + ms(20_000));
+        p.over_end(copy + ms(20_000), marker(1, ours.seq, 10, true));
+        p.advance(copy + ms(25_000));
+        assert!(p.reanswer_due().is_none());
     }
 
     #[test]
