@@ -88,7 +88,7 @@ impl Endpoint {
         // From the link alone, so that both sides agree (a side that skipped the round,
         // below, decodes the other's stream when it begins the round after all).
         p.recon.either = params.is_some_and(|l| l.half_duplex && !l.shared);
-        if !streamer || p.recon.either {
+        if !streamer || (p.recon.either && !skip) {
             p.recon.dec = Some(Decoder::new());
         }
         if skip {
@@ -104,7 +104,7 @@ impl Endpoint {
             // four empty neighbours, `one_transmission_serves_every_neighbour`).
             p.recon.skipped = true;
             p.recon.burst_end = 0;
-            p.recon.decoded = !streamer || p.recon.either;
+            p.recon.decoded = !streamer;
         }
         // While reconciliation runs, push a few of the newest small bundles on a guess:
         // on slow links it takes minutes, and these are the likeliest to be missing. A
@@ -286,16 +286,20 @@ impl Endpoint {
         store: &mut dyn BundleStore,
     ) {
         let p = &self.peers[&key];
-        if p.recon.skipped && p.recon.dec.is_some() {
+        // A round we skipped, begun by the other side after all: decoded here (on a
+        // link where either side streams, also by the streamer by key order).
+        let begun = p.recon.skipped && (p.recon.dec.is_some() || p.recon.either);
+        if begun {
             self.build_recon_set(&key, store);
         }
         let p = self.peers.get_mut(&key).expect("checked");
         p.recon.bytes += data.len() as u64;
         p.recon.messages += 1;
-        if p.recon.skipped && p.recon.dec.is_some() {
+        if begun {
             // The streamer counted otherwise and began the round: decode after all.
             p.recon.skipped = false;
             p.recon.decoded = false;
+            p.recon.dec.get_or_insert_with(Decoder::new);
         }
         if p.recon.either && p.streamer && p.recon.next_symbol > 0 {
             // Our streams crossed: the other side (the decoder by key order) decodes

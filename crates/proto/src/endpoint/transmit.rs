@@ -487,7 +487,11 @@ impl Endpoint {
         }
         // 2. HELLO, when the peer has not confirmed hearing us.
         if p.hello_due && now >= p.hello_after && p.frag_out.is_none() {
-            let sketch = if p.hello_sketch {
+            // Not in front of our own symbols (a half-duplex link, where the side with
+            // the first turn streams): they describe our set better than the sketch, which
+            // only sizes the other side's stream, and its ~190 B cost symbols in the over.
+            let streaming = p.established && p.recon.either && streams(p);
+            let sketch = if p.hello_sketch && !streaming {
                 super::sketch_words(&self.cells, &self.sketch)
             } else {
                 Vec::new()
