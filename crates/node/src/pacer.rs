@@ -245,16 +245,16 @@ pub struct Pacer<T: PacerTime> {
     /// Our last announcement's count, and the last one heard from the other side.
     my_seq: u8,
     their_seq: u8,
-    /// Our last announcement said we had nothing to send.
-    my_idle: bool,
     /// Announce the ends of our overs (off once the other side has shown it does not).
     announce_ok: bool,
     /// Draws announcement ranks.
     rng: u64,
     /// Writes were forgotten from `writes` up to here (the list is complete after it).
     writes_forgot: T,
-    /// Our last announcement, repeated while the turn stays passed and the other side
-    /// silent (the announcement or its answer was lost).
+    /// Our last announcement (whatever became of the turn): repeated while the turn
+    /// stays passed and the other side silent (the announcement or its answer was
+    /// lost), or, an idle answer that left the turn to no one, when the other side's
+    /// copy shows it never heard it.
     said: Option<OverEnd>,
     /// The last write into the modem.
     wrote_at: Option<T>,
@@ -262,8 +262,6 @@ pub struct Pacer<T: PacerTime> {
     repeats: u32,
     /// The other side repeated what we answered: our answer is repeated at once.
     repeat_now: bool,
-    /// Our last announcement, whatever became of the turn.
-    last_said: Option<OverEnd>,
     /// The other side repeated the idle over we answered with our own idle one (the
     /// turn became no one's here): it never heard our answer, and waits for it.
     reanswer: bool,
@@ -302,14 +300,12 @@ impl<T: PacerTime> Pacer<T> {
             token: Token::Unknown,
             my_seq: 0,
             their_seq: 0,
-            my_idle: false,
             announce_ok: true,
             rng: 0x9e37_79b9_7f4a_7c15,
             said: None,
             wrote_at: None,
             repeats: 0,
             repeat_now: false,
-            last_said: None,
             reanswer: false,
         }
     }
@@ -754,10 +750,7 @@ impl<T: PacerTime> Pacer<T> {
         } else {
             self.my_seq + 1
         };
-        // (A tiny xorshift: the pacer has no RNG of its own, only the seed it was given.)
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
+        self.step_rng();
         let rank = (self.rng >> 32) as u16;
         let m = OverEnd {
             after,
@@ -779,14 +772,19 @@ impl<T: PacerTime> Pacer<T> {
                 last: now + self.pass_timeout() * 2,
             }
         };
-        self.my_idle = idle;
-        self.said = matches!(self.token, Token::Passed { .. }).then_some(m);
-        self.last_said = Some(m);
+        self.said = Some(m);
         self.repeats = 0;
         self.repeat_now = false;
         self.reanswer = false;
         tracing::trace!(t = ?now, ?m, "modem pacer: our over ends (announced)");
         m
+    }
+
+    /// A tiny xorshift: the pacer has no RNG of its own, only the seed it was given.
+    fn step_rng(&mut self) {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
     }
 
     /// How long we stay silent after passing the turn with no answer: the other side
@@ -842,9 +840,7 @@ impl<T: PacerTime> Pacer<T> {
         if now < quiet + wait {
             return None;
         }
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
+        self.step_rng();
         self.repeats += 1;
         let (answer_by, patience) = (now + self.answer_wait(), now + self.pass_timeout() * 2);
         let announces = self.their_seq != 0;
@@ -870,7 +866,7 @@ impl<T: PacerTime> Pacer<T> {
             return None;
         }
         self.reanswer = false;
-        let m = self.last_said?;
+        let m = self.said?;
         tracing::debug!(
             ?m,
             "modem pacer: the other side never heard our idle answer; saying it again"
@@ -907,7 +903,7 @@ impl<T: PacerTime> Pacer<T> {
                 Token::Passed { seq, .. } if m.heard != seq => self.answer_lost(),
                 Token::Unknown
                     if self
-                        .last_said
+                        .said
                         .is_some_and(|l| l.idle && l.heard == m.seq && m.heard != l.seq) =>
                 {
                     // Our idle answer to its idle over left the turn to no one here;
@@ -924,7 +920,7 @@ impl<T: PacerTime> Pacer<T> {
         if let Token::Passed { seq, .. } = self.token
             && m.heard == seq
             && m.idle
-            && self.my_idle
+            && self.said.is_some_and(|s| s.idle)
         {
             // The answer to our idle over is idle too: the turn is no one's.
             self.token = Token::Unknown;
@@ -1292,7 +1288,6 @@ impl<T: PacerTime> Pacer<T> {
         self.wrote_at = None;
         self.repeats = 0;
         self.repeat_now = false;
-        self.last_said = None;
         self.reanswer = false;
     }
 
@@ -1620,14 +1615,21 @@ mod tests {
         assert!(p.repeat_due(end + ms(1000)).is_none());
     }
 
-    #[test]
-    fn a_copy_followed_by_a_stream_brings_no_answer_into_that_stream() {
-        let t0 = Instant::now();
-        let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(7);
+    /// The other side's over (4-6 s) passed us the turn (its announcement 1); we
+    /// passed it back at 12 s (9 bytes written), and wait for its answer.
+    fn passed_back(t0: Instant, seed: u64) -> Pacer<Instant> {
+        let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(seed);
         hear(&mut p, t0 + ms(4000), t0 + ms(6000));
         p.over_end(t0 + ms(6000), marker(1, 0, 10, false));
         p.announce(t0 + ms(12_000), 0, false);
         p.wrote(t0 + ms(12_000), 9);
+        p
+    }
+
+    #[test]
+    fn a_copy_followed_by_a_stream_brings_no_answer_into_that_stream() {
+        let t0 = Instant::now();
+        let mut p = passed_back(t0, 7);
         // Its copy of announcement 1 (written before ours reached it), then its over:
         // it holds the turn, and a repeat of ours would only contend for it.
         p.received(t0 + ms(20_000));
@@ -1652,11 +1654,7 @@ mod tests {
     #[test]
     fn a_copy_that_crossed_our_answer_brings_no_repeat_before_its_reply_could_come() {
         let t0 = Instant::now();
-        let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(7);
-        hear(&mut p, t0 + ms(4000), t0 + ms(6000));
-        p.over_end(t0 + ms(6000), marker(1, 0, 10, false));
-        p.announce(t0 + ms(12_000), 0, false);
-        p.wrote(t0 + ms(12_000), 9);
+        let mut p = passed_back(t0, 7);
         // Its copy, on the air while ours crossed to it: its reply to ours (its over)
         // arrives up to an answer's wait after our write, and nothing is said before.
         p.received(t0 + ms(16_500));
@@ -1675,14 +1673,7 @@ mod tests {
     fn every_repeat_leaves_time_for_its_answer_and_a_whole_over() {
         for seed in 1..=20 {
             let t0 = Instant::now();
-            let fresh = || {
-                let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(seed);
-                hear(&mut p, t0 + ms(4000), t0 + ms(6000));
-                p.over_end(t0 + ms(6000), marker(1, 0, 10, false));
-                p.announce(t0 + ms(12_000), 0, false);
-                p.wrote(t0 + ms(12_000), 9);
-                p
-            };
+            let fresh = || passed_back(t0, seed);
             // Nothing heard: every repeat, the last one too, gets its answer's wait.
             let mut p = fresh();
             let mut t = t0 + ms(12_000);

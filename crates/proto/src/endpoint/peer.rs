@@ -669,6 +669,11 @@ impl Recon {
         }
     }
 
+    /// No symbol of the other side's has come this round (or we do not decode it).
+    pub fn heard_none(&self) -> bool {
+        self.dec.as_ref().is_none_or(|d| d.received() == 0)
+    }
+
     pub fn apply_deferred(&mut self) {
         for sid in std::mem::take(&mut self.deferred) {
             self.enc.insert(sid);

@@ -1442,10 +1442,9 @@ fn symbols_due(p: &Peer) -> bool {
 /// streams that crossed: the other side decodes ours, see `Endpoint::on_symbols`).
 fn streams(p: &Peer) -> bool {
     let r = &p.recon;
-    let heard_none = r.dec.as_ref().is_none_or(|d| d.received() == 0);
     !r.stopped
         && if r.either {
-            !r.decoded && (heard_none || p.streamer && r.next_symbol > 0)
+            !r.decoded && (r.heard_none() || p.streamer && r.next_symbol > 0)
         } else {
             p.streamer
         }
@@ -1454,9 +1453,7 @@ fn streams(p: &Peer) -> bool {
 /// We stream our symbols and have heard none of the other side's: we wait as a
 /// streamer (for its RECON_DONE or RECON_MORE), not as a decoder.
 fn streams_unheard(p: &Peer) -> bool {
-    p.recon.either
-        && p.recon.next_symbol > 0
-        && p.recon.dec.as_ref().is_none_or(|d| d.received() == 0)
+    p.recon.either && p.recon.next_symbol > 0 && p.recon.heard_none()
 }
 
 /// Whether anything of ours for `p` is still unsent now: the rest of a fragmented
