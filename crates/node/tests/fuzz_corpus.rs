@@ -4,29 +4,13 @@
 //! `cargo test -p skywave-node --test fuzz_corpus -- --ignored write_seed_corpus`
 //! rewrites the seed files.
 
-use std::path::PathBuf;
-
 use skywave_node::framing::{self, OverEnd};
 use skywave_node::fuzzing;
 
-fn corpus_dir(target: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../fuzz/corpus/{target}"))
-}
+#[path = "../../../fuzz/corpus.rs"]
+mod corpus;
 
-fn replay(target: &str, run: fn(&[u8])) {
-    let dir = corpus_dir(target);
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("readable dir entry").path())
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "{}: empty corpus", dir.display());
-    for f in files {
-        let data = std::fs::read(&f).expect("readable corpus file");
-        let ok = std::panic::catch_unwind(|| run(&data));
-        assert!(ok.is_ok(), "{target} fails on {}", f.display());
-    }
-}
+use corpus::replay;
 
 #[test]
 fn stream_corpus() {
@@ -136,11 +120,7 @@ fn write_seed_corpus() {
         ("handshake", handshake_seeds()),
         ("netkey", netkey_seeds()),
     ] {
-        let dir = corpus_dir(target);
-        std::fs::create_dir_all(&dir).expect("corpus dir");
-        for (i, s) in seeds.iter().enumerate() {
-            std::fs::write(dir.join(format!("seed-{i:03}")), s).expect("write seed");
-        }
+        corpus::write_seeds(target, &seeds);
     }
 }
 

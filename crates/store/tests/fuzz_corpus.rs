@@ -3,29 +3,15 @@
 //! `cargo test -p skywave-store --test fuzz_corpus -- --ignored write_seed_corpus`
 //! rewrites the seed files.
 
-use std::path::PathBuf;
-
 use skywave_bundle::{JournalState, RangeSet};
 use skywave_store::fuzzing;
 
-fn corpus_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/stored")
-}
+#[path = "../../../fuzz/corpus.rs"]
+mod corpus;
 
 #[test]
 fn stored_corpus() {
-    let dir = corpus_dir();
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("readable dir entry").path())
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "{}: empty corpus", dir.display());
-    for f in files {
-        let data = std::fs::read(&f).expect("readable corpus file");
-        let ok = std::panic::catch_unwind(|| fuzzing::stored(&data));
-        assert!(ok.is_ok(), "stored fails on {}", f.display());
-    }
+    corpus::replay("stored", fuzzing::stored);
 }
 
 /// Checkpoints of a few shapes and journal states after a few lengths (a chunk, a
@@ -57,11 +43,7 @@ fn seeds() -> Vec<Vec<u8>> {
 #[test]
 #[ignore = "writes fuzz/corpus/stored/seed-*; run by hand after a format change"]
 fn write_seed_corpus() {
-    let dir = corpus_dir();
-    std::fs::create_dir_all(&dir).expect("corpus dir");
-    for (i, s) in seeds().iter().enumerate() {
-        std::fs::write(dir.join(format!("seed-{i:03}")), s).expect("write seed");
-    }
+    corpus::write_seeds("stored", &seeds());
 }
 
 #[test]

@@ -4,30 +4,14 @@
 //! `cargo test -p skywave-links --test it fuzz_corpus:: -- --ignored write_seed_corpus`
 //! rewrites the seed files.
 
-use std::path::PathBuf;
-
 use skywave_links::RadioStatus;
 use skywave_links::fuzzing;
 use skywave_links::rfd900::{rs::Rs, wire};
 
-fn corpus_dir(target: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../fuzz/corpus/{target}"))
-}
+#[path = "../../../../fuzz/corpus.rs"]
+mod corpus;
 
-fn replay(target: &str, run: fn(&[u8])) {
-    let dir = corpus_dir(target);
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("readable dir entry").path())
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "{}: empty corpus", dir.display());
-    for f in files {
-        let data = std::fs::read(&f).expect("readable corpus file");
-        let ok = std::panic::catch_unwind(|| run(&data));
-        assert!(ok.is_ok(), "{target} fails on {}", f.display());
-    }
-}
+use corpus::replay;
 
 #[test]
 fn rfd900_corpus() {
@@ -130,11 +114,7 @@ fn write_seed_corpus() {
         ("hf_modem", seed_hf_modem()),
         ("vara", seed_vara()),
     ] {
-        let dir = corpus_dir(target);
-        std::fs::create_dir_all(&dir).expect("corpus dir");
-        for (i, s) in seeds.iter().enumerate() {
-            std::fs::write(dir.join(format!("seed-{i:03}")), s).expect("write seed");
-        }
+        corpus::write_seeds(target, &seeds);
     }
 }
 

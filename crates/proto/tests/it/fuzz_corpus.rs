@@ -6,33 +6,16 @@
 //! rewrites the seed files (valid frames of every message type, truncated and
 //! bit-flipped variants, valid manifests and variants, session scripts).
 
-use std::path::PathBuf;
-
 use proptest::prelude::*;
 use skywave_bundle::{Identity, Manifest, RangeSet, SignedManifest, hash_payload};
 use skywave_proto::fuzzing::{self, Op, Side};
 use skywave_proto::recon::riblt::Symbol;
 use skywave_proto::wire::{Ack, BundleRef, FrameWriter, Header};
 
-fn corpus_dir(target: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../fuzz/corpus/{target}"))
-}
+#[path = "../../../../fuzz/corpus.rs"]
+mod corpus;
 
-fn replay(target: &str, run: fn(&[u8])) {
-    let dir = corpus_dir(target);
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("readable dir entry").path())
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "{}: empty corpus", dir.display());
-    for f in files {
-        let data = std::fs::read(&f).expect("readable corpus file");
-        // Name the input on a panic: that is the file to debug.
-        let ok = std::panic::catch_unwind(|| run(&data));
-        assert!(ok.is_ok(), "{target} fails on {}", f.display());
-    }
-}
+use corpus::replay;
 
 #[test]
 fn frame_corpus() {
@@ -332,11 +315,7 @@ fn write_seed_corpus() {
         ("fec", seed_fec()),
         ("sealed", seed_sealed()),
     ] {
-        let dir = corpus_dir(target);
-        std::fs::create_dir_all(&dir).expect("corpus dir");
-        for (i, s) in seeds.iter().enumerate() {
-            std::fs::write(dir.join(format!("seed-{i:03}")), s).expect("write seed");
-        }
+        corpus::write_seeds(target, &seeds);
     }
 }
 
