@@ -56,6 +56,9 @@ pub enum LinkEvent {
     Down { reason: String },
     /// A whole, checked frame arrived.
     Frame(Bytes),
+    /// The peer's driver was heard saying something of its own (a half-duplex modem's
+    /// end-of-over announcement): the peer is there, though it sent no frame.
+    Heard,
     /// Radio status as the device reports it.
     Status(RadioStatus),
     /// A modem's own account of itself, for the status screen (ARDOP: the station

@@ -375,14 +375,20 @@ impl StreamTx {
         self.modem.busy()
     }
 
-    /// Received frames for the daemon: the driver's own (over-end announcements) are
-    /// taken here.
-    pub(crate) fn incoming(&mut self, frames: Vec<Bytes>) -> Vec<Bytes> {
+    /// Received frames for the daemon, and whether the peer's driver said anything of
+    /// its own (over-end announcements, taken here).
+    pub(crate) fn incoming(&mut self, frames: Vec<Bytes>) -> (Vec<Bytes>, bool) {
         let now = Instant::now();
-        frames
+        let mut heard = false;
+        let frames = frames
             .into_iter()
-            .filter(|f| !self.modem.control(now, f))
-            .collect()
+            .filter(|f| {
+                let control = self.modem.control(now, f);
+                heard |= control;
+                !control
+            })
+            .collect();
+        (frames, heard)
     }
 }
 

@@ -64,8 +64,12 @@ pub(crate) async fn run(
                     let hook = on_rx(&buf[..n]);
                     // What came before the modem's message still belongs to the stream.
                     let data = &buf[hook.data(n)];
-                    for f in tx.incoming(rx.push(data, &shared.counters)) {
+                    let (arrived, heard) = tx.incoming(rx.push(data, &shared.counters));
+                    for f in arrived {
                         shared.emit(LinkEvent::Frame(f)).await?;
+                    }
+                    if heard {
+                        shared.emit(LinkEvent::Heard).await?;
                     }
                     if let Some((_, reason)) = hook.stop {
                         return Ok(Ended::Hook(reason));

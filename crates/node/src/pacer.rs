@@ -258,6 +258,9 @@ pub struct Pacer<T: PacerTime> {
     said: Option<OverEnd>,
     /// The last write into the modem.
     wrote_at: Option<T>,
+    /// The most our modem held just after that write (the upper bound then): what it
+    /// had to send before an announcement written last reached the other side.
+    held_after_write: f64,
     /// Repeats of `said` so far (each waits twice as long as the one before).
     repeats: u32,
     /// The other side repeated what we answered: our answer is repeated at once.
@@ -304,6 +307,7 @@ impl<T: PacerTime> Pacer<T> {
             rng: 0x9e37_79b9_7f4a_7c15,
             said: None,
             wrote_at: None,
+            held_after_write: 0.0,
             repeats: 0,
             repeat_now: false,
             reanswer: false,
@@ -800,13 +804,26 @@ impl<T: PacerTime> Pacer<T> {
     /// other side's modem turns round (or it waits for the end of our stream and
     /// answers that it has nothing), and the answer crosses back.
     fn answer_wait(&self) -> Duration {
+        self.answer_wait_holding(self.half.map_or(0.0, |h| h.buffer as f64))
+    }
+
+    /// [`Pacer::answer_wait`] counted from our last write, with what our modem held
+    /// then instead of a whole buffer: a lost announcement written after a short over
+    /// is said again a latency and two turnarounds later, not after the time a full
+    /// buffer takes to drain (6.8 s for 8 KiB at 9600 bit/s, 3.6 minutes at 300).
+    fn answer_wait_after_write(&self) -> Duration {
+        let buffer = self.half.map_or(0.0, |h| h.buffer as f64);
+        self.answer_wait_holding(self.held_after_write.min(buffer))
+    }
+
+    fn answer_wait_holding(&self, held: f64) -> Duration {
         let Some(h) = self.half else {
             return Duration::ZERO;
         };
-        (h.latency + h.turnaround) * 2 + self.secs(h.buffer as f64) + self.gap(&h) + self.margin * 4
+        (h.latency + h.turnaround) * 2 + self.secs(held) + self.gap(&h) + self.margin * 4
     }
 
-    /// While the turn is passed and nothing was heard for [`Pacer::answer_wait`] since
+    /// While the turn is passed and nothing was heard for [`Pacer::answer_wait_after_write`] since
     /// our last write (and since the other side was last heard): our announcement or its
     /// answer was lost, so it is said again (the same count: a side that heard it
     /// ignores the copy, but answers again if its own answer was lost). Each repeat
@@ -821,7 +838,7 @@ impl<T: PacerTime> Pacer<T> {
         let quiet = self.heard_at.map_or(wrote, |h| h.max(wrote));
         let at_once = self.repeat_now;
         let wait = if at_once {
-            if self.run.is_some() || now < wrote + self.answer_wait() {
+            if self.run.is_some() || now < wrote + self.answer_wait_after_write() {
                 // The copy may have been written before ours reached the other side
                 // (ours crosses as its copy crosses back): then it holds the turn now,
                 // and its stream arrives up to an answer's wait after our write. A repeat
@@ -834,7 +851,7 @@ impl<T: PacerTime> Pacer<T> {
         } else {
             // (The pacer's own xorshift: no RNG of its own, only its seed.)
             let jitter = 1.0 + (self.rng >> 40) as f64 / (1u64 << 24) as f64 / 2.0;
-            self.answer_wait()
+            self.answer_wait_after_write()
                 .mul_f64(f64::from(1u32 << self.repeats.min(6)) * jitter)
         };
         if now < quiet + wait {
@@ -1051,6 +1068,7 @@ impl<T: PacerTime> Pacer<T> {
         self.queued += n as f64 + self.per_write;
         self.lo += n as f64 + self.per_write;
         self.wrote_at = Some(now);
+        self.held_after_write = self.queued;
     }
 
     /// Bytes arrived from the other side (half duplex: it held the channel a latency
@@ -1286,6 +1304,7 @@ impl<T: PacerTime> Pacer<T> {
         self.announce_ok = true;
         self.said = None;
         self.wrote_at = None;
+        self.held_after_write = 0.0;
         self.repeats = 0;
         self.repeat_now = false;
         self.reanswer = false;
@@ -1546,7 +1565,7 @@ mod tests {
         let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(7);
         let ours = p.announce(t0, 40, false);
         p.wrote(t0, 60);
-        let wait = p.answer_wait();
+        let wait = p.answer_wait_after_write();
         // Its answer may take this long: nothing before.
         assert!(repeats(&mut p, t0, t0 + wait - ms(100)).is_empty());
         let longest = p.pass_timeout() * 2;
@@ -1578,12 +1597,42 @@ mod tests {
     }
 
     #[test]
+    fn a_lost_announcement_after_a_short_over_is_not_waited_for_as_long_as_a_full_buffer() {
+        // A large modem buffer (8 KiB: 44 s at 184 B/s) and a short over (60 B): the
+        // answer can come once those 60 B, the announcement and two turnarounds and
+        // latencies are through, and the repeat comes then, not after 44 s more.
+        let t0 = Instant::now();
+        let mut p = Pacer::half(
+            t0,
+            184.0,
+            508,
+            HalfDuplex {
+                buffer: 8192,
+                ..hf()
+            },
+        )
+        .with_seed(7);
+        p.announce(t0, 40, false);
+        p.wrote(t0, 60);
+        let (short, full) = (p.answer_wait_after_write(), p.answer_wait());
+        assert!(full > short + Duration::from_secs(40), "{short:?} {full:?}");
+        assert!(repeats(&mut p, t0, t0 + short - ms(100)).is_empty());
+        let got = repeats(&mut p, t0 + short - ms(100), t0 + full);
+        assert!(
+            got.first()
+                .is_some_and(|(t, _)| *t <= t0 + short.mul_f64(1.5) + ms(100)),
+            "first repeat {:?} after the write",
+            got.first().map(|(t, _)| *t - t0)
+        );
+    }
+
+    #[test]
     fn hearing_the_other_side_puts_a_repeat_off() {
         let t0 = Instant::now();
         let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(7);
         p.announce(t0, 0, false);
         p.wrote(t0, 9);
-        let wait = p.answer_wait();
+        let wait = p.answer_wait_after_write();
         // It still holds the turn (our announcement crossed its over): it is heard.
         hear(&mut p, t0 + ms(4000), t0 + wait);
         assert!(repeats(&mut p, t0, t0 + wait * 2 - ms(500)).is_empty());
@@ -1659,7 +1708,7 @@ mod tests {
         // arrives up to an answer's wait after our write, and nothing is said before.
         p.received(t0 + ms(16_500));
         p.over_end(t0 + ms(16_500), marker(1, 0, 10, false));
-        let reply_by = t0 + ms(12_000) + p.answer_wait();
+        let reply_by = t0 + ms(12_000) + p.answer_wait_after_write();
         let got = repeats(&mut p, t0 + ms(16_500), reply_by + ms(200));
         assert_eq!(got.len(), 1, "{got:?}");
         assert!(

@@ -177,6 +177,7 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
                 if let Some(m) = self.modems.get_mut(&port.0)
                     && m.control(t, &f)
                 {
+                    self.ep.link_heard(t, port.0 as usize);
                     continue;
                 }
                 self.ep

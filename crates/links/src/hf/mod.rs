@@ -482,8 +482,12 @@ async fn modem_session(
         tracing::info!(link = %shared.name, "call connected");
         shared.emit(LinkEvent::Up(spec.params)).await?;
         let (data, mut watch, dropped) = call_start(&mut port.text);
-        for f in tx.incoming(rx.push(&data, &shared.counters)) {
+        let (arrived, heard) = tx.incoming(rx.push(&data, &shared.counters));
+        for f in arrived {
             shared.emit(LinkEvent::Frame(f)).await?;
+        }
+        if heard {
+            shared.emit(LinkEvent::Heard).await?;
         }
         let ended = match dropped {
             Some(reason) => Ended::Hook(reason),

@@ -127,11 +127,12 @@ async fn greedy_writers_never_overrun_the_modem() {
     let greedy = |mut h: LinkHandle, seed: u32| async move {
         expect_up(&mut h, 10.0).await;
         let start = Instant::now();
-        let (mut sent, mut heard) = (0u64, 0u64);
+        let (mut sent, mut heard, mut told) = (0u64, 0u64, 0u64);
         while start.elapsed().as_secs_f64() < secs {
             while let Ok(ev) = h.events.try_recv() {
                 match ev {
                     LinkEvent::Frame(f) => heard += f.len() as u64,
+                    LinkEvent::Heard => told += 1,
                     LinkEvent::Down { reason } => panic!("{}: down: {reason}", h.name),
                     _ => {}
                 }
@@ -145,9 +146,9 @@ async fn greedy_writers_never_overrun_the_modem() {
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
         }
-        (sent, heard, h)
+        (sent, heard, told, h)
     };
-    let ((sa, ha, a), (sb, hb, b)) = tokio::join!(greedy(a, 1), greedy(b, 2));
+    let ((sa, ha, ta, a), (sb, hb, tb, b)) = tokio::join!(greedy(a, 1), greedy(b, 2));
     for i in 0..2 {
         let st = m.stats(i);
         assert_eq!(st.overruns, 0, "modem {i}: {st:?}");
@@ -173,5 +174,11 @@ async fn greedy_writers_never_overrun_the_modem() {
     assert!(
         sent >= 1 && heard >= 1,
         "over ends sent {sent}, heard {heard}"
+    );
+    // Each announcement heard is told to the daemon (the peer is there: its resend
+    // timeouts stop backing off), at most once per read.
+    assert!(
+        ta + tb >= 1 && ta + tb <= heard,
+        "told the daemon {ta} + {tb} times of {heard} announcements heard"
     );
 }

@@ -92,8 +92,11 @@ impl Endpoint {
                             now >= super::peer::wait_start(t, data_sent_at, half_duplex) + unbacked
                         })
                     {
-                        o.manifest_sent_at = None;
-                        o.progress_at = now;
+                        // Asked again a whole timeout after the manifest went: it was
+                        // lost, and with it every piece sent under it (the peer drops
+                        // pieces of a bundle it has no manifest for). Both go again
+                        // now; the manifest alone would leave the pieces to a timer.
+                        o.resend_from_manifest(now);
                     } else if again
                         && o.manifest_acked
                         && !o.in_flight.is_empty()

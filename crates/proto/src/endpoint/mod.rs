@@ -649,6 +649,23 @@ impl Endpoint {
         }
     }
 
+    /// The link's driver heard the peer say something of its own (a half-duplex modem
+    /// driver's end-of-over announcement): on a point-to-point half-duplex link, the
+    /// peer is there and the path works both ways (it speaks in the turn our over's end
+    /// gave it), so resend timeouts stop backing off (see `handle_frame`). At the end
+    /// of a sync the drivers' announcements may be all that crosses the link.
+    pub fn link_heard(&mut self, _now: Duration, link: LinkId) {
+        let Some(l) = self.links.get(&link) else {
+            return;
+        };
+        if !turns(&l.params) {
+            return;
+        }
+        for p in self.peers.values_mut().filter(|p| p.link == link) {
+            p.backoff = 0;
+        }
+    }
+
     pub fn link_down(&mut self, _now: Duration, link: LinkId) {
         if let Some(l) = self.links.get_mut(&link) {
             l.up = false;
@@ -875,6 +892,7 @@ impl Endpoint {
         // quarter of the hint, which counts the latency both ways, two turnarounds and
         // queueing, is below one way's latency and turnaround.
         let half_duplex_one_way = l.params.half_duplex.then(|| l.params.rtt_hint / 4);
+        let turns = turns(&l.params);
         let handed = shared && wire::over_end(frame) == Some(self.tag);
         if let Some((src, dst)) = header.addr
             && dst != self.tag
@@ -995,6 +1013,10 @@ impl Endpoint {
         {
             let p = self.peers.get_mut(&key).expect("checked");
             p.last_heard = now;
+            if turns {
+                // The path works (see `turns`).
+                p.backoff = 0;
+            }
             match half_duplex_one_way {
                 Some(one_way) => p.heard_over(now, one_way),
                 None => p.over_bytes = 0,
@@ -1467,3 +1489,13 @@ fn first_hello_interval(cfg: &Config, params: &LinkParams) -> Duration {
 
 /// See [`first_hello_interval`].
 const HELLO_RETRY_FRAMES: u32 = 16;
+
+/// Whether sides take turns on `params`' link, one peer each side (a point-to-point
+/// half-duplex modem). A resend timeout backs off for a path that does not answer; on
+/// such a link nothing competes for the air and the peer speaks only in the turn our
+/// over's end gave it, so anything heard from it proves the path both ways, and what
+/// was lost was lost at random: the next timeout is not backed off. (Backed off, a
+/// frame lost at the end of a sync, when nothing else moves, waited a minute.)
+fn turns(params: &LinkParams) -> bool {
+    params.half_duplex && !params.shared
+}

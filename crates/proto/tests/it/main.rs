@@ -23,4 +23,5 @@ mod queues;
 mod reliable;
 mod removal;
 mod report_copies;
+mod turns;
 mod withhold;

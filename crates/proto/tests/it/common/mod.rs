@@ -302,6 +302,8 @@ pub struct RadioPair {
     /// this much from one poll to the next, and wake-ups come at the timers rounded up
     /// to the millisecond.
     pub poll_gap: Duration,
+    /// Where [`RadioPair::run`] goes on from (where the last run ended).
+    pub now: Duration,
 }
 
 impl RadioPair {
@@ -318,6 +320,7 @@ impl RadioPair {
             stores: [MemStore::new(), MemStore::new()],
             params,
             poll_gap: Duration::ZERO,
+            now: Duration::ZERO,
         }
     }
 
@@ -330,14 +333,15 @@ impl RadioPair {
         id
     }
 
-    /// Runs until `end`: each side, when polled, sends all it will; `deliver(side, now,
-    /// frame)` says whether the other side gets the frame, and may change it first.
+    /// Runs from where the last run ended until `end`: each side, when polled, sends all
+    /// it will; `deliver(side, now, frame)` says whether the other side gets the frame,
+    /// and may change it first.
     pub fn run(
         &mut self,
         end: Duration,
         mut deliver: impl FnMut(usize, Duration, &mut Vec<u8>) -> bool,
     ) {
-        let mut now = Duration::ZERO;
+        let mut now = self.now;
         let mtu = self.params.mtu;
         while now < end {
             for i in 0..2 {
@@ -376,5 +380,6 @@ impl RadioPair {
                 ep.handle_timeout(now);
             }
         }
+        self.now = now;
     }
 }
