@@ -375,9 +375,9 @@ impl StreamTx {
         self.modem.busy()
     }
 
-    /// Received frames for the daemon, and whether the peer's driver said anything of
-    /// its own (over-end announcements, taken here).
-    pub(crate) fn incoming(&mut self, frames: Vec<Bytes>) -> (Vec<Bytes>, bool) {
+    /// Received frames for the daemon, and what the peer's driver said of its own
+    /// (over-end announcements, taken here), as an event for the daemon.
+    pub(crate) fn incoming(&mut self, frames: Vec<Bytes>) -> (Vec<Bytes>, Option<LinkEvent>) {
         let now = Instant::now();
         let mut heard = false;
         let frames = frames
@@ -388,7 +388,8 @@ impl StreamTx {
                 !control
             })
             .collect();
-        (frames, heard)
+        let answered = self.modem.pacer.take_answered();
+        (frames, heard.then_some(LinkEvent::Heard { answered }))
     }
 }
 

@@ -68,8 +68,8 @@ pub(crate) async fn run(
                     for f in arrived {
                         shared.emit(LinkEvent::Frame(f)).await?;
                     }
-                    if heard {
-                        shared.emit(LinkEvent::Heard).await?;
+                    if let Some(ev) = heard {
+                        shared.emit(ev).await?;
                     }
                     if let Some((_, reason)) = hook.stop {
                         return Ok(Ended::Hook(reason));

@@ -157,6 +157,8 @@ enum Token<T> {
     Passed {
         seq: u8,
         rank: u16,
+        /// When we announced: everything written before is in the over it ends.
+        at: T,
         deadline: T,
         /// The latest the deadline may be put off to (hearing the other side puts it off).
         last: T,
@@ -256,6 +258,10 @@ pub struct Pacer<T: PacerTime> {
     /// lost), or, an idle answer that left the turn to no one, when the other side's
     /// copy shows it never heard it.
     said: Option<OverEnd>,
+    /// The other side passed us the turn in answer to our over: (when we announced
+    /// that over's end, by when the other side's over has all arrived). Taken by
+    /// [`Pacer::take_answered`].
+    answered: Option<(T, T)>,
     /// The last write into the modem.
     wrote_at: Option<T>,
     /// The most our modem held just after that write (the upper bound then): what it
@@ -306,6 +312,7 @@ impl<T: PacerTime> Pacer<T> {
             announce_ok: true,
             rng: 0x9e37_79b9_7f4a_7c15,
             said: None,
+            answered: None,
             wrote_at: None,
             held_after_write: 0.0,
             repeats: 0,
@@ -657,6 +664,15 @@ impl<T: PacerTime> Pacer<T> {
         });
     }
 
+    /// Once, after the other side passed us the turn in answer to our over: when we
+    /// announced that over's end (everything written before it was in it), and by when
+    /// the other side's over has all arrived. What it did not report by then of that
+    /// over, it never got (its reports lead its over): the endpoint need not wait out
+    /// a resend timeout for it ([`skywave_proto::Endpoint::link_heard`]).
+    pub fn take_answered(&mut self) -> Option<(T, T)> {
+        self.answered.take()
+    }
+
     /// Longest a side keeps a passed turn on this link (see [`HOLD_MAX`]).
     pub fn hold_max(&self) -> Duration {
         self.half.map_or(HOLD_MAX, |h| {
@@ -772,6 +788,7 @@ impl<T: PacerTime> Pacer<T> {
             Token::Passed {
                 seq: m.seq,
                 rank,
+                at: now,
                 deadline: now + self.pass_timeout(),
                 last: now + self.pass_timeout() * 2,
             }
@@ -1021,12 +1038,18 @@ impl<T: PacerTime> Pacer<T> {
             drained: 0.0,
             turn_pending,
         });
+        let answered = match self.token {
+            Token::Passed { seq, at, .. } if m.heard == seq => Some(at),
+            _ => None,
+        };
         self.token = Token::Held {
             since: now.max(start_late),
             idle: m.idle,
         };
         // Its stream goes on until then: hearing it is no sign that the model is wrong.
-        self.expect_until = Some(end_late + h.latency + self.chunk_time(&h) + self.margin);
+        let heard_all = end_late + h.latency + self.chunk_time(&h) + self.margin;
+        self.expect_until = Some(heard_all);
+        self.answered = answered.map(|at| (at, heard_all));
         tracing::trace!(t = ?now, ?m, lo, queued = self.queued, "modem pacer: the other side passed us the turn");
     }
 
@@ -1103,6 +1126,7 @@ impl<T: PacerTime> Pacer<T> {
             Token::Passed {
                 seq,
                 rank,
+                at,
                 deadline,
                 last,
             } => {
@@ -1111,6 +1135,7 @@ impl<T: PacerTime> Pacer<T> {
                 self.token = Token::Passed {
                     seq,
                     rank,
+                    at,
                     deadline: deadline.max(now + self.pass_timeout()).min(last),
                     last,
                 };
@@ -1303,6 +1328,7 @@ impl<T: PacerTime> Pacer<T> {
         self.their_seq = 0;
         self.announce_ok = true;
         self.said = None;
+        self.answered = None;
         self.wrote_at = None;
         self.held_after_write = 0.0;
         self.repeats = 0;
@@ -1673,6 +1699,43 @@ mod tests {
         p.announce(t0 + ms(12_000), 0, false);
         p.wrote(t0 + ms(12_000), 9);
         p
+    }
+
+    #[test]
+    fn an_answer_to_our_over_says_when_that_over_ended_and_when_the_answer_is_all_in() {
+        let t0 = Instant::now();
+        let mut p = passed_back(t0, 7);
+        let ours = p.said.expect("announced");
+        assert_eq!(p.take_answered(), None);
+        // A copy of its announcement 1 answers nothing.
+        p.received(t0 + ms(16_000));
+        p.over_end(t0 + ms(16_000), marker(1, 0, 10, false));
+        assert_eq!(p.take_answered(), None);
+        // Its over 2, naming ours, 200 bytes still behind the announcement.
+        p.received(t0 + ms(20_000));
+        let mut m = marker(2, ours.seq, 10, false);
+        m.after = 200;
+        p.over_end(t0 + ms(20_000), m);
+        assert!(p.holding());
+        let (ended, all_in) = p.take_answered().expect("an answer to our over");
+        assert_eq!(ended, t0 + ms(12_000));
+        // The 200 bytes (1.1 s at 184 B/s) and a latency are still to come.
+        assert!(all_in >= t0 + ms(20_000) + ms(1000), "{:?}", all_in - t0);
+        assert!(all_in <= t0 + ms(20_000) + ms(7000), "{:?}", all_in - t0);
+        // Once.
+        assert_eq!(p.take_answered(), None);
+    }
+
+    #[test]
+    fn an_over_that_did_not_hear_ours_answers_nothing() {
+        let t0 = Instant::now();
+        let mut p = passed_back(t0, 7);
+        let ours = p.said.expect("announced");
+        // Its over 2 crossed ours (it names its last heard, not ours) and ranks higher:
+        // it takes the turn, and we wait for its answer to ours.
+        p.received(t0 + ms(14_000));
+        p.over_end(t0 + ms(14_000), marker(2, ours.seq - 1, u16::MAX, false));
+        assert_eq!(p.take_answered(), None);
     }
 
     #[test]

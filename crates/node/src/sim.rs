@@ -177,7 +177,8 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
                 if let Some(m) = self.modems.get_mut(&port.0)
                     && m.control(t, &f)
                 {
-                    self.ep.link_heard(t, port.0 as usize);
+                    let answered = m.pacer.take_answered();
+                    self.ep.link_heard(t, port.0 as usize, answered);
                     continue;
                 }
                 self.ep

@@ -75,6 +75,7 @@ pub enum Input {
     /// The peer's driver was heard, with no frame ([`LinkEvent::Heard`]).
     Heard {
         link: LinkId,
+        answered: Option<(Instant, Instant)>,
     },
     Up {
         link: LinkId,
@@ -802,7 +803,11 @@ impl Core {
         let now = self.now();
         match i {
             Input::Frame { link, data } => self.on_frame(link, &data, now),
-            Input::Heard { link } => self.ep.link_heard(now, link),
+            Input::Heard { link, answered } => {
+                let since = |t: Instant| t.saturating_duration_since(self.start);
+                let answered = answered.map(|(a, b)| (since(a), since(b)));
+                self.ep.link_heard(now, link, answered);
+            }
             Input::Up { link, params } => {
                 let mut adapter = LinkAdapter::device(params);
                 let seed = jitter_seed() ^ (link as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -1707,7 +1712,7 @@ async fn forward_driver(
                 Some(LinkEvent::Up(params)) => Input::Up { link, params },
                 Some(LinkEvent::Down { reason }) => Input::Down { link, reason },
                 Some(LinkEvent::Frame(data)) => Input::Frame { link, data },
-                Some(LinkEvent::Heard) => Input::Heard { link },
+                Some(LinkEvent::Heard { answered }) => Input::Heard { link, answered },
                 Some(LinkEvent::Status(status)) => Input::Radio { link, status },
                 Some(LinkEvent::Modem(line)) => Input::Modem { link, line },
             },

@@ -486,8 +486,8 @@ async fn modem_session(
         for f in arrived {
             shared.emit(LinkEvent::Frame(f)).await?;
         }
-        if heard {
-            shared.emit(LinkEvent::Heard).await?;
+        if let Some(ev) = heard {
+            shared.emit(ev).await?;
         }
         let ended = match dropped {
             Some(reason) => Ended::Hook(reason),

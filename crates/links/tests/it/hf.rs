@@ -132,7 +132,7 @@ async fn greedy_writers_never_overrun_the_modem() {
             while let Ok(ev) = h.events.try_recv() {
                 match ev {
                     LinkEvent::Frame(f) => heard += f.len() as u64,
-                    LinkEvent::Heard => told += 1,
+                    LinkEvent::Heard { .. } => told += 1,
                     LinkEvent::Down { reason } => panic!("{}: down: {reason}", h.name),
                     _ => {}
                 }

@@ -279,6 +279,9 @@ pub struct Stats {
     /// Pieces in flight sent again because the peer, holding the manifest, asked for the
     /// bundle again after they should have arrived (a WANT by the whole short id).
     pub want_resends: u64,
+    /// Transfers sent again because the peer answered the over that carried them
+    /// without reporting them (half-duplex links, one peer each side).
+    pub answered_resends: u64,
     /// Sealed manifests offered on a link that withholds them: not taken (answered as
     /// held, so the sender stops offering).
     pub withheld_offers_refused: u64,
@@ -654,7 +657,19 @@ impl Endpoint {
     /// peer is there and the path works both ways (it speaks in the turn our over's end
     /// gave it), so resend timeouts stop backing off (see `handle_frame`). At the end
     /// of a sync the drivers' announcements may be all that crosses the link.
-    pub fn link_heard(&mut self, _now: Duration, link: LinkId) {
+    ///
+    /// `answered`: the announcement passed us the turn in answer to our over, which
+    /// held everything we sent before `.0`; the peer's over has all arrived by `.1`.
+    /// The peer reports what it received first in its over, so what it has not reported
+    /// by then is lost, and goes again at once rather than after a resend timeout (the
+    /// lost end of an over otherwise waited one, with nothing else to send, minutes on
+    /// a lossy HF link where the timeout had grown with the turns' delays).
+    pub fn link_heard(
+        &mut self,
+        _now: Duration,
+        link: LinkId,
+        answered: Option<(Duration, Duration)>,
+    ) {
         let Some(l) = self.links.get(&link) else {
             return;
         };
@@ -663,6 +678,9 @@ impl Endpoint {
         }
         for p in self.peers.values_mut().filter(|p| p.link == link) {
             p.backoff = 0;
+            if answered.is_some() {
+                p.answered = answered;
+            }
         }
     }
 

@@ -768,6 +768,10 @@ pub(crate) struct Peer {
     pub last_heard: Duration,
     /// Doublings of the resend timeout since the last clean round trip.
     pub backoff: u32,
+    /// Half duplex, one peer each side: the peer answered our over with its own (its
+    /// driver passed us the turn): what we sent before `.0` and it has not reported by
+    /// `.1`, when its over has all arrived, it never got ([`Endpoint::link_heard`]).
+    pub answered: Option<(Duration, Duration)>,
     /// Random stretch of the resend timeout, in [0, 0.25), drawn afresh at every
     /// timeout: two peers that lost frames together must not retry together again
     /// (on a shared channel they would collide again, for ever).
@@ -958,6 +962,7 @@ impl Peer {
             cc,
             last_heard: now,
             backoff: 0,
+            answered: None,
             rto_jitter: 0.0,
             over_bytes: 0,
             sent_lately: VecDeque::new(),

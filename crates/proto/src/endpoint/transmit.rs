@@ -1218,6 +1218,9 @@ impl Endpoint {
             if let Some(d) = p.cc.pto() {
                 at(d);
             }
+            if let Some((_, by)) = p.answered {
+                at(by);
+            }
             if p.cc.enabled && has_data(p) && p.cc.send_time(l.params.mtu as u64).is_some() {
                 send_at(p.cc.next_send(), &mut at);
             }
@@ -1337,6 +1340,26 @@ impl Endpoint {
                     self.stats.resend_timeouts += 1;
                     backoff = true;
                     o.progress_at = now;
+                }
+            }
+            if let Some((before, by)) = p.answered
+                && now >= by
+            {
+                p.answered = None;
+                for o in p.out.iter_mut().filter(|o| o.fec.is_none()) {
+                    if o.in_flight.is_empty() || o.last_sent_at > before {
+                        continue;
+                    }
+                    // Sent in the over the peer answered, and not reported in its answer
+                    // (see `Endpoint::link_heard`).
+                    if o.manifest_acked {
+                        o.presume_in_flight_lost();
+                        o.sends.clear();
+                        o.progress_at = now;
+                    } else {
+                        o.resend_from_manifest(now);
+                    }
+                    self.stats.answered_resends += 1;
                 }
             }
             if backoff {

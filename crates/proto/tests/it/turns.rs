@@ -78,7 +78,7 @@ fn next_resend_after(heard: Heard) -> Duration {
     let now = pair.now;
     match heard {
         Heard::Nothing => {}
-        Heard::Driver => pair.eps[1].link_heard(now, 0),
+        Heard::Driver => pair.eps[1].link_heard(now, 0, None),
         Heard::Frame => {
             let f = frame(1_000, |w| {
                 assert!(w.heard(3));
@@ -184,4 +184,87 @@ fn a_request_repeated_after_a_lost_manifest_brings_its_pieces_too() {
         bytes >= 600,
         "the answer carried {bytes} of the bundle's 600 bytes: the rest waited for a timer"
     );
+}
+
+/// How side 1's driver tells of the peer's answer in [`resend_after_answer`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Answer {
+    None,
+    /// To the over that carried the bundle.
+    ToItsOver,
+    /// To an over that ended before the bundle went.
+    ToAnEarlierOver,
+}
+
+/// Side 1 sends bundle 701 ([`two_sets`]); every frame with its manifest or pieces is
+/// lost the first time it goes. 100 ms after the first loss, side 1's driver says the
+/// peer answered an over (and its own over has all arrived), as `answer` says. Returns
+/// how long after that side 1 sent the bundle again, and the endpoint's count of
+/// transfers sent again for an answer.
+fn resend_after_answer(answer: Answer) -> (Duration, u64) {
+    let mut pair = two_sets();
+    let (m, _) = skywave_proto::fuzzing::bundle(701, 1, 600);
+    let id = m.id();
+    let manifest_bytes = m.as_bytes().to_vec();
+    let ours = move |f: &[u8]| {
+        let (_, msgs) = wire::parse(f).unwrap();
+        msgs.iter().any(|m| match m {
+            Message::Manifest { bytes, .. } => *bytes == manifest_bytes,
+            Message::Piece { r, .. } => *r == wire::BundleRef::new(&id, 1),
+            _ => false,
+        })
+    };
+    let mut sends: Vec<Duration> = Vec::new();
+    let step = |pair: &mut RadioPair, sends: &mut Vec<Duration>| {
+        let end = pair.now + Duration::from_millis(10);
+        pair.run(end, |side, now, f| {
+            if side == 1 && ours(f) {
+                sends.push(now);
+                return now != sends[0];
+            }
+            true
+        });
+    };
+    while sends.is_empty() {
+        assert!(pair.now < secs(60), "bundle 701 never sent");
+        step(&mut pair, &mut sends);
+    }
+    let first = sends[0];
+    while pair.now < first + Duration::from_millis(100) {
+        step(&mut pair, &mut sends);
+    }
+    let told = pair.now;
+    let before = pair.eps[1].stats().answered_resends;
+    let ended = match answer {
+        Answer::None => None,
+        Answer::ToItsOver => Some(told),
+        Answer::ToAnEarlierOver => Some(first - Duration::from_millis(1)),
+    };
+    if let Some(ended) = ended {
+        pair.eps[1].link_heard(told, 0, Some((ended, told)));
+    }
+    let n = sends.iter().filter(|&&t| t == first).count();
+    while sends.len() == n {
+        assert!(pair.now < secs(60), "bundle 701 never sent again");
+        step(&mut pair, &mut sends);
+    }
+    (
+        sends[n].saturating_sub(told),
+        pair.eps[1].stats().answered_resends - before,
+    )
+}
+
+#[test]
+fn what_the_peer_answered_without_reporting_goes_again_at_once() {
+    let (timer, counted) = resend_after_answer(Answer::None);
+    assert!(timer >= Duration::from_millis(300), "{timer:?}");
+    assert_eq!(counted, 0);
+    // An answer to an over before the bundle went says nothing of it.
+    assert_eq!(resend_after_answer(Answer::ToAnEarlierOver), (timer, 0));
+    let (answered, counted) = resend_after_answer(Answer::ToItsOver);
+    assert!(
+        answered <= Duration::from_millis(20),
+        "sent again {answered:?} after the answer (by the timer: {timer:?})"
+    );
+    assert_eq!(counted, 1);
 }

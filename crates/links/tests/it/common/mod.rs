@@ -19,7 +19,9 @@ pub async fn next_event(h: &mut LinkHandle, secs: f64) -> LinkEvent {
     let deadline = tokio::time::Instant::now() + Duration::from_secs_f64(secs);
     loop {
         match tokio::time::timeout_at(deadline, h.events.recv()).await {
-            Ok(Some(LinkEvent::Status(_) | LinkEvent::Modem(_) | LinkEvent::Heard)) => continue,
+            Ok(Some(LinkEvent::Status(_) | LinkEvent::Modem(_) | LinkEvent::Heard { .. })) => {
+                continue;
+            }
             Ok(Some(ev)) => return ev,
             Ok(None) => panic!("{}: driver stopped", h.name),
             Err(_) => panic!("{}: no event within {secs} s", h.name),
