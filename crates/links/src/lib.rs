@@ -59,10 +59,10 @@ pub enum LinkEvent {
     /// The peer's driver was heard saying something of its own (a half-duplex modem's
     /// end-of-over announcement): the peer is there, though it sent no frame.
     /// `answered`: it passed us the turn in answer to our over, which ended when we
-    /// announced at `.0`; its over has all arrived by `.1`
+    /// announced at `.0`; its over has all arrived by `.1`; `.2`: it was idle
     /// ([`skywave_node::pacer::Pacer::take_answered`]).
     Heard {
-        answered: Option<(std::time::Instant, std::time::Instant)>,
+        answered: Option<(std::time::Instant, std::time::Instant, bool)>,
     },
     /// Radio status as the device reports it.
     Status(RadioStatus),

@@ -259,9 +259,9 @@ pub struct Pacer<T: PacerTime> {
     /// copy shows it never heard it.
     said: Option<OverEnd>,
     /// The other side passed us the turn in answer to our over: (when we announced
-    /// that over's end, by when the other side's over has all arrived). Taken by
-    /// [`Pacer::take_answered`].
-    answered: Option<(T, T)>,
+    /// that over's end, by when the other side's over has all arrived, whether it was
+    /// idle). Taken by [`Pacer::take_answered`].
+    answered: Option<(T, T, bool)>,
     /// The last write into the modem.
     wrote_at: Option<T>,
     /// The most our modem held just after that write (the upper bound then): what it
@@ -665,11 +665,11 @@ impl<T: PacerTime> Pacer<T> {
     }
 
     /// Once, after the other side passed us the turn in answer to our over: when we
-    /// announced that over's end (everything written before it was in it), and by when
-    /// the other side's over has all arrived. What it did not report by then of that
-    /// over, it never got (its reports lead its over): the endpoint need not wait out
-    /// a resend timeout for it ([`skywave_proto::Endpoint::link_heard`]).
-    pub fn take_answered(&mut self) -> Option<(T, T)> {
+    /// announced that over's end (everything written before it was in it), by when the
+    /// other side's over has all arrived, and whether it was idle. What it did not
+    /// report by then of that over, it never got (its reports lead its over): the
+    /// endpoint need not wait out a resend timeout for it ([`skywave_proto::Answer`]).
+    pub fn take_answered(&mut self) -> Option<(T, T, bool)> {
         self.answered.take()
     }
 
@@ -1049,7 +1049,7 @@ impl<T: PacerTime> Pacer<T> {
         // Its stream goes on until then: hearing it is no sign that the model is wrong.
         let heard_all = end_late + h.latency + self.chunk_time(&h) + self.margin;
         self.expect_until = Some(heard_all);
-        self.answered = answered.map(|at| (at, heard_all));
+        self.answered = answered.map(|at| (at, heard_all, m.idle));
         tracing::trace!(t = ?now, ?m, lo, queued = self.queued, "modem pacer: the other side passed us the turn");
     }
 
@@ -1717,7 +1717,8 @@ mod tests {
         m.after = 200;
         p.over_end(t0 + ms(20_000), m);
         assert!(p.holding());
-        let (ended, all_in) = p.take_answered().expect("an answer to our over");
+        let (ended, all_in, idle) = p.take_answered().expect("an answer to our over");
+        assert!(!idle);
         assert_eq!(ended, t0 + ms(12_000));
         // The 200 bytes (1.1 s at 184 B/s) and a latency are still to come.
         assert!(all_in >= t0 + ms(20_000) + ms(1000), "{:?}", all_in - t0);

@@ -14,7 +14,7 @@ pub mod store;
 pub mod wire;
 
 pub use endpoint::{
-    Config, Direction, Endpoint, Event, FecMode, LinkId, LinkParams, PeerInfo, ReconState, Stats,
-    TransferInfo, TransferState, Transmit, Turns,
+    Answer, Config, Direction, Endpoint, Event, FecMode, LinkId, LinkParams, PeerInfo, ReconState,
+    Stats, TransferInfo, TransferState, Transmit, Turns,
 };
 pub use store::{BundleStore, MemStore, Offer, Written};

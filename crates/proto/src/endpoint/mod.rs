@@ -658,18 +658,9 @@ impl Endpoint {
     /// gave it), so resend timeouts stop backing off (see `handle_frame`). At the end
     /// of a sync the drivers' announcements may be all that crosses the link.
     ///
-    /// `answered`: the announcement passed us the turn in answer to our over, which
-    /// held everything we sent before `.0`; the peer's over has all arrived by `.1`.
-    /// The peer reports what it received first in its over, so what it has not reported
-    /// by then is lost, and goes again at once rather than after a resend timeout (the
-    /// lost end of an over otherwise waited one, with nothing else to send, minutes on
-    /// a lossy HF link where the timeout had grown with the turns' delays).
-    pub fn link_heard(
-        &mut self,
-        _now: Duration,
-        link: LinkId,
-        answered: Option<(Duration, Duration)>,
-    ) {
+    /// `answered`: the announcement passed us the turn in answer to our over (see
+    /// [`Answer`]).
+    pub fn link_heard(&mut self, _now: Duration, link: LinkId, answered: Option<Answer>) {
         let Some(l) = self.links.get(&link) else {
             return;
         };
@@ -1049,7 +1040,7 @@ impl Endpoint {
                 // On a point-to-point one every frame of the peer's is for us: a gap in
                 // its numbers is frames lost, told to it (MISSED) with our next frame.
                 if in_order && let Some(prev) = p.heard_pn {
-                    p.note_gap(prev, header.pn);
+                    p.note_gap(prev, header.pn, now);
                 }
                 p.heard_pn = Some(header.pn);
             }
@@ -1507,6 +1498,23 @@ fn first_hello_interval(cfg: &Config, params: &LinkParams) -> Duration {
 
 /// See [`first_hello_interval`].
 const HELLO_RETRY_FRAMES: u32 = 16;
+
+/// A half-duplex peer's answer to our over, as its driver tells it
+/// ([`Endpoint::link_heard`]). The peer reports what it received first in its over, so
+/// what it did not report of our over once its own has all arrived, it never got: that
+/// goes again at once, not after a resend timeout (the lost end of an over otherwise
+/// waited one with nothing else to send: minutes on a lossy HF link, where the timeout
+/// grows with the turns' delays). Unless the answer itself came with frames missing
+/// (a report may be among them): then the timers decide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answer {
+    /// When our over ended: everything we sent before was in it.
+    pub over_ended: Duration,
+    /// By when the peer's over has all arrived.
+    pub all_in: Duration,
+    /// The peer's over carried nothing (so no report either).
+    pub idle: bool,
+}
 
 /// Whether sides take turns on `params`' link, one peer each side (a point-to-point
 /// half-duplex modem). A resend timeout backs off for a path that does not answer; on

@@ -768,10 +768,11 @@ pub(crate) struct Peer {
     pub last_heard: Duration,
     /// Doublings of the resend timeout since the last clean round trip.
     pub backoff: u32,
-    /// Half duplex, one peer each side: the peer answered our over with its own (its
-    /// driver passed us the turn): what we sent before `.0` and it has not reported by
-    /// `.1`, when its over has all arrived, it never got ([`Endpoint::link_heard`]).
-    pub answered: Option<(Duration, Duration)>,
+    /// Half duplex, one peer each side: the peer answered our over with its own
+    /// ([`Endpoint::link_heard`]).
+    pub answered: Option<super::Answer>,
+    /// When a gap in the peer's packet numbers was last found (frames of its lost).
+    pub gap_at: Duration,
     /// Random stretch of the resend timeout, in [0, 0.25), drawn afresh at every
     /// timeout: two peers that lost frames together must not retry together again
     /// (on a shared channel they would collide again, for ever).
@@ -963,6 +964,7 @@ impl Peer {
             last_heard: now,
             backoff: 0,
             answered: None,
+            gap_at: Duration::ZERO,
             rto_jitter: 0.0,
             over_bytes: 0,
             sent_lately: VecDeque::new(),
@@ -984,10 +986,11 @@ impl Peer {
     /// Links without acks, point to point: frame `pn` arrived after `prev`; frames
     /// between them were lost, to be told to the peer (oldest dropped past the most a
     /// MISSED names: the peer's notes do not reach that far back anyway).
-    pub fn note_gap(&mut self, prev: u64, pn: u64) {
+    pub fn note_gap(&mut self, prev: u64, pn: u64, now: Duration) {
         if pn <= prev.saturating_add(1) {
             return;
         }
+        self.gap_at = now;
         let lo = (prev + 1).max(pn.saturating_sub(MAX_MISSED_SPAN));
         self.missed.push((lo, pn - 1));
         if self.missed.len() > crate::wire::MAX_MISSED_RANGES {

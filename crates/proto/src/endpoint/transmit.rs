@@ -1218,8 +1218,8 @@ impl Endpoint {
             if let Some(d) = p.cc.pto() {
                 at(d);
             }
-            if let Some((_, by)) = p.answered {
-                at(by);
+            if let Some(a) = p.answered {
+                at(a.all_in);
             }
             if p.cc.enabled && has_data(p) && p.cc.send_time(l.params.mtu as u64).is_some() {
                 send_at(p.cc.next_send(), &mut at);
@@ -1342,16 +1342,20 @@ impl Endpoint {
                     o.progress_at = now;
                 }
             }
-            if let Some((before, by)) = p.answered
-                && now >= by
+            if let Some(a) = p.answered
+                && now >= a.all_in
             {
                 p.answered = None;
-                for o in p.out.iter_mut().filter(|o| o.fec.is_none()) {
-                    if o.in_flight.is_empty() || o.last_sent_at > before {
+                // Its answer is whole if idle, or if a frame of it was heard and none of
+                // the peer's frames went missing since our over ended.
+                let whole = a.idle || (p.last_heard > a.over_ended && p.gap_at <= a.over_ended);
+                for o in p.out.iter_mut().filter(|o| o.fec.is_none() && whole) {
+                    if o.in_flight.is_empty() || o.last_sent_at > a.over_ended {
                         continue;
                     }
                     // Sent in the over the peer answered, and not reported in its answer
                     // (see `Endpoint::link_heard`).
+                    tracing::trace!(t = now.as_secs_f64(), id = %o.id, sent = o.last_sent_at.as_secs_f64(), "not in the peer's answer: sent again");
                     if o.manifest_acked {
                         o.presume_in_flight_lost();
                         o.sends.clear();

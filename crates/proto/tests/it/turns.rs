@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use crate::common::{RadioPair, frame};
+use skywave_proto::Answer;
 use skywave_proto::fuzzing::Profile;
 use skywave_proto::wire::{self, Message};
 
@@ -186,22 +187,26 @@ fn a_request_repeated_after_a_lost_manifest_brings_its_pieces_too() {
     );
 }
 
-/// How side 1's driver tells of the peer's answer in [`resend_after_answer`].
+/// What side 1's driver tells of the peer's answer in [`resend_after_answer`].
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Answer {
-    None,
-    /// To the over that carried the bundle.
-    ToItsOver,
-    /// To an over that ended before the bundle went.
-    ToAnEarlierOver,
+enum Told {
+    Nothing,
+    /// An idle answer to the over that carried the bundle.
+    Idle,
+    /// An answer to that over, with frames, none of them missing.
+    Whole,
+    /// An answer to that over, with frames, some missing (a report may be among them).
+    FramesMissing,
+    /// An idle answer to an over that ended before the bundle went.
+    EarlierOver,
 }
 
 /// Side 1 sends bundle 701 ([`two_sets`]); every frame with its manifest or pieces is
 /// lost the first time it goes. 100 ms after the first loss, side 1's driver says the
-/// peer answered an over (and its own over has all arrived), as `answer` says. Returns
+/// peer answered an over (and its own over has all arrived), as `told` says. Returns
 /// how long after that side 1 sent the bundle again, and the endpoint's count of
 /// transfers sent again for an answer.
-fn resend_after_answer(answer: Answer) -> (Duration, u64) {
+fn resend_after_answer(told: Told) -> (Duration, u64) {
     let mut pair = two_sets();
     let (m, _) = skywave_proto::fuzzing::bundle(701, 1, 600);
     let id = m.id();
@@ -215,10 +220,13 @@ fn resend_after_answer(answer: Answer) -> (Duration, u64) {
         })
     };
     let mut sends: Vec<Duration> = Vec::new();
-    let step = |pair: &mut RadioPair, sends: &mut Vec<Duration>| {
+    let mut last_pn = 0;
+    let step = |pair: &mut RadioPair, sends: &mut Vec<Duration>, last_pn: &mut u64| {
         let end = pair.now + Duration::from_millis(10);
         pair.run(end, |side, now, f| {
-            if side == 1 && ours(f) {
+            if side == 0 {
+                *last_pn = wire::parse(f).unwrap().0.pn;
+            } else if ours(f) {
                 sends.push(now);
                 return now != sends[0];
             }
@@ -227,44 +235,67 @@ fn resend_after_answer(answer: Answer) -> (Duration, u64) {
     };
     while sends.is_empty() {
         assert!(pair.now < secs(60), "bundle 701 never sent");
-        step(&mut pair, &mut sends);
+        step(&mut pair, &mut sends, &mut last_pn);
     }
     let first = sends[0];
     while pair.now < first + Duration::from_millis(100) {
-        step(&mut pair, &mut sends);
+        step(&mut pair, &mut sends, &mut last_pn);
     }
-    let told = pair.now;
+    let now = pair.now;
     let before = pair.eps[1].stats().answered_resends;
-    let ended = match answer {
-        Answer::None => None,
-        Answer::ToItsOver => Some(told),
-        Answer::ToAnEarlierOver => Some(first - Duration::from_millis(1)),
+    let answer = |over_ended, idle| Answer {
+        over_ended,
+        all_in: now,
+        idle,
     };
-    if let Some(ended) = ended {
-        pair.eps[1].link_heard(told, 0, Some((ended, told)));
+    let answer = match told {
+        Told::Nothing => None,
+        Told::Idle => Some(answer(now, true)),
+        Told::EarlierOver => Some(answer(first - Duration::from_millis(1), true)),
+        Told::Whole | Told::FramesMissing => {
+            // A frame of the peer's answer: the next it numbers, or one after a gap.
+            let skip = if told == Told::Whole { 1 } else { 3 };
+            let f = frame(last_pn + skip, |w| {
+                assert!(w.heard(3));
+            });
+            pair.eps[1].handle_frame(now, 0, &f, &mut pair.stores[1]);
+            Some(answer(first, false))
+        }
+    };
+    if answer.is_some() {
+        pair.eps[1].link_heard(now, 0, answer);
     }
     let n = sends.iter().filter(|&&t| t == first).count();
     while sends.len() == n {
         assert!(pair.now < secs(60), "bundle 701 never sent again");
-        step(&mut pair, &mut sends);
+        step(&mut pair, &mut sends, &mut last_pn);
     }
     (
-        sends[n].saturating_sub(told),
+        sends[n].saturating_sub(now),
         pair.eps[1].stats().answered_resends - before,
     )
 }
 
 #[test]
 fn what_the_peer_answered_without_reporting_goes_again_at_once() {
-    let (timer, counted) = resend_after_answer(Answer::None);
+    let (timer, counted) = resend_after_answer(Told::Nothing);
     assert!(timer >= Duration::from_millis(300), "{timer:?}");
     assert_eq!(counted, 0);
-    // An answer to an over before the bundle went says nothing of it.
-    assert_eq!(resend_after_answer(Answer::ToAnEarlierOver), (timer, 0));
-    let (answered, counted) = resend_after_answer(Answer::ToItsOver);
-    assert!(
-        answered <= Duration::from_millis(20),
-        "sent again {answered:?} after the answer (by the timer: {timer:?})"
-    );
-    assert_eq!(counted, 1);
+    // An answer to an over before the bundle went says nothing of it: the timer
+    // decides.
+    let (t, counted) = resend_after_answer(Told::EarlierOver);
+    assert!(t >= Duration::from_millis(300), "{t:?}");
+    assert_eq!(counted, 0);
+    // Nor one that came with frames missing (a report may be among them). (Here the
+    // gap has the bundle sent again soon anyway: the frame after it makes side 1 tell
+    // its gap, so side 0 finds the gap in side 1's numbers and tells it: MISSED.)
+    assert_eq!(resend_after_answer(Told::FramesMissing).1, 0);
+    for told in [Told::Idle, Told::Whole] {
+        let (answered, counted) = resend_after_answer(told);
+        assert!(
+            answered <= Duration::from_millis(20),
+            "{told:?}: sent again {answered:?} after the answer (by the timer: {timer:?})"
+        );
+        assert_eq!(counted, 1, "{told:?}");
+    }
 }
