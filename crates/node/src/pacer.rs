@@ -1373,8 +1373,13 @@ impl<T: PacerTime> Pacer<T> {
         }
     }
 
+    /// Whether nothing was announced yet on this call (its first over).
+    pub fn announced_nothing(&self) -> bool {
+        self.said.is_none()
+    }
+
     /// Bytes the estimate allows written now, however few.
-    fn room_any(&self) -> usize {
+    pub fn room_any(&self) -> usize {
         let Some(h) = self.half else {
             let room = self.limit - self.queued - self.per_write;
             return room.max(0.0).floor() as usize;
