@@ -58,11 +58,10 @@ pub enum LinkEvent {
     Frame(Bytes),
     /// The peer's driver was heard saying something of its own (a half-duplex modem's
     /// end-of-over announcement): the peer is there, though it sent no frame.
-    /// `answered`: it passed us the turn in answer to our over, which ended when we
-    /// announced at `.0`; its over has all arrived by `.1`; `.2`: it was idle
+    /// `answered`: it passed us the turn in answer to our over
     /// ([`skywave_node::pacer::Pacer::take_answered`]).
     Heard {
-        answered: Option<(std::time::Instant, std::time::Instant, bool)>,
+        answered: Option<skywave_node::pacer::Answered<std::time::Instant>>,
     },
     /// Radio status as the device reports it.
     Status(RadioStatus),

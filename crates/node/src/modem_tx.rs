@@ -486,6 +486,23 @@ mod tests {
         )
     }
 
+    /// The other side's first announcement, heard at `t`, answers ours (`heard`): the
+    /// turn is ours.
+    fn answer(m: &mut ModemTx<Instant>, t: Instant, heard: u8) {
+        m.pacer.received(t);
+        let answer = OverEnd {
+            after: 0,
+            seq: 1,
+            heard,
+            rank: 0,
+            idle: false,
+        };
+        let mut framed = Vec::new();
+        answer.encode(&mut framed);
+        assert!(m.control(t, &framing::Deframer::new().push(&framed)[0]));
+        assert!(m.pacer.holding());
+    }
+
     #[test]
     fn an_announcement_and_the_frames_after_it_go_in_one_write() {
         let mut m = modem(1024);
@@ -515,19 +532,7 @@ mod tests {
         assert_eq!(m.announced, 1);
         assert_eq!(m.frame_room(), 0, "nothing new after announcing");
         // The other side answers: the turn is ours; two frames, then nothing more.
-        m.pacer.received(t0 + Duration::from_secs(5));
-        let answer = OverEnd {
-            after: 0,
-            seq: 1,
-            heard: ann.seq,
-            rank: 0,
-            idle: false,
-        };
-        let mut framed = Vec::new();
-        answer.encode(&mut framed);
-        let got = framing::Deframer::new().push(&framed);
-        assert!(m.control(t0 + Duration::from_secs(5), &got[0]));
-        assert!(m.pacer.holding());
+        answer(&mut m, t0 + Duration::from_secs(5), ann.seq);
         let t = t0 + Duration::from_secs(8);
         m.advance(t);
         m.offer(&[0x52; 200]);
@@ -705,18 +710,7 @@ mod tests {
         };
         // The other side answers: the turn is ours.
         let t1 = t0 + Duration::from_secs(12);
-        m.pacer.received(t1);
-        let answer = OverEnd {
-            after: 0,
-            seq: 1,
-            heard: ann.seq,
-            rank: 0,
-            idle: false,
-        };
-        let mut framed = Vec::new();
-        answer.encode(&mut framed);
-        assert!(m.control(t1, &framing::Deframer::new().push(&framed)[0]));
-        assert!(m.pacer.holding());
+        answer(&mut m, t1, ann.seq);
         let t0 = t1 + Duration::from_secs(3);
         m.advance(t0);
         // A whole frame is asked for, not one sized to the room.

@@ -90,6 +90,38 @@ pub fn lead_fitting(rate: f64, h: &HalfDuplex, max: usize) -> Option<usize> {
     (lead <= max - max / 8).then_some(lead)
 }
 
+/// The other side passed us the turn in answer to our over ([`Pacer::take_answered`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answered<T> {
+    /// When we announced that over's end: everything written before was in it.
+    pub over_ended: T,
+    /// By when the other side's over has all arrived.
+    pub all_in: T,
+    /// The other side's over carried nothing.
+    pub idle: bool,
+}
+
+impl<T> Answered<T> {
+    /// The same answer on another clock.
+    pub fn map<U>(self, f: impl Fn(T) -> U) -> Answered<U> {
+        Answered {
+            over_ended: f(self.over_ended),
+            all_in: f(self.all_in),
+            idle: self.idle,
+        }
+    }
+}
+
+impl From<Answered<Duration>> for skywave_proto::Answer {
+    fn from(a: Answered<Duration>) -> Self {
+        Self {
+            over_ended: a.over_ended,
+            all_in: a.all_in,
+            idle: a.idle,
+        }
+    }
+}
+
 /// A half-duplex modem's timing, as the driver assumes it.
 #[derive(Debug, Clone, Copy)]
 pub struct HalfDuplex {
@@ -258,10 +290,9 @@ pub struct Pacer<T: PacerTime> {
     /// lost), or, an idle answer that left the turn to no one, when the other side's
     /// copy shows it never heard it.
     said: Option<OverEnd>,
-    /// The other side passed us the turn in answer to our over: (when we announced
-    /// that over's end, by when the other side's over has all arrived, whether it was
-    /// idle). Taken by [`Pacer::take_answered`].
-    answered: Option<(T, T, bool)>,
+    /// The other side passed us the turn in answer to our over. Taken by
+    /// [`Pacer::take_answered`].
+    answered: Option<Answered<T>>,
     /// The last write into the modem.
     wrote_at: Option<T>,
     /// The most our modem held just after that write (the upper bound then): what it
@@ -664,12 +695,11 @@ impl<T: PacerTime> Pacer<T> {
         });
     }
 
-    /// Once, after the other side passed us the turn in answer to our over: when we
-    /// announced that over's end (everything written before it was in it), by when the
-    /// other side's over has all arrived, and whether it was idle. What it did not
-    /// report by then of that over, it never got (its reports lead its over): the
-    /// endpoint need not wait out a resend timeout for it ([`skywave_proto::Answer`]).
-    pub fn take_answered(&mut self) -> Option<(T, T, bool)> {
+    /// Once, after the other side passed us the turn in answer to our over. What it did
+    /// not report of that over by the time its own has all arrived, it never got (its
+    /// reports lead its over): the endpoint need not wait out a resend timeout for it
+    /// ([`skywave_proto::Answer`]).
+    pub fn take_answered(&mut self) -> Option<Answered<T>> {
         self.answered.take()
     }
 
@@ -1052,7 +1082,11 @@ impl<T: PacerTime> Pacer<T> {
         // Its stream goes on until then: hearing it is no sign that the model is wrong.
         let heard_all = end_late + h.latency + self.chunk_time(&h) + self.margin;
         self.expect_until = Some(heard_all);
-        self.answered = answered.map(|at| (at, heard_all, m.idle));
+        self.answered = answered.map(|over_ended| Answered {
+            over_ended,
+            all_in: heard_all,
+            idle: m.idle,
+        });
         tracing::trace!(t = ?now, ?m, lo, queued = self.queued, "modem pacer: the other side passed us the turn");
     }
 
@@ -1725,9 +1759,10 @@ mod tests {
         m.after = 200;
         p.over_end(t0 + ms(20_000), m);
         assert!(p.holding());
-        let (ended, all_in, idle) = p.take_answered().expect("an answer to our over");
-        assert!(!idle);
-        assert_eq!(ended, t0 + ms(12_000));
+        let a = p.take_answered().expect("an answer to our over");
+        assert!(!a.idle);
+        assert_eq!(a.over_ended, t0 + ms(12_000));
+        let all_in = a.all_in;
         // The 200 bytes (1.1 s at 184 B/s) and a latency are still to come.
         assert!(all_in >= t0 + ms(20_000) + ms(1000), "{:?}", all_in - t0);
         assert!(all_in <= t0 + ms(20_000) + ms(7000), "{:?}", all_in - t0);

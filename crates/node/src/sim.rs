@@ -177,13 +177,7 @@ impl<S: BundleStore + 'static> skywave_sim::sim::Endpoint for SimNode<S> {
                 if let Some(m) = self.modems.get_mut(&port.0)
                     && m.control(t, &f)
                 {
-                    let answered = m.pacer.take_answered().map(|(over_ended, all_in, idle)| {
-                        skywave_proto::Answer {
-                            over_ended,
-                            all_in,
-                            idle,
-                        }
-                    });
+                    let answered = m.pacer.take_answered().map(Into::into);
                     self.ep.link_heard(t, port.0 as usize, answered);
                     continue;
                 }

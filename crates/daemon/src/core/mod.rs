@@ -75,7 +75,7 @@ pub enum Input {
     /// The peer's driver was heard, with no frame ([`LinkEvent::Heard`]).
     Heard {
         link: LinkId,
-        answered: Option<(Instant, Instant, bool)>,
+        answered: Option<skywave_node::pacer::Answered<Instant>>,
     },
     Up {
         link: LinkId,
@@ -805,11 +805,7 @@ impl Core {
             Input::Frame { link, data } => self.on_frame(link, &data, now),
             Input::Heard { link, answered } => {
                 let since = |t: Instant| t.saturating_duration_since(self.start);
-                let answered = answered.map(|(a, b, idle)| skywave_proto::Answer {
-                    over_ended: since(a),
-                    all_in: since(b),
-                    idle,
-                });
+                let answered = answered.map(|a| a.map(since).into());
                 self.ep.link_heard(now, link, answered);
             }
             Input::Up { link, params } => {
