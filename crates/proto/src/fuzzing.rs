@@ -98,6 +98,12 @@ pub fn frame(data: &[u8]) {
                 total,
                 data,
             } => w.frag_part(*id, *offset, *total, data),
+            Message::FragParity {
+                id,
+                total,
+                count,
+                data,
+            } => w.frag_parity(*id, *total, *count, data),
             Message::Padding { data } => w.raw(wire::ty::PADDING, data),
             Message::Unknown { ty } => {
                 unknown = true;

@@ -6,6 +6,12 @@
 //! receiver once every byte of it is in, exactly as if it had come in one frame. A lost
 //! fragment loses the message; whatever would repeat the message (a manifest's resend
 //! timer, the HELLO timer, the next report) sends it again, under a new id.
+//!
+//! Where the link loses enough frames that this costs more than a frame per message, a
+//! FRAG_PARITY follows the fragments: their XOR, each aligned at its start. A receiver
+//! missing exactly one fragment rebuilds it at once, without a round trip (a 140 B
+//! manifest in five 48 B frames arrives whole 59% of the time at 10% loss; with the
+//! parity, 89%).
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -14,6 +20,9 @@ use skywave_bundle::RangeSet;
 
 use super::LinkId;
 use crate::wire::{FrameWriter, MAX_FRAGMENTED};
+
+/// Messages of ours whose parity went, remembered per peer (see `Peer::parity_sent`).
+pub(super) const PARITIES_KEPT: usize = 16;
 
 /// Message ids wrap within this range: two varint bytes at most.
 const ID_SPACE: u64 = 1 << 14;
@@ -39,6 +48,16 @@ pub(crate) struct FragOut {
     /// What the message is, when losing one of its frames must be repaired (see
     /// `Peer::notes`).
     pub about: FragAbout,
+    /// The parity of the fragments written so far, when one follows them.
+    parity: Option<Parity>,
+}
+
+/// The XOR of a message's fragments, each aligned at its start.
+#[derive(Debug, Default)]
+struct Parity {
+    acc: Vec<u8>,
+    count: u64,
+    written: bool,
 }
 
 /// What a fragmented message carries, for the notes of the frames it goes in.
@@ -63,8 +82,64 @@ impl FragOut {
     /// that is left); true when the whole message is out.
     pub fn write(&mut self, w: &mut FrameWriter, min: usize) -> (usize, bool) {
         let n = w.frag(self.id, self.sent, &self.msg, min);
+        if n > 0
+            && let Some(p) = self.parity.as_mut()
+        {
+            let part = &self.msg[self.sent..self.sent + n];
+            if p.acc.len() < n {
+                p.acc.resize(n, 0);
+            }
+            for (a, b) in p.acc.iter_mut().zip(part) {
+                *a ^= b;
+            }
+            p.count += 1;
+        }
         self.sent += n;
         (n, self.sent >= self.msg.len())
+    }
+
+    /// The message's id if a parity follows its fragments.
+    pub fn parity_id(&self) -> Option<u64> {
+        self.parity.as_ref().map(|_| self.id)
+    }
+
+    /// Bytes of the whole message.
+    pub fn len(&self) -> usize {
+        self.msg.len()
+    }
+
+    /// The fragments are followed by their parity.
+    pub fn with_parity(mut self) -> Self {
+        self.parity = Some(Parity::default());
+        self
+    }
+
+    /// Whether every fragment is out and only the parity is left to write.
+    pub fn parity_left(&self) -> bool {
+        self.sent >= self.msg.len() && self.parity.as_ref().is_some_and(|p| !p.written)
+    }
+
+    /// Writes the parity once every fragment is out, if it fits whole in what is left
+    /// of `w`. True when nothing is left to write: the parity went, or never will (a
+    /// single fragment needs none; a parity that no longer fits an empty frame, the
+    /// budget having shrunk, is given up).
+    pub fn write_parity(&mut self, w: &mut FrameWriter) -> bool {
+        let total = self.msg.len() as u64;
+        let Some(p) = self.parity.as_mut().filter(|p| !p.written) else {
+            return true;
+        };
+        if p.count < 2 {
+            p.written = true;
+            return true;
+        }
+        if w.frag_parity(self.id, total, p.count, &p.acc) {
+            p.written = true;
+            return true;
+        }
+        if w.is_empty() {
+            p.written = true;
+        }
+        p.written
     }
 }
 
@@ -101,6 +176,7 @@ impl FragIds {
             msg,
             sent: 0,
             about: FragAbout::Other,
+            parity: None,
         })
     }
 }
@@ -112,6 +188,37 @@ struct Partial {
     buf: Vec<u8>,
     held: RangeSet,
     at: Duration,
+    /// Fragments received, as `(offset, len)`.
+    cuts: Vec<(usize, usize)>,
+    /// The sender's parity of the fragments: `(count, data)`.
+    parity: Option<(u64, Vec<u8>)>,
+}
+
+impl Partial {
+    /// Rebuilds the one missing fragment from the parity, if exactly one is missing.
+    fn recover(&mut self) -> bool {
+        let Some((count, parity)) = &self.parity else {
+            return false;
+        };
+        let total = self.buf.len() as u64;
+        let missing = self.held.missing(total);
+        let [(a, b)] = missing[..] else {
+            return false;
+        };
+        let (a, b) = (a as usize, b as usize);
+        if self.cuts.len() as u64 + 1 != *count || b - a > parity.len() {
+            return false;
+        }
+        let mut x = parity.clone();
+        for &(o, l) in &self.cuts {
+            for (x, b) in x.iter_mut().zip(&self.buf[o..o + l]) {
+                *x ^= b;
+            }
+        }
+        self.buf[a..b].copy_from_slice(&x[..b - a]);
+        self.held.insert(a as u64, b as u64);
+        true
+    }
 }
 
 /// Messages being put back together.
@@ -166,6 +273,8 @@ impl Reassembly {
                     buf: vec![0; total],
                     held: RangeSet::new(),
                     at: now,
+                    cuts: Vec::new(),
+                    parity: None,
                 });
                 self.parts.len() - 1
             }
@@ -174,7 +283,35 @@ impl Reassembly {
         p.buf[offset..end].copy_from_slice(data);
         p.held.insert(offset as u64, end as u64);
         p.at = now;
-        if p.held.is_complete(total as u64) {
+        if !p.cuts.iter().any(|c| c.0 == offset) {
+            p.cuts.push((offset, data.len()));
+        }
+        if p.held.is_complete(total as u64) || p.recover() {
+            return self.parts.remove(i).map(|p| p.buf);
+        }
+        None
+    }
+
+    /// Adds the parity of message `id` from `from`; returns the message when it
+    /// rebuilds the one fragment missing. A parity for a message not being put together
+    /// (whole already, or every fragment lost) is dropped: alone it rebuilds nothing.
+    pub fn add_parity(
+        &mut self,
+        now: Duration,
+        from: (LinkId, u32),
+        id: u64,
+        total: u64,
+        count: u64,
+        data: &[u8],
+    ) -> Option<Vec<u8>> {
+        let i = self
+            .parts
+            .iter()
+            .position(|p| p.from == from && p.id == id && p.buf.len() as u64 == total)?;
+        let p = &mut self.parts[i];
+        p.parity = Some((count, data.to_vec()));
+        p.at = now;
+        if p.recover() {
             return self.parts.remove(i).map(|p| p.buf);
         }
         None
@@ -283,5 +420,137 @@ mod tests {
         // A fragment claiming more than the message holds is dropped and counted.
         assert!(r.add(Duration::ZERO, (0, 9), 1, 10, 12, b"abc").is_none());
         assert_eq!(r.dropped, 1);
+    }
+
+    /// A 140 B manifest cut for `budget` B frames with its parity: each frame's
+    /// messages, and the message as sent.
+    fn cut_with_parity(budget: usize, min_first: usize) -> (Vec<Vec<u8>>, Vec<u8>) {
+        let mut ids = FragIds::new(9);
+        let body: Vec<u8> = (0..140u32).map(|i| (i * 7 + 3) as u8).collect();
+        let mut f = ids
+            .start(|w| w.manifest(&body))
+            .expect("fits")
+            .with_parity();
+        let whole = f.msg.clone();
+        let mut frames = Vec::new();
+        let mut first = true;
+        loop {
+            let mut w = FrameWriter::new(Header { addr: None, pn: 1 }, budget);
+            if first {
+                // Something ahead of the first fragment: fragments of unequal length.
+                assert!(w.heard(77));
+            }
+            let done = if f.parity_left() {
+                assert!(f.write_parity(&mut w), "an empty frame takes the parity");
+                true
+            } else {
+                let min = if first { min_first } else { 0 };
+                let (n, done) = f.write(&mut w, min);
+                assert!(n > 0);
+                done && f.write_parity(&mut w)
+            };
+            first = false;
+            frames.push(w.finish());
+            if done {
+                return (frames, whole);
+            }
+        }
+    }
+
+    fn feed(r: &mut Reassembly, frame: &[u8]) -> Option<Vec<u8>> {
+        let (_, msgs) = wire::parse(frame).expect("valid frame");
+        let mut out = None;
+        for m in msgs {
+            let got = match m {
+                Message::Frag {
+                    id,
+                    offset,
+                    total,
+                    data,
+                } => r.add(Duration::ZERO, (0, 1), id, offset, total, data),
+                Message::FragParity {
+                    id,
+                    total,
+                    count,
+                    data,
+                } => r.add_parity(Duration::ZERO, (0, 1), id, total, count, data),
+                _ => None,
+            };
+            out = out.or(got);
+        }
+        out
+    }
+
+    #[test]
+    fn a_parity_rebuilds_any_one_lost_fragment_and_no_more() {
+        for budget in [48, 64, 100] {
+            let (frames, whole) = cut_with_parity(budget, MIN_FIRST);
+            let with_fragments: Vec<usize> = (0..frames.len())
+                .filter(|&i| {
+                    let (_, msgs) = wire::parse(&frames[i]).expect("valid");
+                    msgs.iter().any(|m| matches!(m, Message::Frag { .. }))
+                })
+                .collect();
+            assert!(with_fragments.len() >= 2, "{budget} B: cut in several");
+            // Any one frame lost, the message comes out whole, once.
+            for &lost in &with_fragments {
+                let mut r = Reassembly::default();
+                let out: Vec<Vec<u8>> = (0..frames.len())
+                    .filter(|&i| i != lost)
+                    .filter_map(|i| feed(&mut r, &frames[i]))
+                    .collect();
+                assert_eq!(out, vec![whole.clone()], "{budget} B, frame {lost} lost");
+                assert!(r.parts.is_empty(), "nothing left behind");
+            }
+            // Two lost: nothing comes out, and nothing false.
+            if with_fragments.len() >= 3 {
+                let mut r = Reassembly::default();
+                let lost = [with_fragments[0], with_fragments[2]];
+                let out: Vec<Vec<u8>> = (0..frames.len())
+                    .filter(|i| !lost.contains(i))
+                    .filter_map(|i| feed(&mut r, &frames[i]))
+                    .collect();
+                assert!(out.is_empty(), "{budget} B: two fragments lost, {out:?}");
+            }
+            // The parity alone (every fragment lost), or after the message is whole,
+            // starts nothing.
+            if let Some(only) = (0..frames.len()).find(|i| !with_fragments.contains(i)) {
+                let mut r = Reassembly::default();
+                assert!(feed(&mut r, &frames[only]).is_none());
+                assert!(
+                    r.parts.is_empty(),
+                    "{budget} B: a parity alone left a partial"
+                );
+            }
+            let mut r = Reassembly::default();
+            let out: Vec<Vec<u8>> = frames.iter().filter_map(|f| feed(&mut r, f)).collect();
+            assert_eq!(
+                out,
+                vec![whole.clone()],
+                "{budget} B: all frames, one message"
+            );
+            assert!(
+                r.parts.is_empty(),
+                "{budget} B: a late parity left a partial"
+            );
+        }
+    }
+
+    #[test]
+    fn a_parity_that_does_not_fit_an_empty_frame_is_given_up() {
+        let mut ids = FragIds::new(3);
+        let mut f = ids
+            .start(|w| w.manifest(&[5u8; 140]))
+            .expect("fits")
+            .with_parity();
+        while !f.parity_left() {
+            let mut w = FrameWriter::new(Header { addr: None, pn: 1 }, 64);
+            assert!(f.write(&mut w, 0).0 > 0);
+        }
+        // The budget shrank below the parity's length: an empty frame cannot take it.
+        let mut w = FrameWriter::new(Header { addr: None, pn: 1 }, 40);
+        assert!(f.write_parity(&mut w), "given up, not waited for");
+        assert!(!f.parity_left());
+        assert!(w.is_empty());
     }
 }

@@ -146,6 +146,18 @@ impl Endpoint {
             .copied()
             .collect();
         let p = self.peers.get_mut(&key).expect("checked");
+        // A message with a parity, one of whose frames alone is missed here, the peer
+        // rebuilt: it is not sent again. (Two missed in separate reports are each taken
+        // for one; the manifest's resend timer repairs that.)
+        let rebuilt = |id: u64| {
+            p.parity_sent.contains(&id)
+                && notes.iter().filter(|n| n.parity_frag == Some(id)).count() == 1
+        };
+        let rebuilt: Vec<u64> = notes
+            .iter()
+            .filter_map(|n| n.parity_frag)
+            .filter(|&id| rebuilt(id))
+            .collect();
         for n in notes {
             self.stats.missed_frames_repaired += 1;
             // Our own word of frames we missed, lost with it: said again.
@@ -162,7 +174,12 @@ impl Endpoint {
                     p.wants_out.push_back((sid, crate::wire::MAX_WANT_LEN));
                 }
             }
-            for (r, at) in n.manifests {
+            let manifests = if n.parity_frag.is_some_and(|id| rebuilt.contains(&id)) {
+                Vec::new()
+            } else {
+                n.manifests
+            };
+            for (r, at) in manifests {
                 if let Some(o) = p
                     .out
                     .iter_mut()

@@ -938,24 +938,37 @@ impl Endpoint {
         // fragment was.
         let mut whole: Vec<(usize, Vec<u8>)> = Vec::new();
         let src = header.addr.map_or(0, |a| a.0);
+        let is_frag =
+            |m: &Message<'_>| matches!(m, Message::Frag { .. } | Message::FragParity { .. });
         for (i, m) in msgs.iter().enumerate() {
-            if let Message::Frag {
-                id,
-                offset,
-                total,
-                data,
-            } = m
-                && let Some(b) = self
+            let b = match m {
+                Message::Frag {
+                    id,
+                    offset,
+                    total,
+                    data,
+                } => self
                     .reassembly
-                    .add(now, (link, src), *id, *offset, *total, data)
-            {
+                    .add(now, (link, src), *id, *offset, *total, data),
+                // The one fragment missing, rebuilt: the message is handled here.
+                Message::FragParity {
+                    id,
+                    total,
+                    count,
+                    data,
+                } => self
+                    .reassembly
+                    .add_parity(now, (link, src), *id, *total, *count, data),
+                _ => None,
+            };
+            if let Some(b) = b {
                 whole.push((i, b));
             }
         }
-        let msgs = if msgs.iter().any(|m| matches!(m, Message::Frag { .. })) {
+        let msgs = if msgs.iter().any(is_frag) {
             let mut out = Vec::with_capacity(msgs.len());
             for (i, m) in msgs.into_iter().enumerate() {
-                if !matches!(m, Message::Frag { .. }) {
+                if !is_frag(&m) {
                     out.push(m);
                     continue;
                 }
@@ -968,7 +981,7 @@ impl Endpoint {
                 };
                 match wire::parse_messages(b) {
                     // One message, and not fragments within fragments.
-                    Ok(v) if v.len() == 1 && !matches!(v[0], Message::Frag { .. }) => out.extend(v),
+                    Ok(v) if v.len() == 1 && !is_frag(&v[0]) => out.extend(v),
                     _ => {
                         self.stats.dropped_malformed += 1;
                         out.push(m);
@@ -1013,7 +1026,7 @@ impl Endpoint {
             // The HELLO carries our new nonce: the sender starts a new session too.
             if !msgs
                 .iter()
-                .all(|m| matches!(m, Message::Hello { .. } | Message::Frag { .. }))
+                .all(|m| matches!(m, Message::Hello { .. }) || is_frag(m))
             {
                 self.stats.dropped_unknown_peer += 1;
             }
@@ -1084,7 +1097,7 @@ impl Endpoint {
                 | Message::Padding { .. }
                 | Message::Unknown { .. } => {}
                 // Part of a message still incomplete (or not readable).
-                Message::Frag { .. } => named = None,
+                Message::Frag { .. } | Message::FragParity { .. } => named = None,
                 Message::Symbols { first, data, .. } => {
                     eliciting = true;
                     self.on_symbols(now, key, first, data, store);

@@ -815,6 +815,9 @@ pub(crate) struct Peer {
     /// Point-to-point links without acks: what recent frames to the peer said that only
     /// they said, to say again if the peer tells us it missed them.
     pub notes: VecDeque<FrameNote>,
+    /// Fragmented messages of ours whose parity went (newest last, a few): one of their
+    /// frames missed is rebuilt by the peer, and not sent again.
+    pub parity_sent: VecDeque<u64>,
     /// Links without acks: bundles whose pieces came without their manifest, to be
     /// told to the peer (NAMELESS).
     pub nameless: Vec<BundleRef>,
@@ -832,6 +835,8 @@ pub(crate) struct FrameNote {
     pub manifests: Vec<(BundleRef, Duration)>,
     /// The peer's frames it told as missed (MISSED): told once, so lost with it.
     pub missed: Vec<(u64, u64)>,
+    /// The fragmented message with a parity whose fragment this frame carried.
+    pub parity_frag: Option<u64>,
 }
 
 impl FrameNote {
@@ -979,6 +984,7 @@ impl Peer {
             loss: LossMeter::default(),
             missed: Vec::new(),
             notes: VecDeque::new(),
+            parity_sent: VecDeque::new(),
             nameless: Vec::new(),
         }
     }

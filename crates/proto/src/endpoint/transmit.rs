@@ -119,6 +119,34 @@ fn splits_for_nothing(
     w.remaining() * frame_cost < split * w.capacity()
 }
 
+/// Remembers that the parity of message `id` went to `p` (see `Peer::parity_sent`).
+fn note_parity(p: &mut Peer, id: Option<u64>) {
+    if let Some(id) = id {
+        if p.parity_sent.len() >= super::frag::PARITIES_KEPT {
+            p.parity_sent.pop_front();
+        }
+        p.parity_sent.push_back(id);
+    }
+}
+
+/// Whether a message of `len` bytes, cut into fragments for frames of `capacity` bytes
+/// and followed by `after` bytes that are lost with it, should carry a parity
+/// ([`super::frag`]) on a link losing `loss` of its frames: where the resends it saves
+/// (the message and what follows it, when exactly one fragment is lost) come to more
+/// than the parity's own frame. Two fragments never pay: the parity is as long as one.
+fn parity_pays(loss: f64, len: usize, capacity: usize, after: usize) -> bool {
+    // A fragment's own header: type, length, id, offset and total.
+    let per = capacity.saturating_sub(8).max(1);
+    let n = len.div_ceil(per);
+    if n < 3 || loss.is_nan() || loss <= 0.0 {
+        return false;
+    }
+    let q = loss.min(0.99);
+    let one_lost = n as f64 * q * (1.0 - q).powi(n as i32 - 1);
+    let frames = n as f64 + after as f64 / per as f64;
+    one_lost * frames >= 1.0
+}
+
 /// The share of a duty-cycle budget discovery beacons may use.
 const BEACON_SHARE: f64 = 0.1;
 
@@ -440,6 +468,8 @@ impl Endpoint {
         // Point-to-point links without acks: frames are numbered in order, so the peer
         // tells us which it missed, and we keep what each said (see `Peer::notes`).
         let tells_missed = params.numbered_in_order();
+        // Frames lost, as measured: whether a fragmented message carries a parity.
+        let loss = p.loss.rate(params.loss_hint);
         let mut note = FrameNote {
             pn,
             ..Default::default()
@@ -447,11 +477,25 @@ impl Endpoint {
 
         // 1. The rest of a message too large for one frame, before anything else:
         // it is worth nothing until whole.
-        if let Some(f) = p.frag_out.as_mut() {
-            let mut about = f.about;
-            let (n, done) = f.write(&mut w, 0);
-            if done {
+        if let Some(f) = p.frag_out.as_mut()
+            && f.parity_left()
+        {
+            // Every fragment went in earlier frames: their parity leads this one. (Its
+            // frame carries no note: lost alone, it loses nothing.)
+            let id = f.parity_id();
+            if f.write_parity(&mut w) {
                 p.frag_out = None;
+                substantive = true;
+                note_parity(p, id);
+            }
+        } else if let Some(f) = p.frag_out.as_mut() {
+            let mut about = f.about;
+            let parity_id = f.parity_id();
+            let (n, done) = f.write(&mut w, 0);
+            if n > 0 {
+                note.parity_frag = parity_id;
+            }
+            if done {
                 // The receiver names the bundle of a manifest its last fragment completes.
                 if let FragAbout::Manifest(r, start) = about {
                     w.named(r);
@@ -473,6 +517,12 @@ impl Endpoint {
                         }
                         about = FragAbout::Manifest(r, now);
                     }
+                }
+                // The parity in this frame if it fits (after the naming above: it ends
+                // it, for the receiver too), else first in the next.
+                if f.write_parity(&mut w) {
+                    p.frag_out = None;
+                    note_parity(p, parity_id);
                 }
             }
             if n > 0 {
@@ -746,6 +796,9 @@ impl Endpoint {
                             let Some(mut f) = self.frag_ids.start(|m| m.have(&r, &inc.held)) else {
                                 break;
                             };
+                            if parity_pays(loss, f.len(), w.capacity(), 0) {
+                                f = f.with_parity();
+                            }
                             if f.fits_whole(&w) || f.write(&mut w, super::frag::MIN_FIRST).0 == 0 {
                                 break;
                             }
@@ -879,6 +932,12 @@ impl Endpoint {
                                     else {
                                         break;
                                     };
+                                    // A manifest lost takes with it the pieces sent after
+                                    // it (the peer has nothing to put them under).
+                                    let after = o.length.min(o.manifest.len() as u64) as usize;
+                                    if parity_pays(loss, f.len(), w.capacity(), after) {
+                                        f = f.with_parity();
+                                    }
                                     if f.write(&mut w, super::frag::MIN_FIRST).0 == 0 {
                                         break;
                                     }
@@ -1659,6 +1718,31 @@ mod tests {
             turns,
             ..crate::endpoint::peer::tests::hf_params()
         }
+    }
+
+    #[test]
+    fn a_parity_goes_where_the_resends_it_saves_outweigh_its_frame() {
+        // A 140 B manifest: five fragments in 48 B frames (40 B of room), three in 64 B,
+        // two in 100 B; 100 B of payload after it.
+        let pays = |loss, capacity| parity_pays(loss, 140, capacity, 100);
+        // A clean link, or a link that loses little: never.
+        for capacity in [40, 56, 92] {
+            assert!(!pays(0.0, capacity));
+            assert!(!pays(0.01, capacity));
+        }
+        // Two fragments: never (the parity is as long as one of them).
+        for loss in [0.05, 0.1, 0.3, 0.5] {
+            assert!(!pays(loss, 92), "{loss}");
+        }
+        // Five fragments: from a few percent.
+        assert!(!pays(0.02, 40));
+        assert!(pays(0.05, 40));
+        assert!(pays(0.1, 40));
+        // Three: from about a tenth.
+        assert!(!pays(0.05, 56));
+        assert!(pays(0.1, 56));
+        // So much loss that two fragments of five are lost as often as one: not any more.
+        assert!(!pays(0.6, 40));
     }
 
     #[test]

@@ -48,10 +48,11 @@ pub mod ty {
     pub const NAMELESS: u8 = 0x12;
     pub const OFFER: u8 = 0x13;
     pub const DONE: u8 = 0x14;
+    pub const FRAG_PARITY: u8 = 0x15;
 }
 
 /// Message types there are (type codes are below this).
-pub const TYPES: usize = 0x15;
+pub const TYPES: usize = 0x16;
 
 /// Most ranges a DONE message names.
 pub const MAX_DONE_RANGES: usize = 64;
@@ -225,6 +226,15 @@ pub enum Message<'a> {
         total: u64,
         data: &'a [u8],
     },
+    /// The XOR of the `count` fragments of message `id` (`total` bytes long), each
+    /// aligned at its start and padded to the longest: with it, a receiver missing
+    /// exactly one fragment rebuilds it without a round trip.
+    FragParity {
+        id: u64,
+        total: u64,
+        count: u64,
+        data: &'a [u8],
+    },
     /// Bytes that fill a path MTU probe to the size being tried; ignored.
     Padding {
         data: &'a [u8],
@@ -329,6 +339,7 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
         ty::OFFER => "OFFER",
         ty::DONE => "DONE",
         ty::FRAG => "FRAG",
+        ty::FRAG_PARITY => "FRAG_PARITY",
         ty::PADDING => return Ok(Message::Padding { data: body }),
         _ => return Ok(Message::Unknown { ty }),
     };
@@ -555,6 +566,27 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
                 data: c.b,
             }
         }
+        ty::FRAG_PARITY => {
+            let id = c.varint()?;
+            let total = c.varint()?;
+            let count = c.varint()?;
+            // At least two fragments, none empty: the parity is no longer than the
+            // message, and each fragment is at least a byte.
+            if c.b.is_empty()
+                || total > MAX_FRAGMENTED as u64
+                || count < 2
+                || count > total
+                || c.b.len() as u64 > total
+            {
+                return Err(WireError::Malformed(name));
+            }
+            Message::FragParity {
+                id,
+                total,
+                count,
+                data: c.b,
+            }
+        }
         _ => unreachable!("unknown types returned above"),
     };
     Ok(m)
@@ -769,7 +801,10 @@ impl FrameWriter {
         if Self::cost(body) > self.remaining() {
             return false;
         }
-        if matches!(ty, ty::MANIFEST | ty::OFFER | ty::PIECE | ty::FRAG) {
+        if matches!(
+            ty,
+            ty::MANIFEST | ty::OFFER | ty::PIECE | ty::FRAG | ty::FRAG_PARITY
+        ) {
             // The receiver's "last named" moves to whatever this names.
             self.named = None;
         }
@@ -1106,6 +1141,26 @@ impl FrameWriter {
         varint::put(&mut self.buf, total);
         self.buf.extend_from_slice(data);
         true
+    }
+
+    /// Writes the parity of a fragmented message ([`Message::FragParity`]); false if it
+    /// does not fit whole.
+    pub fn frag_parity(&mut self, id: u64, total: u64, count: u64, data: &[u8]) -> bool {
+        let head = varint::len(id) + varint::len(total) + varint::len(count);
+        if data.is_empty() || !self.begin(ty::FRAG_PARITY, head + data.len()) {
+            return false;
+        }
+        varint::put(&mut self.buf, id);
+        varint::put(&mut self.buf, total);
+        varint::put(&mut self.buf, count);
+        self.buf.extend_from_slice(data);
+        true
+    }
+
+    /// Room for a parity's data in what is left of this frame.
+    pub fn parity_room(&self, id: u64, total: u64, count: u64) -> usize {
+        let head = varint::len(id) + varint::len(total) + varint::len(count);
+        self.max_body().saturating_sub(head)
     }
 
     /// Fills the frame to exactly `len` bytes with a PADDING message; false if it cannot

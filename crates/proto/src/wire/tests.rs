@@ -349,6 +349,43 @@ fn nameless_names_a_bundle() {
 }
 
 #[test]
+fn a_fragments_parity_names_its_message_and_count() {
+    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 48);
+    assert!(w.frag_parity(300, 140, 5, &[9; 30]));
+    let f = w.finish();
+    let (_, msgs) = parse(&f).unwrap();
+    assert_eq!(
+        msgs,
+        vec![Message::FragParity {
+            id: 300,
+            total: 140,
+            count: 5,
+            data: &[9; 30]
+        }]
+    );
+    // The frame's header (3), then type, length, id (2), total (2), count and the data.
+    assert_eq!(f.len(), 3 + 1 + 1 + 2 + 2 + 1 + 30);
+    // Longer than a frame: not written.
+    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 48);
+    assert!(!w.frag_parity(300, 140, 5, &[9; 40]));
+    // Malformed: fewer than two fragments, more than the message, nothing, a count
+    // larger than the bytes.
+    for (total, count, len) in [(140u64, 1u64, 30usize), (20, 2, 30), (140, 2, 0), (3, 4, 2)] {
+        let mut body = Vec::new();
+        skywave_bundle::varint::put(&mut body, 300);
+        skywave_bundle::varint::put(&mut body, total);
+        skywave_bundle::varint::put(&mut body, count);
+        body.extend(std::iter::repeat_n(9u8, len));
+        let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+        assert!(w.raw(ty::FRAG_PARITY, &body));
+        assert!(
+            parse(&w.finish()).is_err(),
+            "total {total} count {count} len {len}"
+        );
+    }
+}
+
+#[test]
 fn a_shared_tail_gives_the_same_bytes() {
     let data = bytes::Bytes::from_static(b"payload bytes held once");
     let header = Header {

@@ -13,6 +13,7 @@ mod continuation;
 mod cut_manifest;
 mod empty_side;
 mod fanout_endpoint;
+mod frag_parity;
 mod frame_order;
 mod fuzz_corpus;
 mod missed;
