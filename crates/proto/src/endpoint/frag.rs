@@ -553,4 +553,77 @@ mod tests {
         assert!(!f.parity_left());
         assert!(w.is_empty());
     }
+
+    proptest::proptest! {
+        /// Whatever frames are lost, repeated or reordered, the receiver hands out the
+        /// message as sent or nothing: a parity never rebuilds a wrong one.
+        #[test]
+        fn what_comes_out_is_the_message_sent(
+            len in 60usize..400,
+            budget in 48usize..120,
+            seed in proptest::prelude::any::<u64>(),
+            drop_mask in proptest::prelude::any::<u32>(),
+            dup_mask in proptest::prelude::any::<u32>(),
+            reorder in proptest::prelude::any::<bool>(),
+        ) {
+            let mut ids = FragIds::new(seed);
+            let body: Vec<u8> = (0..len).map(|i| (i as u64 ^ seed) as u8).collect();
+            let mut f = ids.start(|w| w.manifest(&body)).expect("fits").with_parity();
+            let whole = f.msg.clone();
+            let mut frames = Vec::new();
+            loop {
+                let mut w = FrameWriter::new(Header { addr: None, pn: 1 }, budget);
+                let done = if f.parity_left() {
+                    f.write_parity(&mut w)
+                } else {
+                    let (_, done) = f.write(&mut w, 0);
+                    done && f.write_parity(&mut w)
+                };
+                frames.push(w.finish());
+                if done {
+                    break;
+                }
+            }
+            let mut arriving: Vec<Vec<u8>> = Vec::new();
+            for (i, fr) in frames.iter().enumerate() {
+                if drop_mask & (1 << (i % 32)) != 0 {
+                    continue;
+                }
+                arriving.push(fr.clone());
+                if dup_mask & (1 << (i % 32)) != 0 {
+                    arriving.push(fr.clone());
+                }
+            }
+            if reorder {
+                arriving.reverse();
+            }
+            let mut r = Reassembly::default();
+            // Fragments and parities lost.
+            let (mut frags_lost, mut parity_lost) = (0, false);
+            for (i, fr) in frames.iter().enumerate() {
+                if drop_mask & (1 << (i % 32)) == 0 {
+                    continue;
+                }
+                let (_, msgs) = wire::parse(fr).expect("valid");
+                for m in msgs {
+                    match m {
+                        Message::Frag { .. } => frags_lost += 1,
+                        Message::FragParity { .. } => parity_lost = true,
+                        _ => {}
+                    }
+                }
+            }
+            let mut out = 0;
+            for fr in &arriving {
+                if let Some(m) = feed(&mut r, fr) {
+                    proptest::prop_assert_eq!(&m, &whole);
+                    out += 1;
+                }
+            }
+            // In order, no fragment lost, or one and not the parity: the message comes out.
+            if !reorder && (frags_lost == 0 || (frags_lost == 1 && !parity_lost && frames.len() > 1)) {
+                proptest::prop_assert!(out >= 1, "{} frames, {frags_lost} fragments lost: nothing", frames.len());
+            }
+        }
+    }
 }
