@@ -295,8 +295,16 @@ impl Endpoint {
             // The rest of a HELLO too large for one frame.
             let addr = l.params.shared.then_some((self.tag, wire::BROADCAST));
             let mut w = FrameWriter::new(Header { addr, pn: l.pn }, budget);
-            let (n, done) = f.write(&mut w, 0);
-            if !done {
+            let (n, keep) = if f.parity_left() {
+                // Its parity, once every fragment is out (see `frag`).
+                let before = w.len();
+                let gone = f.write_parity(&mut w);
+                (w.len() - before, !gone)
+            } else {
+                let (n, done) = f.write(&mut w, 0);
+                (n, !(done && f.write_parity(&mut w)))
+            };
+            if keep {
                 l.frag_out = Some(f);
             }
             if n > 0 {
@@ -326,14 +334,18 @@ impl Endpoint {
             l.pn += 1;
             let mut w = FrameWriter::new(Header { addr, pn }, budget);
             let sketch = super::sketch_words(&self.cells, &self.sketch);
+            let greeting = Greeting {
+                key: &self.key,
+                nonce: self.nonce,
+                set_size: self.held.len() as u64,
+                flags: 0,
+            };
             match hello_fitting(
                 &mut w,
                 &mut self.frag_ids,
-                &self.key,
-                self.nonce,
-                self.held.len() as u64,
-                0,
+                greeting,
                 &sketch,
+                l.params.loss_hint,
             ) {
                 HelloOut::Fragments(f) => l.frag_out = Some(f),
                 HelloOut::Sent(false) => l.bare_beacon = true,
@@ -546,15 +558,13 @@ impl Endpoint {
             } else {
                 Vec::new()
             };
-            let out = hello_fitting(
-                &mut w,
-                &mut self.frag_ids,
-                &my_key,
+            let greeting = Greeting {
+                key: &my_key,
                 nonce,
                 set_size,
-                HELLO_HEARD,
-                &sketch,
-            );
+                flags: HELLO_HEARD,
+            };
+            let out = hello_fitting(&mut w, &mut self.frag_ids, greeting, &sketch, loss);
             if !matches!(out, HelloOut::NoRoom) {
                 if matches!(out, HelloOut::Sent(false)) {
                     p.bare_hello = true;
@@ -1661,15 +1671,27 @@ enum HelloOut {
 /// peer then estimates the difference from the set sizes). A frame budget too small for
 /// the sketch must not keep the session from starting. Frames too small for even a bare
 /// HELLO (LoRa at long range) get it in fragments, with the count cells.
-fn hello_fitting(
-    w: &mut FrameWriter,
-    ids: &mut FragIds,
-    key: &[u8; 32],
+/// Who greets, in a HELLO ([`hello_fitting`]).
+struct Greeting<'a> {
+    key: &'a [u8; 32],
     nonce: u64,
     set_size: u64,
     flags: u8,
+}
+
+fn hello_fitting(
+    w: &mut FrameWriter,
+    ids: &mut FragIds,
+    g: Greeting<'_>,
     sketch: &[u64],
+    loss: f64,
 ) -> HelloOut {
+    let Greeting {
+        key,
+        nonce,
+        set_size,
+        flags,
+    } = g;
     let flags = flags | super::HELLO_NUMBERS;
     let cells = super::CELLS / 4;
     for n in (cells..=sketch.len().min(wire::MAX_SKETCH)).rev() {
@@ -1701,10 +1723,13 @@ fn hello_fitting(
         // A whole frame would hold it: wait for one.
         return HelloOut::NoRoom;
     }
+    if parity_pays(loss, f.len(), w.capacity(), 0) {
+        f = f.with_parity();
+    }
     match f.write(w, super::frag::MIN_FIRST) {
         (0, _) => HelloOut::NoRoom,
-        (_, true) => HelloOut::Sent(true),
-        (_, false) => HelloOut::Fragments(f),
+        (_, true) if f.write_parity(w) => HelloOut::Sent(true),
+        _ => HelloOut::Fragments(f),
     }
 }
 

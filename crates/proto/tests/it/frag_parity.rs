@@ -79,3 +79,52 @@ fn a_clean_link_sends_no_parity_and_a_lost_fragment_costs_the_manifest() {
         "each manifest missing a fragment goes again: {sent} sent"
     );
 }
+
+/// A's HELLOs (too large for 48 B frames) all lose their second fragment. Returns
+/// whether B has a session with A after a minute, and the parities A sent.
+fn greet(loss_hint: f64) -> (bool, usize) {
+    let mut pair = common::RadioPair::new(shared_radio(48, loss_hint), (11, 22));
+    pair.insert(0, 750, 60);
+    let mut hellos: HashMap<u64, u32> = HashMap::new();
+    let mut parities = 0;
+    pair.run(Duration::from_secs(60), |side, _, f| {
+        if side != 0 {
+            return true;
+        }
+        let (_, msgs) = wire::parse(f).expect("A's frames parse");
+        let mut keep = true;
+        for m in &msgs {
+            match m {
+                Message::Frag {
+                    id, offset, data, ..
+                } => {
+                    if *offset == 0 && data[0] == wire::ty::HELLO {
+                        hellos.insert(*id, 0);
+                    }
+                    if let Some(n) = hellos.get_mut(id) {
+                        *n += 1;
+                        keep &= *n != 2;
+                    }
+                }
+                Message::FragParity { id, .. } if hellos.contains_key(id) => parities += 1,
+                _ => {}
+            }
+        }
+        keep
+    });
+    let a = *pair.eps[0].node_key();
+    (pair.eps[1].peers().any(|k| *k == a), parities)
+}
+
+#[test]
+fn a_greeting_missing_a_fragment_is_rebuilt_where_the_link_loses_frames() {
+    let (met, parities) = greet(0.1);
+    assert!(parities > 0, "no parity after a HELLO's fragments");
+    assert!(met, "B never rebuilt A's HELLO");
+    let (met, parities) = greet(0.0);
+    assert_eq!(parities, 0);
+    assert!(
+        !met,
+        "B met A with every HELLO of A's missing a fragment and no parity"
+    );
+}

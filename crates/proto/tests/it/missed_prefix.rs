@@ -29,7 +29,9 @@ fn a_decoder_that_missed_the_first_symbols_asks_for_all_of_them() {
         for m in &msgs {
             match *m {
                 // The streamer's first 30 symbols, as first sent, never arrive.
-                Message::Symbols { first, .. } if side == streamer && first < 30 && dropped < 30 => {
+                Message::Symbols { first, .. }
+                    if side == streamer && first < 30 && dropped < 30 =>
+                {
                     dropped += Message::symbols(match m {
                         Message::Symbols { data, .. } => data,
                         _ => unreachable!(),
