@@ -227,6 +227,8 @@ pub(crate) struct Reassembly {
     parts: VecDeque<Partial>,
     /// Fragments that did not fit the message they claimed to belong to.
     pub dropped: u64,
+    /// Messages a parity completed (one fragment rebuilt).
+    pub rebuilt: u64,
 }
 
 impl Reassembly {
@@ -286,7 +288,11 @@ impl Reassembly {
         if !p.cuts.iter().any(|c| c.0 == offset) {
             p.cuts.push((offset, data.len()));
         }
-        if p.held.is_complete(total as u64) || p.recover() {
+        if p.held.is_complete(total as u64) {
+            return self.parts.remove(i).map(|p| p.buf);
+        }
+        if p.recover() {
+            self.rebuilt += 1;
             return self.parts.remove(i).map(|p| p.buf);
         }
         None
@@ -312,6 +318,7 @@ impl Reassembly {
         p.parity = Some((count, data.to_vec()));
         p.at = now;
         if p.recover() {
+            self.rebuilt += 1;
             return self.parts.remove(i).map(|p| p.buf);
         }
         None

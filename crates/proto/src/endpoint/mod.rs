@@ -258,6 +258,8 @@ pub struct Stats {
     pub missed_frames_repaired: u64,
     /// Manifests sent again because the peer said their pieces came without them.
     pub nameless_resent: u64,
+    /// Messages put together from a parity, one fragment having been lost (FRAG_PARITY).
+    pub fragments_rebuilt: u64,
     pub bundles_received: u64,
     pub bundles_delivered: u64,
     /// Bytes sent per message type (index = type code), headers included.
@@ -940,6 +942,7 @@ impl Endpoint {
         let src = header.addr.map_or(0, |a| a.0);
         let is_frag =
             |m: &Message<'_>| matches!(m, Message::Frag { .. } | Message::FragParity { .. });
+        let rebuilt = self.reassembly.rebuilt;
         for (i, m) in msgs.iter().enumerate() {
             let b = match m {
                 Message::Frag {
@@ -965,6 +968,7 @@ impl Endpoint {
                 whole.push((i, b));
             }
         }
+        self.stats.fragments_rebuilt += self.reassembly.rebuilt - rebuilt;
         let msgs = if msgs.iter().any(is_frag) {
             let mut out = Vec::with_capacity(msgs.len());
             for (i, m) in msgs.into_iter().enumerate() {

@@ -55,6 +55,11 @@ fn run(loss_hint: f64) -> (u64, usize, usize) {
         .iter()
         .filter(|id| pair.stores[1].held.contains_key(*id))
         .count();
+    assert_eq!(
+        pair.eps[1].stats().fragments_rebuilt,
+        if loss_hint > 0.0 { 3 } else { 0 },
+        "messages B rebuilt"
+    );
     (sent, parities, held)
 }
 
