@@ -9,15 +9,16 @@ use std::time::Duration;
 use crate::common::{self, shared_radio};
 use skywave_proto::wire::{self, Message};
 
-/// A holds three bundles, B none, on a 48 B shared radio whose expected loss is
-/// `loss_hint`. The second fragment of each manifest's first copy is dropped (nothing
-/// else is). Returns the manifests A sent (counted by their first fragments), the
-/// parities it sent and how many bundles B holds after a minute.
-fn run(loss_hint: f64) -> (u64, usize, usize) {
-    let mut pair = common::RadioPair::new(shared_radio(48, loss_hint), (11, 22));
-    let ids: Vec<_> = (0..3).map(|k| pair.insert(0, 700 + k, 60)).collect();
-    // Per manifest message (known by its first fragment, whose data starts with the
-    // message's type: a manifest, numbered or not): fragments seen.
+/// Runs `pair` for a minute. Of A's messages cut into fragments whose type is one of
+/// `types` (a fragment's data starts with its message's type), the first `limit` lose
+/// their second fragment; nothing else is lost. Returns how many such messages A sent
+/// and the parities it sent after them.
+fn second_fragment_lost(
+    pair: &mut common::RadioPair,
+    types: &[u8],
+    limit: usize,
+) -> (usize, usize) {
+    // Per message of those types: fragments seen.
     let mut fragments: HashMap<u64, u32> = HashMap::new();
     let mut dropped: BTreeSet<u64> = BTreeSet::new();
     let (mut sent, mut parities) = (0, 0);
@@ -32,7 +33,7 @@ fn run(loss_hint: f64) -> (u64, usize, usize) {
                 Message::Frag {
                     id, offset, data, ..
                 } => {
-                    if *offset == 0 && [wire::ty::MANIFEST, wire::ty::OFFER].contains(&data[0]) {
+                    if *offset == 0 && types.contains(&data[0]) {
                         fragments.insert(*id, 0);
                         sent += 1;
                     }
@@ -40,17 +41,28 @@ fn run(loss_hint: f64) -> (u64, usize, usize) {
                         continue;
                     };
                     *n += 1;
-                    // The second fragment of the first three manifests.
-                    if *n == 2 && dropped.len() < 3 && dropped.insert(*id) {
+                    if *n == 2 && (dropped.contains(id) || dropped.len() < limit) {
+                        dropped.insert(*id);
                         keep = false;
                     }
                 }
-                Message::FragParity { .. } => parities += 1,
+                Message::FragParity { id, .. } if fragments.contains_key(id) => parities += 1,
                 _ => {}
             }
         }
         keep
     });
+    (sent, parities)
+}
+
+/// A holds three bundles, B none, on a 48 B shared radio whose expected loss is
+/// `loss_hint`; the first three manifests lose their second fragment. Returns the
+/// manifests A sent, the parities it sent after them and how many bundles B holds.
+fn run(loss_hint: f64) -> (usize, usize, usize) {
+    let mut pair = common::RadioPair::new(shared_radio(48, loss_hint), (11, 22));
+    let ids: Vec<_> = (0..3).map(|k| pair.insert(0, 700 + k, 60)).collect();
+    let (sent, parities) =
+        second_fragment_lost(&mut pair, &[wire::ty::MANIFEST, wire::ty::OFFER], 3);
     let held = ids
         .iter()
         .filter(|id| pair.stores[1].held.contains_key(*id))
@@ -90,33 +102,7 @@ fn a_clean_link_sends_no_parity_and_a_lost_fragment_costs_the_manifest() {
 fn greet(loss_hint: f64) -> (bool, usize) {
     let mut pair = common::RadioPair::new(shared_radio(48, loss_hint), (11, 22));
     pair.insert(0, 750, 60);
-    let mut hellos: HashMap<u64, u32> = HashMap::new();
-    let mut parities = 0;
-    pair.run(Duration::from_secs(60), |side, _, f| {
-        if side != 0 {
-            return true;
-        }
-        let (_, msgs) = wire::parse(f).expect("A's frames parse");
-        let mut keep = true;
-        for m in &msgs {
-            match m {
-                Message::Frag {
-                    id, offset, data, ..
-                } => {
-                    if *offset == 0 && data[0] == wire::ty::HELLO {
-                        hellos.insert(*id, 0);
-                    }
-                    if let Some(n) = hellos.get_mut(id) {
-                        *n += 1;
-                        keep &= *n != 2;
-                    }
-                }
-                Message::FragParity { id, .. } if hellos.contains_key(id) => parities += 1,
-                _ => {}
-            }
-        }
-        keep
-    });
+    let (_, parities) = second_fragment_lost(&mut pair, &[wire::ty::HELLO], usize::MAX);
     let a = *pair.eps[0].node_key();
     (pair.eps[1].peers().any(|k| *k == a), parities)
 }
