@@ -603,13 +603,20 @@ pub struct Profile {
 impl Profile {
     /// 0: IP path (paced, 1472 B); 1: point-to-point radio with back-pressure (200 B);
     /// 2: shared radio, addressed frames (255 B); 3: half-duplex modem (250 B, 9600 bit/s).
+    /// With bit 2 set, the radios' and the modem's frames are the protocol's smallest
+    /// (48 B; 100 B on the modem) and the link is expected to lose a tenth of them:
+    /// manifests and HELLOs go in fragments, with their parity.
     pub fn pick(i: u8) -> Self {
-        let (mtu, shared, paced, half, rate, latency_ms) = match i % 4 {
+        let (mut mtu, shared, paced, half, rate, latency_ms) = match i % 4 {
             0 => (1472, false, true, false, 20_000_000, 10),
             1 => (200, false, false, false, 64_000, 20),
             2 => (255, true, false, false, 128_000, 5),
             _ => (250, false, false, true, 9_600, 200),
         };
+        let small = i & 4 != 0 && !paced;
+        if small {
+            mtu = if half { 100 } else { crate::wire::MIN_FRAME };
+        }
         let latency = Duration::from_millis(latency_ms);
         Self {
             params: LinkParams {
@@ -619,7 +626,7 @@ impl Profile {
                 half_duplex: half,
                 rate_bps: Some(rate),
                 rtt_hint: latency * 2 + Duration::from_secs_f64(16.0 * mtu as f64 / rate as f64),
-                loss_hint: 0.0,
+                loss_hint: if small { 0.0 } else { 0.0 },
                 discover_mtu: false,
                 frame_overhead: 0,
                 handoff: Duration::ZERO,

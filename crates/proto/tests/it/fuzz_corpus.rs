@@ -576,3 +576,89 @@ fn a_streamer_whose_decoder_stays_silent_sends_again() {
     ];
     fuzzing::session(0, &ops);
 }
+
+/// Found by sessions over the small-frame profiles (`Profile::pick` with bit 2): on the
+/// half-duplex modem with 100 B frames (profile 7) these operations end with A holding
+/// version 1 of a bundle and B version 2, both sides idle, nothing queued (A answered
+/// B's first offer as held). The same operations sync on every other profile, and the
+/// stall is there before the parity and the symbol-prefix changes (737a9d5). Not yet
+/// understood: kept as a failing case for whoever takes it up.
+#[test]
+#[ignore = "known stall on a 100 B half-duplex modem: see the comment"]
+fn small_frame_modem_versions_stall() {
+    let ops = vec![
+        Op::Send {
+            from: Side::B,
+            max_len: 0,
+        },
+        Op::Send {
+            from: Side::B,
+            max_len: 0,
+        },
+        Op::Send {
+            from: Side::B,
+            max_len: 0,
+        },
+        Op::Insert {
+            side: Side::B,
+            bundle: 0,
+            version: 0,
+            size: 1025,
+        },
+        Op::Insert {
+            side: Side::A,
+            bundle: 0,
+            version: 0,
+            size: 0,
+        },
+        Op::Send {
+            from: Side::A,
+            max_len: 0,
+        },
+        Op::Insert {
+            side: Side::B,
+            bundle: 0,
+            version: 1,
+            size: 1025,
+        },
+        Op::Send {
+            from: Side::A,
+            max_len: 0,
+        },
+        Op::Send {
+            from: Side::A,
+            max_len: 0,
+        },
+        Op::LinkDown { side: Side::A },
+        Op::Deliver {
+            to: Side::B,
+            index: 0,
+        },
+        Op::Send {
+            from: Side::A,
+            max_len: 0,
+        },
+        Op::Send {
+            from: Side::A,
+            max_len: 0,
+        },
+        Op::Send {
+            from: Side::A,
+            max_len: 0,
+        },
+        Op::Send {
+            from: Side::A,
+            max_len: 0,
+        },
+        Op::Send {
+            from: Side::A,
+            max_len: 0,
+        },
+        Op::Send {
+            from: Side::A,
+            max_len: 0,
+        },
+        Op::Advance { ms: 1164 },
+    ];
+    fuzzing::session(7, &ops);
+}
