@@ -1120,6 +1120,13 @@ impl Endpoint {
                     self.build_recon_set(&key, store);
                     let p = self.peers.get_mut(&key).expect("checked");
                     // A decoder that counted otherwise asks for the round we skipped.
+                    // Where either side streams, the symbols it streams (often in the
+                    // same frame) are decoded here too: taken for a skipped round's, they
+                    // were dropped, and a bundle only we lacked was never asked for.
+                    if p.recon.skipped && p.recon.either {
+                        p.recon.decoded = false;
+                        p.recon.dec.get_or_insert_with(Decoder::new);
+                    }
                     p.recon.skipped = false;
                     p.recon.more_retries = 0;
                     if !p.recon.stopped {
@@ -1256,9 +1263,12 @@ fn describe(m: &Message<'_>) -> String {
         ),
         Message::HaveAll { r } => format!("HAVE_ALL {:02x}{:02x}", r.prefix[0], r.prefix[1]),
         Message::Manifest { seq, bytes: b } => format!(
-            "MANIFEST {:02x}{:02x}{}",
+            "MANIFEST {:02x}{:02x}{}{}",
             b.get(1).copied().unwrap_or(0),
             b.get(2).copied().unwrap_or(0),
+            skywave_bundle::SignedManifest::decode_stored(b)
+                .map(|m| format!(" v{}", m.version()))
+                .unwrap_or_default(),
             seq.map(|s| format!(" #{s}")).unwrap_or_default()
         ),
         Message::Done { seqs, .. } => format!("DONE {:?}", seqs.iter().collect::<Vec<_>>()),
