@@ -626,7 +626,7 @@ impl Profile {
                 half_duplex: half,
                 rate_bps: Some(rate),
                 rtt_hint: latency * 2 + Duration::from_secs_f64(16.0 * mtu as f64 / rate as f64),
-                loss_hint: if small { 0.0 } else { 0.0 },
+                loss_hint: if small { 0.1 } else { 0.0 },
                 discover_mtu: false,
                 frame_overhead: 0,
                 handoff: Duration::ZERO,
