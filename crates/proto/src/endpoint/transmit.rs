@@ -1666,11 +1666,6 @@ enum HelloOut {
     Fragments(FragOut),
 }
 
-/// Writes a HELLO with as much of the set's sketch as the frame has room for: the whole
-/// sketch, else the count cells and fewer bottom-k hashes, else no sketch at all (the
-/// peer then estimates the difference from the set sizes). A frame budget too small for
-/// the sketch must not keep the session from starting. Frames too small for even a bare
-/// HELLO (LoRa at long range) get it in fragments, with the count cells.
 /// Who greets, in a HELLO ([`hello_fitting`]).
 struct Greeting<'a> {
     key: &'a [u8; 32],
@@ -1679,6 +1674,12 @@ struct Greeting<'a> {
     flags: u8,
 }
 
+/// Writes a HELLO with as much of the set's sketch as the frame has room for: the whole
+/// sketch, else the count cells and fewer bottom-k hashes, else no sketch at all (the
+/// peer then estimates the difference from the set sizes). A frame budget too small for
+/// the sketch must not keep the session from starting. Frames too small for even a bare
+/// HELLO (LoRa at long range) get it in fragments, with the count cells, and with their
+/// parity where the link's `loss` makes it pay.
 fn hello_fitting(
     w: &mut FrameWriter,
     ids: &mut FragIds,
