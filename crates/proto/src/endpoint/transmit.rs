@@ -1461,15 +1461,11 @@ impl Endpoint {
                 p.recon.more_retries += 1;
                 p.rto_jitter = draw;
                 // Silence: our request (or the stream) was lost. Ask for fresh symbols
-                // (any serve), or for those missing from symbol 0 on (see `on_symbols`):
-                // with none here (the stream came before the session was known here),
-                // as many as the first burst.
+                // (any serve), or for symbol 0 if that is what is missing.
                 p.recon.more_to_send = Some(if dec.has(0) {
                     (dec.received() as u64, 0)
-                } else if dec.received() == 0 {
-                    (0, p.recon.burst_end.max(1))
                 } else {
-                    (0, dec.missing_prefix())
+                    (0, 1)
                 });
                 p.recon.last_symbol_at = now;
             }

@@ -277,13 +277,6 @@ impl Decoder {
         Some((from as u64, count as u64))
     }
 
-    /// Missing symbols from index 0 on (0 once symbol 0 is here): the densest of the
-    /// stream, each holding about every id, where what was sent before we could decode
-    /// it went (the session not yet known here, the first frames lost).
-    pub fn missing_prefix(&self) -> u64 {
-        self.got.iter().take_while(|&&g| !g).count() as u64
-    }
-
     /// Whether symbol `i` was received.
     pub fn has(&self, i: u64) -> bool {
         self.got.get(i as usize).copied().unwrap_or(false)

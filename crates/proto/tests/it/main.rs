@@ -17,7 +17,6 @@ mod frag_parity;
 mod frame_order;
 mod fuzz_corpus;
 mod missed;
-mod missed_prefix;
 mod over_end;
 mod paused;
 mod properties;
