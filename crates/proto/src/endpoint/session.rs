@@ -359,9 +359,15 @@ impl Endpoint {
             p.recon.more_to_send = None;
             p.recon.symbols_used = used;
             let mut wants: Vec<(u8, u64)> = Vec::new();
+            // Transfers under way from this peer (pushed before the round ended): their
+            // manifest came before any WANT could name them, so none would answer one,
+            // and the request, repeated by the whole short id once it seemed unanswered,
+            // had the peer send the bundle again after it was whole.
+            let coming = incoming_shorts(p);
             for (sid, len) in diff.remote_only.iter().zip(lens) {
                 // Not what arrived meanwhile (pushed on a guess, or relayed).
                 let got = p.recon.withheld.contains_key(sid)
+                    || coming.contains(sid)
                     || p.wants_answered.contains(sid)
                     || p.recon.shorts.get(sid).is_some_and(|(id, v)| {
                         self.held
@@ -425,6 +431,14 @@ impl Endpoint {
 }
 
 /// The session's reconciliation set from an inventory: short ids and the encoder.
+/// Short ids of the transfers under way from `p`.
+pub(super) fn incoming_shorts(p: &Peer) -> std::collections::HashSet<u64> {
+    p.incoming
+        .values()
+        .map(|inc| short_id(&p.salt, &inc.id, inc.version))
+        .collect()
+}
+
 fn set_recon_set(p: &mut Peer, inv: &[(BundleId, u64, u64)]) {
     p.recon.enc = Encoder::new();
     let mut shorts: Vec<(u64, (BundleId, u64))> = inv

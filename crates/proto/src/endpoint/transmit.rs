@@ -1445,9 +1445,14 @@ impl Endpoint {
             let stale = p
                 .asked
                 .take_stale(now, rto * WANT_PATIENCE, waits_from(Duration::ZERO));
+            let coming = if stale.is_empty() {
+                Default::default()
+            } else {
+                super::session::incoming_shorts(p)
+            };
             for sid in stale {
-                if p.recon.shorts.contains_key(&sid) {
-                    continue; // it arrived since (another way than as the answer)
+                if p.recon.shorts.contains_key(&sid) || coming.contains(&sid) {
+                    continue; // it arrived since, or is arriving (another way than as the answer)
                 }
                 // Asked again by the whole short id: unambiguous whatever arrived since.
                 p.wants_out.push_back((sid, wire::MAX_WANT_LEN));
