@@ -143,6 +143,34 @@ impl FragOut {
     }
 }
 
+/// Remembers that the parity of message `id` went to `p` (see `Peer::parity_sent`).
+pub(super) fn note_parity(p: &mut super::peer::Peer, id: Option<u64>) {
+    if let Some(id) = id {
+        if p.parity_sent.len() >= PARITIES_KEPT {
+            p.parity_sent.pop_front();
+        }
+        p.parity_sent.push_back(id);
+    }
+}
+
+/// Whether a message of `len` bytes, cut into fragments for frames of `capacity` bytes
+/// and followed by `after` bytes that are lost with it, should carry a parity
+/// (above) on a link losing `loss` of its frames: where the resends it saves
+/// (the message and what follows it, when exactly one fragment is lost) come to more
+/// than the parity's own frame. Two fragments never pay: the parity is as long as one.
+pub(super) fn parity_pays(loss: f64, len: usize, capacity: usize, after: usize) -> bool {
+    // A fragment's own header: type, length, id, offset and total.
+    let per = capacity.saturating_sub(8).max(1);
+    let n = len.div_ceil(per);
+    if n < 3 || loss.is_nan() || loss <= 0.0 {
+        return false;
+    }
+    let q = loss.min(0.99);
+    let one_lost = n as f64 * q * (1.0 - q).powi(n as i32 - 1);
+    let frames = n as f64 + after as f64 / per as f64;
+    one_lost * frames >= 1.0
+}
+
 /// Hands out message ids.
 #[derive(Debug, Default)]
 pub(crate) struct FragIds {
@@ -486,6 +514,31 @@ mod tests {
             out = out.or(got);
         }
         out
+    }
+
+    #[test]
+    fn a_parity_goes_where_the_resends_it_saves_outweigh_its_frame() {
+        // A 140 B manifest: five fragments in 48 B frames (40 B of room), three in 64 B,
+        // two in 100 B; 100 B of payload after it.
+        let pays = |loss, capacity| parity_pays(loss, 140, capacity, 100);
+        // A clean link, or a link that loses little: never.
+        for capacity in [40, 56, 92] {
+            assert!(!pays(0.0, capacity));
+            assert!(!pays(0.01, capacity));
+        }
+        // Two fragments: never (the parity is as long as one of them).
+        for loss in [0.05, 0.1, 0.3, 0.5] {
+            assert!(!pays(loss, 92), "{loss}");
+        }
+        // Five fragments: from a few percent.
+        assert!(!pays(0.02, 40));
+        assert!(pays(0.05, 40));
+        assert!(pays(0.1, 40));
+        // Three: from about a tenth.
+        assert!(!pays(0.05, 56));
+        assert!(pays(0.1, 56));
+        // So much loss that two fragments of five are lost as often as one: not any more.
+        assert!(!pays(0.6, 40));
     }
 
     #[test]
