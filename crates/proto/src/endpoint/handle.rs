@@ -374,6 +374,7 @@ impl Endpoint {
                 let mut inc = super::peer::Incoming {
                     id,
                     version,
+                    from_nonce: p.peer_nonce,
                     held,
                     manifest: m,
                     older: Default::default(),

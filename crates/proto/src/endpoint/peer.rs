@@ -568,6 +568,9 @@ pub(crate) fn first_gap(a: &RangeSet, b: &RangeSet, length: u64, max: u64) -> Op
 pub(crate) struct Incoming {
     pub id: BundleId,
     pub version: u64,
+    /// The sender's incarnation (its HELLO nonce) when the manifest came: a transfer
+    /// from an earlier one (the sender restarted) is not under way any more.
+    pub from_nonce: u64,
     /// Ranges held (as the store reported, plus pieces written since).
     pub held: RangeSet,
     pub manifest: SignedManifest,

@@ -431,10 +431,12 @@ impl Endpoint {
 }
 
 /// The session's reconciliation set from an inventory: short ids and the encoder.
-/// Short ids of the transfers under way from `p`.
+/// Short ids of the transfers under way from `p`: begun by its present incarnation (one
+/// left by a sender that restarted since resumes only if asked for).
 pub(super) fn incoming_shorts(p: &Peer) -> std::collections::HashSet<u64> {
     p.incoming
         .values()
+        .filter(|inc| inc.from_nonce == p.peer_nonce)
         .map(|inc| short_id(&p.salt, &inc.id, inc.version))
         .collect()
 }
