@@ -149,14 +149,13 @@ impl Endpoint {
         // A message with a parity, one of whose frames alone is missed here, the peer
         // rebuilt: it is not sent again. (Two missed in separate reports are each taken
         // for one; the manifest's resend timer repairs that.)
-        let rebuilt = |id: u64| {
-            p.parity_sent.contains(&id)
-                && notes.iter().filter(|n| n.parity_frag == Some(id)).count() == 1
-        };
         let rebuilt: Vec<u64> = notes
             .iter()
             .filter_map(|n| n.parity_frag)
-            .filter(|&id| rebuilt(id))
+            .filter(|id| {
+                p.parity_sent.contains(id)
+                    && notes.iter().filter(|n| n.parity_frag == Some(*id)).count() == 1
+            })
             .collect();
         for n in notes {
             self.stats.missed_frames_repaired += 1;

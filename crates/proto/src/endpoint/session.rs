@@ -430,7 +430,6 @@ impl Endpoint {
     }
 }
 
-/// The session's reconciliation set from an inventory: short ids and the encoder.
 /// Short ids of the transfers under way from `p`: begun by its present incarnation (one
 /// left by a sender that restarted since resumes only if asked for).
 pub(super) fn incoming_shorts(p: &Peer) -> std::collections::HashSet<u64> {
@@ -441,6 +440,7 @@ pub(super) fn incoming_shorts(p: &Peer) -> std::collections::HashSet<u64> {
         .collect()
 }
 
+/// The session's reconciliation set from an inventory: short ids and the encoder.
 fn set_recon_set(p: &mut Peer, inv: &[(BundleId, u64, u64)]) {
     p.recon.enc = Encoder::new();
     let mut shorts: Vec<(u64, (BundleId, u64))> = inv
