@@ -15,6 +15,9 @@
 #        SKIP_LARGE=1 (skip part 1), SMALL_FROM=DIR (part 2 copies this store, filled
 #        beforehand with SMALL bundles by the filler below, instead of filling one: a
 #        million take minutes to fill). Part 2 gives up after max(300 s, 1 ms per bundle).
+#        LATENCY=1: part 2 also times each poll of `GET /v1/status` on B and one on A
+#        right after it, and prints median / p99 / max of each (the API must answer
+#        while the daemons sync).
 #
 # Builds nothing of skywave itself: run `cargo build --release` first. The quinn example and
 # the store filler (crates/daemon/examples/fill_store.rs) go through `cargo run --release`.
@@ -112,6 +115,23 @@ udp_addr() { jq -r '.udp[0]' "$1/daemon.json"; }
 http_addr() { jq -r '.http' "$1/daemon.json"; }
 auth() { echo "Authorization: Bearer $(cat "$1/http-token")"; }
 bundles_held() { curl -sf -H "$(auth "$1")" "http://$(http_addr "$1")/v1/status" | jq -r '.store.bundles' 2>/dev/null || echo 0; }
+# As bundles_held, and appends the call's time in seconds to file $2 (a call that fails
+# or takes past 10 s counts as 10 s).
+bundles_held_timed() {
+    local out
+    out=$(curl -s -m 10 -H "$(auth "$1")" -w '\n%{http_code} %{time_total}' "http://$(http_addr "$1")/v1/status" 2>/dev/null) || true
+    case $(tail -n 1 <<<"$out") in
+        "200 "*) tail -n 1 <<<"$out" | cut -d' ' -f2 >>"$2" ;;
+        *) echo 10 >>"$2" ;;
+    esac
+    head -n -1 <<<"$out" | jq -r '.store.bundles' 2>/dev/null || echo 0
+}
+# "median / p99 / max ms over N calls" of a file of seconds (nearest rank).
+latencies() {
+    sort -g "$1" | awk '{ a[NR] = $1 * 1000 }
+        END { p = int(NR * 0.99 + 0.999); if (p < 1) p = 1
+              printf "%.0f / %.0f / %.0f ms over %d calls", a[int((NR + 1) / 2)], a[p], a[NR], NR }'
+}
 # One /metrics value of a node (the sum of a family's samples with `sum`), 0 if absent.
 metric() {
     curl -sf -H "$(auth "$1")" "http://$(http_addr "$1")/metrics" 2>/dev/null |
@@ -247,7 +267,12 @@ if [ "${SKIP_SMALL:-0}" != 1 ]; then
             exit 1
         fi
         sleep 0.05
-        HELD=$(bundles_held "$B")
+        if [ "${LATENCY:-0}" = 1 ]; then
+            HELD=$(bundles_held_timed "$B" "$WORK/latency_b")
+            bundles_held_timed "$A" "$WORK/latency_a" >/dev/null
+        else
+            HELD=$(bundles_held "$B")
+        fi
     done
     T1=$(now_ms)
     CPU_A=$(cpu_seconds "$PID_A") CPU_B=$(cpu_seconds "$PID_B")
@@ -258,6 +283,9 @@ if [ "${SKIP_SMALL:-0}" != 1 ]; then
     echo "== 2. $SMALL bundles of 100 B between two fresh daemons over UDP loopback =="
     echo "B launched to B holding all $SMALL: $(awk -v d=$((T1 - T0)) 'BEGIN { printf "%.2f", d / 1000 }') s (polled every 50 ms)"
     echo "CPU s: A $CPU_A, B $CPU_B; peak RSS: A $(mib "$HWM_A") MiB, B $(mib "$HWM_B") MiB; load $LOAD4"
+    if [ "${LATENCY:-0}" = 1 ]; then
+        echo "GET /v1/status median / p99 / max: A (sender) $(latencies "$WORK/latency_a"); B (receiver) $(latencies "$WORK/latency_b")"
+    fi
     echo
 fi
 

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use ed25519_dalek::{Signature, Signer, Verifier};
+use ed25519_dalek::{Signature, Signer};
 
 use crate::keys::{BundleId, Identity, SecretKey, verifying_key};
 use crate::{text, varint};
@@ -569,17 +569,69 @@ impl SignedManifest {
     /// values, and signatures that do not verify. Ignorable (even-tagged) extension
     /// records from newer encoders are kept and re-emitted byte for byte.
     pub fn decode(bytes: &[u8]) -> Result<Self, ManifestError> {
-        Self::decode_inner(bytes, true)
+        Self::decode_many(&[bytes])
+            .pop()
+            .expect("one result per manifest")
+    }
+
+    /// [`SignedManifest::decode`] for several manifests at once (a frame's worth), one
+    /// result for each, in order. Their signatures are checked together, which costs
+    /// about half as much per signature as one at a time; only when that check fails is
+    /// each checked alone, to tell which.
+    ///
+    /// Every signature is checked by the batch's equation (the cofactored one RFC 8032
+    /// states), a lone one too: a signature is then accepted or refused the same whether
+    /// it arrives alone, among others, or is checked again by `fsck`.
+    pub fn decode_many(all: &[&[u8]]) -> Vec<Result<Self, ManifestError>> {
+        let mut out: Vec<_> = all.iter().map(|b| Self::decode_inner(b)).collect();
+        // Where in `out` each signature checked belongs, and its bundle.
+        let mut at = Vec::new();
+        let mut keys = Vec::new();
+        let mut sigs = Vec::new();
+        let mut msgs = Vec::new();
+        for (i, r) in out.iter_mut().enumerate() {
+            let Ok(m) = r else { continue };
+            let id = m.id();
+            let (body, sig) = m.bytes.split_at(m.bytes.len() - SIGNATURE_LEN);
+            match (verifying_key(id.as_bytes()), Signature::from_slice(sig)) {
+                (Some(k), Ok(s)) => {
+                    at.push((i, id));
+                    keys.push(k);
+                    sigs.push(s);
+                    msgs.push(signing_message(body));
+                }
+                _ => *r = Err(ManifestError::BadSignature(id)),
+            }
+        }
+        let msgs: Vec<&[u8]> = msgs.iter().map(Vec::as_slice).collect();
+        let all_good = at.is_empty() || ed25519_dalek::verify_batch(&msgs, &sigs, &keys).is_ok();
+        if !all_good {
+            for (j, &(i, id)) in at.iter().enumerate() {
+                let one = j..j + 1;
+                if at.len() == 1
+                    || ed25519_dalek::verify_batch(
+                        &msgs[one.clone()],
+                        &sigs[one.clone()],
+                        &keys[one],
+                    )
+                    .is_err()
+                {
+                    out[i] = Err(ManifestError::BadSignature(id));
+                }
+            }
+        }
+        out
     }
 
     /// Parses bytes that were verified by [`SignedManifest::decode`] before they were
     /// stored (a store reading its own rows). Everything but the signature is checked;
     /// `fsck` re-verifies signatures. Never use this on bytes from a peer.
     pub fn decode_stored(bytes: &[u8]) -> Result<Self, ManifestError> {
-        Self::decode_inner(bytes, false)
+        Self::decode_inner(bytes)
     }
 
-    fn decode_inner(bytes: &[u8], verify: bool) -> Result<Self, ManifestError> {
+    /// Parses and checks everything but the signature.
+    fn decode_inner(bytes: &[u8]) -> Result<Self, ManifestError> {
         if bytes.len() > MAX_MANIFEST_LEN {
             return Err(ManifestError::TooLarge {
                 len: bytes.len(),
@@ -592,7 +644,7 @@ impl SignedManifest {
             .ok_or(ManifestError::Truncated("header"))?
             + 1
             + 32;
-        let (body, sig) = bytes.split_at(body_len);
+        let body = &bytes[..body_len];
         let mut r = Reader { buf: body, pos: 0 };
         let flags = r.take(1, "flags")?[0];
         if flags & FORMAT_MASK != FORMAT_V1 {
@@ -745,16 +797,6 @@ impl SignedManifest {
                 "fields not in canonical order or form",
             ));
         }
-        if !verify {
-            return Ok(Self {
-                manifest,
-                bytes: bytes.to_vec(),
-            });
-        }
-        let key = verifying_key(id.as_bytes()).ok_or(ManifestError::BadSignature(id))?;
-        let sig = Signature::from_slice(sig).map_err(|_| ManifestError::BadSignature(id))?;
-        key.verify(&signing_message(body), &sig)
-            .map_err(|_| ManifestError::BadSignature(id))?;
         Ok(Self {
             manifest,
             bytes: bytes.to_vec(),

@@ -13,6 +13,9 @@ use crate::{Store, to_hash};
 /// id, manifest, inline payload, journal state.
 type BundleRow = (Vec<u8>, Vec<u8>, Option<Vec<u8>>, Option<Vec<u8>>);
 
+/// Manifests whose signatures `fsck` checks together.
+const FSCK_BATCH: usize = 64;
+
 /// What `fsck` found and did.
 #[derive(Debug, Default, Clone, serde::Serialize)]
 pub struct FsckReport {
@@ -51,14 +54,25 @@ impl Store {
         };
         let mut live_payloads = HashSet::new();
         let mut live_journals = HashSet::new();
-        for (id_bytes, mbytes, inline, jstate) in rows {
+        // Signatures are checked a chunk at a time (see `SignedManifest::decode_many`).
+        let mut decoded = Vec::new();
+        for (i, (id_bytes, mbytes, inline, jstate)) in rows.iter().enumerate() {
+            if i % FSCK_BATCH == 0 {
+                let next: Vec<&[u8]> = rows[i..rows.len().min(i + FSCK_BATCH)]
+                    .iter()
+                    .map(|r| r.1.as_slice())
+                    .collect();
+                decoded = SignedManifest::decode_many(&next);
+                decoded.reverse();
+            }
+            let (id_bytes, mbytes) = (id_bytes.as_slice(), mbytes.as_slice());
             report.bundles_checked += 1;
-            let id_hex = hex::encode(&id_bytes);
-            let problem = match SignedManifest::decode(&mbytes) {
+            let id_hex = hex::encode(id_bytes);
+            let problem = match decoded.pop().expect("one result per row") {
                 Err(e) => Some(format!("manifest: {e}")),
                 Ok(signed) => {
                     let m = signed.manifest();
-                    if m.id.as_bytes().as_slice() != id_bytes.as_slice() {
+                    if m.id.as_bytes().as_slice() != id_bytes {
                         Some("manifest belongs to another bundle id".into())
                     } else {
                         let res =
@@ -76,7 +90,7 @@ impl Store {
             };
             if let Some(reason) = problem {
                 tracing::warn!(bundle = %id_hex, "fsck: quarantining: {reason}");
-                self.quarantine(&id_bytes, &mbytes, inline.as_deref())?;
+                self.quarantine(id_bytes, mbytes, inline.as_deref())?;
                 report.quarantined.push((id_hex, reason));
             }
         }

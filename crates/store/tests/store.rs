@@ -742,6 +742,48 @@ fn fsck_quarantines_damage_and_removes_orphans() {
     assert!(s.fsck().unwrap().is_clean());
 }
 
+/// fsck checks signatures a batch at a time: one forged among many, in any batch, is the
+/// only one quarantined.
+#[test]
+fn fsck_finds_one_forged_signature_among_many() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(dir.path());
+    let ids: Vec<_> = (1..=150)
+        .map(|n| {
+            let p = data(20, n as u8);
+            s.insert(&signed(&key(n), 1, &p), &p[..]).unwrap();
+            key(n).bundle_id()
+        })
+        .collect();
+    drop(s);
+    let forged = ids[99];
+    {
+        let c = rusqlite::Connection::open(dir.path().join("store.db")).unwrap();
+        let mut m: Vec<u8> = c
+            .query_row(
+                "SELECT manifest FROM bundles WHERE id = ?1",
+                [forged.as_bytes().as_slice()],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let last = m.len() - 1;
+        m[last] ^= 1;
+        c.execute(
+            "UPDATE bundles SET manifest = ?1 WHERE id = ?2",
+            (m, forged.as_bytes().as_slice()),
+        )
+        .unwrap();
+    }
+    let mut s = open(dir.path());
+    let r = s.fsck().unwrap();
+    assert_eq!(r.bundles_checked, 150);
+    let quarantined: Vec<_> = r.quarantined.iter().map(|q| q.0.clone()).collect();
+    assert_eq!(quarantined, vec![forged.to_hex()], "{r:?}");
+    assert!(s.get(&forged).unwrap().is_none());
+    assert!(s.get(&ids[98]).unwrap().is_some() && s.get(&ids[100]).unwrap().is_some());
+    assert!(s.fsck().unwrap().is_clean());
+}
+
 #[test]
 fn keys_are_private_files() {
     use std::os::unix::fs::PermissionsExt;

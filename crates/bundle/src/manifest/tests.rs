@@ -96,6 +96,42 @@ fn empty_payload_omits_hash() {
     assert_eq!(SignedManifest::decode(s.as_bytes()).unwrap().manifest(), &m);
 }
 
+/// A frame's manifests verified together: each gets its own answer, in order, and a
+/// forged one among good ones is found without refusing them.
+#[test]
+fn manifests_decoded_together_answer_each_as_alone() {
+    let good: Vec<Vec<u8>> = (10..16)
+        .map(|n| {
+            let k = key(n);
+            small_manifest(&k).sign(&k).unwrap().as_bytes().to_vec()
+        })
+        .collect();
+    let mut forged = good[2].clone();
+    let last = forged.len() - 1;
+    forged[last] ^= 1;
+    let truncated = &good[4][..40];
+    let cases: Vec<Vec<&[u8]>> = vec![
+        good.iter().map(Vec::as_slice).collect(),
+        vec![&good[0], &forged, &good[1], truncated, &good[3]],
+        vec![&forged],
+        vec![&forged, &forged],
+        vec![truncated],
+        vec![],
+    ];
+    for all in cases {
+        let together = SignedManifest::decode_many(&all);
+        assert_eq!(together.len(), all.len());
+        for (b, r) in all.iter().zip(&together) {
+            assert_eq!(r, &SignedManifest::decode(b), "{} B", b.len());
+            if *b == forged.as_slice() {
+                assert_eq!(r, &Err(ManifestError::BadSignature(key(12).bundle_id())));
+            } else if b.len() > 40 {
+                assert_eq!(r.as_ref().map(|m| m.as_bytes()), Ok(*b));
+            }
+        }
+    }
+}
+
 #[test]
 fn forged_signature_is_rejected() {
     let k = key(7);

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use skywave_bundle::{RangeSet, SignedManifest};
+use skywave_bundle::{ManifestError, RangeSet, SignedManifest};
 
 use super::cc::PieceRef;
 use super::{Endpoint, Event, enqueue, short_id};
@@ -264,10 +264,10 @@ impl Endpoint {
         &mut self,
         now: Duration,
         key: [u8; 32],
-        bytes: &[u8],
+        decoded: Result<SignedManifest, ManifestError>,
         store: &mut dyn BundleStore,
     ) -> Option<BundleRef> {
-        let m = match SignedManifest::decode(bytes) {
+        let m = match decoded {
             Ok(m) => m,
             Err(e) => {
                 tracing::debug!(peer = %super::hex8(&key), "bad manifest: {e}");

@@ -1097,6 +1097,15 @@ impl Endpoint {
         if tracing::enabled!(tracing::Level::TRACE) {
             tracing::trace!(t = now.as_secs_f64(), node = %hex8(&self.key), from = %hex8(&key), pn = header.pn, msgs = ?msgs.iter().map(describe).collect::<Vec<_>>(), "rx");
         }
+        // The frame's manifests are verified together (see `SignedManifest::decode_many`).
+        let manifests: Vec<&[u8]> = msgs
+            .iter()
+            .filter_map(|m| match m {
+                Message::Manifest { bytes, .. } => Some(*bytes),
+                _ => None,
+            })
+            .collect();
+        let mut manifests = skywave_bundle::SignedManifest::decode_many(&manifests).into_iter();
         for m in msgs {
             match m {
                 Message::Hello { .. }
@@ -1166,9 +1175,10 @@ impl Endpoint {
                     eliciting = true;
                     self.on_want(now, key, len, prefixes, store);
                 }
-                Message::Manifest { seq, bytes } => {
+                Message::Manifest { seq, .. } => {
                     eliciting = true;
-                    named = self.on_manifest(now, key, bytes, store);
+                    let m = manifests.next().expect("one result per manifest");
+                    named = self.on_manifest(now, key, m, store);
                     if let (Some(seq), Some(r)) = (seq, named)
                         && let Some(p) = self.peers.get_mut(&key)
                     {
