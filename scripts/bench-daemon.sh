@@ -15,9 +15,8 @@
 #        SKIP_LARGE=1 (skip part 1), SMALL_FROM=DIR (part 2 copies this store, filled
 #        beforehand with SMALL bundles by the filler below, instead of filling one: a
 #        million take minutes to fill). Part 2 gives up after max(300 s, 1 ms per bundle).
-#        LATENCY=1: part 2 also times each poll of `GET /v1/status` on B and one on A
-#        right after it, and prints median / p99 / max of each (the API must answer
-#        while the daemons sync).
+#        LATENCY=1: during part 2, `GET /v1/status` on each daemon every 0.2 s, timed;
+#        median / p99 / max of each printed (the API must answer while they sync).
 #
 # Builds nothing of skywave itself: run `cargo build --release` first. The quinn example and
 # the store filler (crates/daemon/examples/fill_store.rs) go through `cargo run --release`.
@@ -115,16 +114,17 @@ udp_addr() { jq -r '.udp[0]' "$1/daemon.json"; }
 http_addr() { jq -r '.http' "$1/daemon.json"; }
 auth() { echo "Authorization: Bearer $(cat "$1/http-token")"; }
 bundles_held() { curl -sf -H "$(auth "$1")" "http://$(http_addr "$1")/v1/status" | jq -r '.store.bundles' 2>/dev/null || echo 0; }
-# As bundles_held, and appends the call's time in seconds to file $2 (a call that fails
-# or takes past 10 s counts as 10 s).
-bundles_held_timed() {
-    local out
-    out=$(curl -s -m 10 -H "$(auth "$1")" -w '\n%{http_code} %{time_total}' "http://$(http_addr "$1")/v1/status" 2>/dev/null) || true
-    case $(tail -n 1 <<<"$out") in
-        "200 "*) tail -n 1 <<<"$out" | cut -d' ' -f2 >>"$2" ;;
-        *) echo 10 >>"$2" ;;
-    esac
-    head -n -1 <<<"$out" | jq -r '.store.bundles' 2>/dev/null || echo 0
+# Times `GET /v1/status` on daemon dir $1 every 0.2 s, appending each call's seconds to
+# file $2 (a call that fails or passes 10 s counts as 10 s), until killed.
+poll_latency() {
+    local r
+    while sleep 0.2; do
+        r=$(curl -s -m 10 -o /dev/null -H "$(auth "$1")" -w '%{http_code} %{time_total}' "http://$(http_addr "$1")/v1/status" 2>/dev/null) || true
+        case $r in
+            "200 "*) echo "${r#200 }" >>"$2" ;;
+            *) echo 10 >>"$2" ;;
+        esac
+    done
 }
 # "median / p99 / max ms over N calls" of a file of seconds (nearest rank).
 latencies() {
@@ -258,6 +258,14 @@ if [ "${SKIP_SMALL:-0}" != 1 ]; then
     T0=$(now_ms)
     start_daemon sb "$B" --listen udp://127.0.0.1:0 --peer "udp://$(udp_addr "$A")"
     PID_B=$PID
+    POLLERS=()
+    if [ "${LATENCY:-0}" = 1 ]; then
+        poll_latency "$A" "$WORK/latency_a" &
+        POLLERS+=($!)
+        poll_latency "$B" "$WORK/latency_b" &
+        POLLERS+=($!)
+        PIDS+=("${POLLERS[@]}")
+    fi
     HELD=0
     deadline=$(($(now_ms) + (SMALL > 300000 ? SMALL : 300000)))
     while [ "$HELD" -lt "$SMALL" ]; do
@@ -267,14 +275,12 @@ if [ "${SKIP_SMALL:-0}" != 1 ]; then
             exit 1
         fi
         sleep 0.05
-        if [ "${LATENCY:-0}" = 1 ]; then
-            HELD=$(bundles_held_timed "$B" "$WORK/latency_b")
-            bundles_held_timed "$A" "$WORK/latency_a" >/dev/null
-        else
-            HELD=$(bundles_held "$B")
-        fi
+        HELD=$(bundles_held "$B")
     done
     T1=$(now_ms)
+    for p in "${POLLERS[@]+"${POLLERS[@]}"}"; do
+        kill "$p" 2>/dev/null || true
+    done
     CPU_A=$(cpu_seconds "$PID_A") CPU_B=$(cpu_seconds "$PID_B")
     HWM_A=$(mem_kib "$PID_A" VmHWM) HWM_B=$(mem_kib "$PID_B" VmHWM)
     stop_daemon "$PID_B"

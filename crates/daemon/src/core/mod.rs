@@ -323,6 +323,12 @@ struct Batch {
 
 /// Receive calls per wake before the core turns to other work.
 const UDP_BATCH: usize = 32;
+/// Time spent handling received datagrams per wake before the core turns to other
+/// work (the API's commands, sending): what comes in while it works is read on the
+/// next wake. Without it, a receiver taking in a million small bundles answered
+/// `/v1/status` in 211 ms at the median (each wake read a few hundred datagrams, each
+/// holding several bundles to verify and store).
+const UDP_RUN_TIME: Duration = Duration::from_millis(20);
 
 /// Peers on a UDP socket not yet proven to be at their address (see `admit_unproven`).
 const MAX_UNPROVEN: usize = 32;
@@ -895,9 +901,13 @@ impl Core {
     /// hand-off between tasks, no copy.
     fn read_udp(&mut self, sock: usize) {
         let now = self.now();
+        let started = Instant::now();
         let mut buf = std::mem::take(&mut self.rbuf);
         let mut meta = [quinn_udp::RecvMeta::default(); RECV_SLOTS];
         for _ in 0..UDP_BATCH {
+            if started.elapsed() >= UDP_RUN_TIME {
+                break;
+            }
             let n = {
                 let mut iov: Vec<std::io::IoSliceMut<'_>> = buf
                     .chunks_mut(RECV_SLOT)
