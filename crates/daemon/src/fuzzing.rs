@@ -309,6 +309,7 @@ fn harness() -> &'static Harness {
             started: std::time::Instant::now(),
             stopping,
             limits: crate::limits::Limits::new(Default::default()),
+            last_status: Mutex::new(None),
         });
         Harness {
             rt: tokio::runtime::Builder::new_current_thread()

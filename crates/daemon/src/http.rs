@@ -925,16 +925,39 @@ async fn payload(
 
 // ---- status ---------------------------------------------------------------------------
 
-/// A fresh status from the core.
+/// How long an API call waits for the core before it is answered with the last status
+/// the core gave (a core taking in a large sync works in wakes of a hundred
+/// milliseconds or more; `GET /v1/status` must not wait for them).
+const CORE_WAIT: Duration = Duration::from_millis(50);
+/// How long a call waits for the core when no status was kept yet.
+const CORE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A fresh status from the core, or, when the core does not answer within
+/// [`CORE_WAIT`], the last one it gave with its age (`age_seconds`).
 pub async fn core_status(s: &Shared) -> ApiResult<Status> {
-    let (tx, rx) = oneshot::channel();
-    s.cmds.send(Cmd::Status(tx)).map_err(|_| {
+    let (tx, mut rx) = oneshot::channel();
+    let gone = || {
         ApiError(
             StatusCode::SERVICE_UNAVAILABLE,
             "the daemon is shutting down".into(),
         )
-    })?;
-    tokio::time::timeout(Duration::from_secs(5), rx)
+    };
+    s.cmds.send(Cmd::Status(tx)).map_err(|_| gone())?;
+    if let Ok(r) = tokio::time::timeout(CORE_WAIT, &mut rx).await {
+        return r.map_err(|_| gone());
+    }
+    let kept = s
+        .last_status
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    if let Some((at, mut st)) = kept {
+        // The request stays queued: the core answers it when it comes round, which
+        // keeps a newer status for the next call.
+        st.age_seconds = Some(at.elapsed().as_secs_f64());
+        return Ok(st);
+    }
+    tokio::time::timeout(CORE_TIMEOUT - CORE_WAIT, rx)
         .await
         .map_err(|_| {
             ApiError(
@@ -942,12 +965,7 @@ pub async fn core_status(s: &Shared) -> ApiResult<Status> {
                 "the daemon's core did not answer within 5 s".into(),
             )
         })?
-        .map_err(|_| {
-            ApiError(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the daemon is shutting down".into(),
-            )
-        })
+        .map_err(|_| gone())
 }
 
 async fn status(State(s): State<Arc<Shared>>) -> ApiResult<Json<Status>> {
@@ -1056,5 +1074,59 @@ mod tests {
         assert_eq!(parse_range("bytes=0-1,5-6", 1000), None);
         assert_eq!(parse_range("items=0-1", 1000), None);
         assert_eq!(parse_range("bytes=x-", 1000), None);
+    }
+
+    /// A core that answers gives a fresh status; a busy one is answered for, within
+    /// [`CORE_WAIT`], by the last status it gave, with that status's age.
+    #[test]
+    fn a_busy_core_is_answered_for_by_its_last_status() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = skywave_store::Store::open(dir.path(), Default::default()).unwrap();
+        let (cmds, mut core) = mpsc::unbounded_channel();
+        let (_stop, stopping) = tokio::sync::watch::channel(false);
+        let bound = "127.0.0.1:7473".parse().unwrap();
+        let s = Shared {
+            store: std::sync::Mutex::new(skywave_node::StoreAdapter::new(store)),
+            events: crate::events::EventLog::new(None),
+            cmds,
+            node: [1; 32],
+            access: crate::access::Access::new("f".repeat(48), bound, false, &[]),
+            bound,
+            http: bound.to_string(),
+            started: std::time::Instant::now(),
+            stopping,
+            limits: crate::limits::Limits::new(Default::default()),
+            last_status: std::sync::Mutex::new(None),
+        };
+        let status = |node: &str| Status {
+            node: node.into(),
+            ..Status::default()
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            // Answering.
+            let (fresh, _) = tokio::join!(core_status(&s), async {
+                if let Some(Cmd::Status(reply)) = core.recv().await {
+                    let _ = reply.send(status("fresh"));
+                }
+            });
+            let fresh = fresh.unwrap();
+            assert_eq!((fresh.node.as_str(), fresh.age_seconds), ("fresh", None));
+            // Busy: the request waits in the queue; the kept status answers.
+            let kept_at = std::time::Instant::now() - Duration::from_secs(2);
+            *s.last_status.lock().unwrap() = Some((kept_at, status("kept")));
+            let t = tokio::time::Instant::now();
+            let kept = core_status(&s).await.unwrap();
+            assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+            assert_eq!(kept.node, "kept");
+            assert!(kept.age_seconds.is_some_and(|a| a >= 2.0), "{kept:?}");
+            assert!(
+                matches!(core.try_recv(), Ok(Cmd::Status(_))),
+                "the request stays queued for the core"
+            );
+        });
     }
 }

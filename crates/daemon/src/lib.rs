@@ -145,6 +145,7 @@ pub async fn run(
         started: Instant::now(),
         stopping: stop_rx,
         limits: limits::Limits::new(cfg.limits.clone()),
+        last_status: Mutex::new(None),
     });
     let mut nonce = [0u8; 8];
     getrandom::fill(&mut nonce).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
@@ -252,8 +253,15 @@ pub async fn run(
         "web UI at http://{http_local}/ (it asks for the token in {})",
         dir.join(TOKEN_FILE).display()
     );
-    // Announce what is already held to sessions as they form.
-    let core_task = tokio::spawn(core.run(in_rx, cmd_rx));
+    // The core runs on a thread of its own, not on one of the runtime's two workers:
+    // while a large sync comes in its wakes take a hundred milliseconds or more, and a
+    // task it woke on its worker (an API call it answered) waited for the next one.
+    let handle = tokio::runtime::Handle::current();
+    let (stop_core, core_stop) = tokio::sync::watch::channel(false);
+    let core_thread = std::thread::Builder::new()
+        .name("skywave-core".into())
+        .spawn(move || handle.block_on(core.run(in_rx, cmd_rx, core_stop)))
+        .context("starting the daemon's core thread")?;
     let app = http::router(shared.clone());
     let mut stopped = stop_tx.subscribe();
     let server = serve::serve(listener, app, shared.limits.clone(), stop_tx.subscribe());
@@ -269,7 +277,11 @@ pub async fn run(
             tokio::time::sleep(std::time::Duration::from_secs(3)).await;
         } => {}
     }
-    core_task.abort();
+    // The core ends at its next wake (it watches `stopping`).
+    let _ = stop_core.send(true);
+    if core_thread.join().is_err() {
+        tracing::error!("the daemon's core panicked");
+    }
     if let Err(e) = shared.store().store.checkpoint() {
         tracing::warn!("checkpointing partial transfers at shutdown: {e}");
     }

@@ -15,6 +15,10 @@ pub struct Status {
     pub transfers: Vec<TransferView>,
     pub protocol: ProtocolView,
     pub store: StoreView,
+    /// Set when the core was too busy to answer at once (taking in a large sync): this
+    /// is the last status it gave, this many seconds old.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub age_seconds: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -236,6 +236,7 @@ impl Core {
                     .no_room_since()
                     .map(|t| now.saturating_sub(t).as_secs_f64()),
             },
+            age_seconds: None,
         }
     }
 }
