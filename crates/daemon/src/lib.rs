@@ -277,9 +277,10 @@ pub async fn run(
             tokio::time::sleep(std::time::Duration::from_secs(3)).await;
         } => {}
     }
-    // The core ends at its next wake (it watches `stopping`).
+    // The core ends at its next wake (it watches `stop_core`).
     let _ = stop_core.send(true);
-    if core_thread.join().is_err() {
+    let joined = tokio::task::spawn_blocking(move || core_thread.join()).await;
+    if !matches!(joined, Ok(Ok(()))) {
         tracing::error!("the daemon's core panicked");
     }
     if let Err(e) = shared.store().store.checkpoint() {
