@@ -55,20 +55,14 @@ impl Store {
         let mut live_payloads = HashSet::new();
         let mut live_journals = HashSet::new();
         // Signatures are checked a chunk at a time (see `SignedManifest::decode_many`).
-        let mut decoded = Vec::new();
-        for (i, (id_bytes, mbytes, inline, jstate)) in rows.iter().enumerate() {
-            if i % FSCK_BATCH == 0 {
-                let next: Vec<&[u8]> = rows[i..rows.len().min(i + FSCK_BATCH)]
-                    .iter()
-                    .map(|r| r.1.as_slice())
-                    .collect();
-                decoded = SignedManifest::decode_many(&next);
-                decoded.reverse();
-            }
+        let decoded = rows.chunks(FSCK_BATCH).flat_map(|chunk| {
+            SignedManifest::decode_many(&chunk.iter().map(|r| r.1.as_slice()).collect::<Vec<_>>())
+        });
+        for ((id_bytes, mbytes, inline, jstate), decoded) in rows.iter().zip(decoded) {
             let (id_bytes, mbytes) = (id_bytes.as_slice(), mbytes.as_slice());
             report.bundles_checked += 1;
             let id_hex = hex::encode(id_bytes);
-            let problem = match decoded.pop().expect("one result per row") {
+            let problem = match decoded {
                 Err(e) => Some(format!("manifest: {e}")),
                 Ok(signed) => {
                     let m = signed.manifest();

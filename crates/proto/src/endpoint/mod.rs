@@ -1279,7 +1279,8 @@ fn describe(m: &Message<'_>) -> String {
             "MANIFEST {:02x}{:02x}{}{}",
             b.get(1).copied().unwrap_or(0),
             b.get(2).copied().unwrap_or(0),
-            skywave_bundle::SignedManifest::decode(b)
+            // Only its version is printed: the signature is checked where it is handled.
+            skywave_bundle::SignedManifest::decode_stored(b)
                 .map(|m| format!(" v{}", m.version()))
                 .unwrap_or_default(),
             seq.map(|s| format!(" #{s}")).unwrap_or_default()
