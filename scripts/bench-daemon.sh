@@ -12,7 +12,7 @@
 #        SKIP_QUINN=1 (skip quinn altogether), PLAINTEXT=1 (part 1's daemons with
 #        `plaintext = true`: the same run without the Noise channel, to compare), SMALL=10000 (part 2 count), MANY=100000 (part 3 count), SKIP_SMALL=1, SKIP_RSS=1,
 #        KEEP=1 (keep the work directory), SKYWAVE=path (default target/release/skywave),
-#        SKIP_LARGE=1 (skip part 1), SMALL_FROM=DIR (part 2 copies this store, filled
+#        MTU=N (parts 1 and 2: `--mtu N` on both daemons), SKIP_LARGE=1 (skip part 1), SMALL_FROM=DIR (part 2 copies this store, filled
 #        beforehand with SMALL bundles by the filler below, instead of filling one: a
 #        million take minutes to fill). Part 2 gives up after max(300 s, 1 ms per bundle).
 #        LATENCY=1: during part 2, `GET /v1/status` on each daemon every 0.2 s, timed;
@@ -158,9 +158,9 @@ one_run() {
 
     if [ "${PLAINTEXT:-0}" = 1 ]; then
         printf '[[link]]\ntype = "udp"\nbind = "127.0.0.1:0"\nplaintext = true\n' >"$WORK/a.toml"
-        start_daemon a "$A" --config "$WORK/a.toml"
+        start_daemon a "$A" --config "$WORK/a.toml" ${MTU:+--mtu "$MTU"}
     else
-        start_daemon a "$A" --listen udp://127.0.0.1:0
+        start_daemon a "$A" --listen udp://127.0.0.1:0 ${MTU:+--mtu "$MTU"}
     fi
     PID_A=$PID
     LOAD1=$(load)
@@ -168,9 +168,9 @@ one_run() {
     if [ "${PLAINTEXT:-0}" = 1 ]; then
         printf '[[link]]\ntype = "udp"\nbind = "127.0.0.1:0"\npeers = ["%s"]\nplaintext = true\n' \
             "$(udp_addr "$A")" >"$WORK/b.toml"
-        start_daemon b "$B" --config "$WORK/b.toml"
+        start_daemon b "$B" --config "$WORK/b.toml" ${MTU:+--mtu "$MTU"}
     else
-        start_daemon b "$B" --listen udp://127.0.0.1:0 --peer "udp://$(udp_addr "$A")"
+        start_daemon b "$B" --listen udp://127.0.0.1:0 --peer "udp://$(udp_addr "$A")" ${MTU:+--mtu "$MTU"}
     fi
     PID_B=$PID
     "$SKYWAVE" events --dir "$B" --since 0 --json >"$WORK/b-events.jsonl" 2>/dev/null &
@@ -195,6 +195,7 @@ one_run() {
     # What A resent and B dropped: a run slowed by losses differs from one slowed by CPU.
     RESENT=$(metric "$A" 'skywave_piece_bytes_total{kind="resent"}')
     DROPPED=$(metric "$B" 'skywave_frames_dropped_total' sum)
+    [ -z "${SHOW_DROPS:-}" ] || curl -sf -H "$(auth "$B")" "http://$(http_addr "$B")/metrics" | grep -i drop >&2
     FRAMES_OUT=$(metric "$A" 'skywave_link_frames_total{link="0",kind="udp",direction="out"}')
     FRAMES_IN=$(metric "$A" 'skywave_link_frames_total{link="0",kind="udp",direction="in"}')
     stop_daemon "$EV"
@@ -252,11 +253,11 @@ if [ "${SKIP_SMALL:-0}" != 1 ]; then
         "$SKYWAVE" init --dir "$A" >/dev/null
         fill "$A" "$SMALL" 100 >/dev/null
     fi
-    start_daemon sa "$A" --listen udp://127.0.0.1:0
+    start_daemon sa "$A" --listen udp://127.0.0.1:0 ${MTU:+--mtu "$MTU"}
     PID_A=$PID
     LOAD4=$(load)
     T0=$(now_ms)
-    start_daemon sb "$B" --listen udp://127.0.0.1:0 --peer "udp://$(udp_addr "$A")"
+    start_daemon sb "$B" --listen udp://127.0.0.1:0 --peer "udp://$(udp_addr "$A")" ${MTU:+--mtu "$MTU"}
     PID_B=$PID
     POLLERS=()
     if [ "${LATENCY:-0}" = 1 ]; then

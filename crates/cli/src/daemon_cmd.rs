@@ -221,7 +221,13 @@ fn describe_link(
             if let Some(d) = u.discovery {
                 kv.push(("discovery", format!("{d} every {:?}", u.beacon_interval)));
             }
-            kv.push(("mtu", format!("{} B", u.mtu)));
+            kv.push((
+                "mtu",
+                match u.mtu {
+                    Some(m) => format!("{m} B"),
+                    None => "what each peer's route carries".into(),
+                },
+            ));
             if let Some(r) = u.rate {
                 kv.push(("rate", format!("{r} bit/s")));
             }

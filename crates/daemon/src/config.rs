@@ -207,9 +207,12 @@ pub struct UdpConfig {
     /// Beacon interval.
     #[serde(default = "default_beacon", deserialize_with = "duration")]
     pub beacon_interval: Duration,
-    /// Largest datagram payload sent (1472 fits a 1500-byte Ethernet path).
-    #[serde(default = "default_udp_mtu")]
-    pub mtu: usize,
+    /// Largest datagram payload sent; path MTU discovery probes up to it. Unset: what
+    /// the route to each peer carries, as the kernel knows it (its interface's MTU
+    /// less the IP and UDP headers: 1472 on 1500-byte Ethernet, 8972 with jumbo frames,
+    /// the most a node takes on loopback), 1472 where that is not known.
+    #[serde(default)]
+    pub mtu: Option<usize>,
     /// Nominal path rate, when known (e.g. `"30Mbit/s"`); pacing starts from it.
     #[serde(default, deserialize_with = "opt_rate")]
     pub rate: Option<u64>,
@@ -347,9 +350,6 @@ impl<'de> Deserialize<'de> for PeerAddr {
 
 fn default_beacon() -> Duration {
     Duration::from_secs(5)
-}
-fn default_udp_mtu() -> usize {
-    1472
 }
 fn default_tcp_mtu() -> usize {
     1400
@@ -749,7 +749,7 @@ impl DaemonConfig {
             }
             let (ty, mtu, trust) = match l {
                 LinkConfig::Udp(u) => ("udp", u.mtu, u.link_trust()),
-                LinkConfig::Tcp(t) => ("tcp", t.mtu, t.link_trust()),
+                LinkConfig::Tcp(t) => ("tcp", Some(t.mtu), t.link_trust()),
                 LinkConfig::Driver(
                     d @ (DriverConfig::Kiss(_)
                     | DriverConfig::Rnode(_)
@@ -795,6 +795,19 @@ impl DaemonConfig {
                 } else {
                     skywave_node::secure::HANDSHAKE_OVERHEAD
                 };
+            let Some(mtu) = mtu else {
+                continue;
+            };
+            if ty == "udp" && mtu > skywave_node::adapter::MAX_DATAGRAM {
+                return Err(ConfigError::Invalid {
+                    field: format!("mtu of link #{} (type = \"udp\")", i + 1),
+                    value: mtu.to_string(),
+                    expected: format!(
+                        "at most {} bytes: the largest datagram a skywave node takes (leave `mtu` unset to use what each peer's route carries)",
+                        skywave_node::adapter::MAX_DATAGRAM
+                    ),
+                });
+            }
             if mtu < floor {
                 return Err(ConfigError::Invalid {
                     field: format!("mtu of link #{} (type = \"{ty}\")", i + 1),
@@ -884,7 +897,7 @@ impl DaemonConfig {
         let mut set = false;
         for l in &mut self.links {
             match l {
-                LinkConfig::Udp(u) => u.mtu = mtu,
+                LinkConfig::Udp(u) => u.mtu = Some(mtu),
                 LinkConfig::Tcp(t) => t.mtu = mtu,
                 LinkConfig::Driver(_) => continue,
             }
@@ -1039,7 +1052,7 @@ impl UdpConfig {
             peers: Vec::new(),
             discovery: None,
             beacon_interval: default_beacon(),
-            mtu: default_udp_mtu(),
+            mtu: None,
             rate: None,
             rtt: default_rtt(),
             max_peers: default_max_peers(),
@@ -1806,5 +1819,30 @@ mod tests {
         assert!(c.validate().is_err());
         c.set_ip_mtu(48).unwrap();
         c.validate().unwrap();
+    }
+
+    #[test]
+    fn a_udp_mtu_is_unset_by_default_and_refused_above_the_largest_datagram() {
+        let text = "[[link]]\ntype = \"udp\"\nbind = \"127.0.0.1:0\"\n";
+        let c = DaemonConfig::from_toml(text, "c.toml").unwrap();
+        let LinkConfig::Udp(u) = &c.links[0] else {
+            panic!("a udp link");
+        };
+        assert_eq!(u.mtu, None, "unset: each peer's route decides");
+        c.validate().unwrap();
+        let max = skywave_node::adapter::MAX_DATAGRAM;
+        for (mtu, ok) in [(max, true), (max + 1, false), (65_000, false)] {
+            let c = DaemonConfig::from_toml(&format!("{text}mtu = {mtu}\n"), "c.toml").unwrap();
+            match c.validate() {
+                Ok(()) => assert!(ok, "mtu {mtu} accepted"),
+                Err(e) => {
+                    let e = e.to_string();
+                    assert!(
+                        !ok && e.contains(&max.to_string()) && e.contains("mtu"),
+                        "{e}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -71,7 +71,7 @@ fn check_valid(c: &DaemonConfig) {
         }
         for l in &c.links {
             let mtu = match l {
-                config::LinkConfig::Udp(u) => u.mtu,
+                config::LinkConfig::Udp(u) => u.mtu.unwrap_or(usize::MAX),
                 config::LinkConfig::Tcp(t) => t.mtu,
                 config::LinkConfig::Driver(_) => continue,
             };

@@ -20,6 +20,24 @@ use crate::limits::{Limit, Limits, Permit};
 /// Largest datagram read; anything longer is counted as oversize and dropped.
 pub const MAX_DATAGRAM: usize = skywave_node::adapter::MAX_DATAGRAM;
 
+/// The most a UDP datagram to `to` carries unfragmented, as the kernel knows it: the
+/// MTU of its route (the outgoing interface's, or a smaller path MTU learnt since)
+/// less the IP and UDP headers. Nothing is sent: connecting a UDP socket only looks
+/// the route up. This bounds path MTU discovery (RFC 8899's MAX_PLPMTU: the local
+/// interface's MTU), so a jumbo-frame LAN or loopback is not held to Ethernet's 1472.
+/// IPv4 on Linux; `None` elsewhere, and the link's default applies.
+pub fn route_payload(to: std::net::SocketAddr) -> Option<usize> {
+    #[cfg(target_os = "linux")]
+    if to.is_ipv4() {
+        let s = std::net::UdpSocket::bind((std::net::Ipv4Addr::UNSPECIFIED, 0)).ok()?;
+        s.connect(to).ok()?;
+        let mtu = nix::sys::socket::getsockopt(&s, nix::sys::socket::sockopt::IpMtu).ok()?;
+        return usize::try_from(mtu).ok()?.checked_sub(20 + 8);
+    }
+    let _ = to;
+    None
+}
+
 /// Beacon: magic, wire version, then the node key.
 pub const BEACON_MAGIC: &[u8; 8] = b"SKYWAVE\x01";
 
@@ -332,6 +350,15 @@ pub const IDLE: Duration = Duration::from_secs(30);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn the_route_to_loopback_carries_more_than_ethernet() {
+        // Linux's loopback MTU is 65536 (some containers set less, never 1500 or below).
+        let m = route_payload("127.0.0.1:9".parse().unwrap()).expect("IPv4 route MTU");
+        assert!(m > 1472 && m <= 65536 - 28, "{m}");
+        assert_eq!(route_payload("[::1]:9".parse().unwrap()), None);
+    }
 
     #[test]
     fn tcp_frames_split_anywhere_and_bad_lengths_end_the_stream() {

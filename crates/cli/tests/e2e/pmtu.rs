@@ -123,3 +123,44 @@ fn an_mtu_below_the_protocol_floor_is_refused_at_start() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("tcp") && err.contains("48"), "{err}");
 }
+
+/// With no `mtu` set, what the route carries bounds the search: on loopback (MTU 65536)
+/// the path settles at the most a node takes, far above Ethernet's 1472, and a sealed
+/// datagram of that size (frame, counter and tag) is still taken whole (it was dropped
+/// as oversize when the frame, not the datagram, was held to the limit).
+#[test]
+fn loopback_is_not_held_to_ethernet_and_its_largest_sealed_datagrams_arrive() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rx = Daemon::start(tmp.path(), "rx", &["--listen", "udp://127.0.0.1:0"]);
+    let peer = format!("udp://{}", rx.udp());
+    let tx = Daemon::start(
+        tmp.path(),
+        "tx",
+        &["--listen", "udp://127.0.0.1:0", "--peer", &peer],
+    );
+    let data = payload(4_000_000, 43);
+    let id = tx.add(&data, "big");
+    assert_eq!(rx.wait_bundle(&id, SHORT), data);
+    let mtu = wait_for(
+        "the sender to settle the peer's path MTU",
+        Duration::from_secs(10),
+        || {
+            tx.check_alive();
+            let s = tx.status();
+            let p = s.peers.first()?;
+            (p.path_mtu_searching == Some(false)).then(|| p.path_mtu.unwrap())
+        },
+    );
+    let max = skywave_node::adapter::MAX_DATAGRAM as u64;
+    assert!(
+        mtu > 1472 && mtu + skywave_node::secure::DATA_OVERHEAD as u64 <= max,
+        "path MTU {mtu}"
+    );
+    let s = rx.status();
+    let oversize: u64 = s.protocol.dropped.get("oversize").copied().unwrap_or(0)
+        + s.links
+            .iter()
+            .map(|l| l.dropped.get("oversize").copied().unwrap_or(0))
+            .sum::<u64>();
+    assert_eq!(oversize, 0, "datagrams dropped as too large");
+}

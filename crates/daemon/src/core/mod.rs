@@ -540,9 +540,17 @@ impl Core {
         Ok(local)
     }
 
-    fn udp_adapter(cfg: &crate::config::UdpConfig) -> LinkAdapter {
+    /// A UDP peer's adapter; `to`, its address once known, bounds the path MTU probed
+    /// for when the link sets no `mtu`.
+    fn udp_adapter(cfg: &crate::config::UdpConfig, to: Option<SocketAddr>) -> LinkAdapter {
+        let wire = cfg
+            .mtu
+            .or_else(|| to.and_then(ip::route_payload))
+            .unwrap_or(skywave_node::adapter::DEFAULT_UDP_MTU);
         LinkAdapter::udp(IpLinkConfig {
-            mtu: cfg.mtu - if cfg.plaintext { 0 } else { DATA_OVERHEAD },
+            // The sealed datagram, not the frame inside it, is what may not pass the
+            // largest a receiver takes.
+            mtu: wire.min(ip::MAX_DATAGRAM) - if cfg.plaintext { 0 } else { DATA_OVERHEAD },
             rate_bps: cfg.rate,
             rtt: cfg.rtt,
             // The path may carry less than the configured size (a VPN, PPPoE): start at
@@ -555,7 +563,7 @@ impl Core {
         if let Some(&id) = self.udp[sock].peers.get(&addr) {
             return id;
         }
-        let adapter = Self::udp_adapter(&self.udp[sock].cfg);
+        let adapter = Self::udp_adapter(&self.udp[sock].cfg, Some(addr));
         let id = self.alloc(
             "udp",
             format!("udp:{addr}"),
