@@ -1,7 +1,9 @@
 //! Path MTU discovery end to end: two real daemons over UDP through `skywave emulate`
 //! set to a path MTU of 1280 (IPv4 + UDP headers counted: datagrams above 1252 B are
 //! refused, as on a don't-fragment path); the bundle syncs and the sender's status shows
-//! the path MTU found. And an `mtu` below the protocol's floor is refused at start-up.
+//! the path MTU found, with `--mtu 1472` or none (then the route's bound, 16,384 B on
+//! loopback). Without the emulator, loopback's large datagrams arrive, sealed ones too.
+//! And an `mtu` below the protocol's floor is refused at start-up.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -10,6 +12,17 @@ use crate::support::*;
 
 #[test]
 fn path_mtu_is_found_through_a_1280_byte_path() {
+    found_through_a_1280_byte_path(&["--mtu", "1472"]);
+}
+
+/// With no `mtu` set, the search starts from what loopback's route carries (16,384 B),
+/// ten times the path's: it still ends in time.
+#[test]
+fn path_mtu_is_found_through_a_1280_byte_path_from_the_routes_bound() {
+    found_through_a_1280_byte_path(&[]);
+}
+
+fn found_through_a_1280_byte_path(mtu: &[&str]) {
     let tmp = tempfile::tempdir().unwrap();
     let rx = Daemon::start(tmp.path(), "rx", &["--listen", "udp://127.0.0.1:0"]);
     let emu = Emulator::udp(
@@ -23,28 +36,15 @@ fn path_mtu_is_found_through_a_1280_byte_path() {
     let tx = Daemon::start(
         tmp.path(),
         "tx",
-        &[
-            "--listen",
-            "udp://127.0.0.1:0",
-            "--peer",
-            &peer,
-            "--mtu",
-            "1472",
-        ],
+        &["--listen", "udp://127.0.0.1:0", "--peer", &peer]
+            .into_iter()
+            .chain(mtu.iter().copied())
+            .collect::<Vec<_>>(),
     );
     let data = payload(1_000_000, 41);
     let id = tx.add(&data, "big");
 
-    let (mtu, found_at) = wait_for(
-        "the sender to settle the peer's path MTU",
-        Duration::from_secs(10),
-        || {
-            tx.check_alive();
-            let s = tx.status();
-            let p = s.peers.first()?;
-            (p.path_mtu_searching == Some(false)).then(|| (p.path_mtu.unwrap(), start.elapsed()))
-        },
-    );
+    let (mtu, found_at) = settled_path_mtu(&tx, start);
     eprintln!("path MTU {mtu} B settled {found_at:?} after start");
     assert!((1200..=1252).contains(&mtu), "path MTU {mtu}");
     assert!(
@@ -141,16 +141,7 @@ fn loopback_is_not_held_to_ethernet_and_its_largest_sealed_datagrams_arrive() {
     let data = payload(4_000_000, 43);
     let id = tx.add(&data, "big");
     assert_eq!(rx.wait_bundle(&id, SHORT), data);
-    let mtu = wait_for(
-        "the sender to settle the peer's path MTU",
-        Duration::from_secs(10),
-        || {
-            tx.check_alive();
-            let s = tx.status();
-            let p = s.peers.first()?;
-            (p.path_mtu_searching == Some(false)).then(|| p.path_mtu.unwrap())
-        },
-    );
+    let (mtu, _) = settled_path_mtu(&tx, Instant::now());
     let max = skywave_node::adapter::MAX_DATAGRAM as u64;
     assert!(
         mtu > 1472 && mtu + skywave_node::secure::DATA_OVERHEAD as u64 <= max,
@@ -163,4 +154,19 @@ fn loopback_is_not_held_to_ethernet_and_its_largest_sealed_datagrams_arrive() {
             .map(|l| l.dropped.get("oversize").copied().unwrap_or(0))
             .sum::<u64>();
     assert_eq!(oversize, 0, "datagrams dropped as too large");
+}
+
+/// `tx`'s first peer's path MTU once its search has ended, and when that was seen
+/// (from `start`).
+fn settled_path_mtu(tx: &Daemon, start: Instant) -> (u64, Duration) {
+    wait_for(
+        "the sender to settle the peer's path MTU",
+        Duration::from_secs(10),
+        || {
+            tx.check_alive();
+            let s = tx.status();
+            let p = s.peers.first()?;
+            (p.path_mtu_searching == Some(false)).then(|| (p.path_mtu.unwrap(), start.elapsed()))
+        },
+    )
 }
