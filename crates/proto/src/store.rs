@@ -108,6 +108,8 @@ pub struct MemStore {
     /// Room for a new transfer: an offer of a larger payload is turned down up front
     /// (`Offer::NoRoom`), as a real store does when the disk lacks the space.
     pub room: Option<u64>,
+    /// Calls of [`BundleStore::manifest`] so far (each a lookup in a real store).
+    pub manifest_lookups: u64,
 }
 
 impl MemStore {
@@ -138,6 +140,7 @@ impl BundleStore for MemStore {
     }
 
     fn manifest(&mut self, id: &BundleId) -> Option<SignedManifest> {
+        self.manifest_lookups += 1;
         self.held.get(id).map(|(m, _)| m.clone())
     }
 

@@ -146,7 +146,7 @@ impl Endpoint {
                     in_flight: p.cc.in_flight,
                     path_mtu: p.cc.enabled.then(|| (p.cc.pmtu.size, p.cc.pmtu.settled())),
                     silent_for: now.saturating_sub(p.last_heard),
-                    sending: p.out.len() + p.backlog.len(),
+                    sending: p.out.len() + p.backlog.len() + p.unqueued.len(),
                     receiving: p.incoming.len(),
                 }
             })

@@ -389,6 +389,8 @@ pub struct Endpoint {
     /// Bundles held, by id prefix: what "already held" answers are based on.
     held: BTreeMap<[u8; 8], (BundleId, u64)>,
     held_loaded: bool,
+    /// Bundles `queue_unqueued` may still queue before the next `handle_timeout`.
+    queue_allowance: usize,
     /// Bottom-k sketch of the set held, sent in HELLO for difference estimates.
     sketch: BTreeSet<u64>,
     /// Count cells of the set held (each bundle version held counts in about half of
@@ -490,6 +492,11 @@ fn speculative_budget(params: Option<LinkParams>) -> Option<u64> {
 /// A manifest's size on the wire, about (for budgets; they vary with the name).
 const MANIFEST_BYTES: u64 = 140;
 
+/// Bundles of a whole set queued for a peer that held nothing per turn of the host
+/// (`Endpoint::queue_unqueued`): a store lookup each, about 20 ms a chunk on a fast
+/// machine. A set this size or smaller is queued at once, as it comes.
+pub(super) const QUEUE_CHUNK: usize = 1024;
+
 fn session_salt(a: ([u8; 32], u64), b: ([u8; 32], u64)) -> [u8; 32] {
     let (lo, hi) = if a.0 <= b.0 { (a, b) } else { (b, a) };
     let mut h = blake3::Hasher::new_derive_key("skywave session salt v1");
@@ -514,6 +521,7 @@ impl Endpoint {
             by_tag: HashMap::new(),
             held: BTreeMap::new(),
             held_loaded: false,
+            queue_allowance: QUEUE_CHUNK,
             sketch: BTreeSet::new(),
             cells: [0; CELLS],
             events: VecDeque::new(),
@@ -600,7 +608,7 @@ impl Endpoint {
     pub fn pending_transfers(&self) -> usize {
         self.peers
             .values()
-            .map(|p| p.out.len() + p.backlog.len())
+            .map(|p| p.out.len() + p.backlog.len() + p.unqueued.len())
             .sum()
     }
 
@@ -694,6 +702,31 @@ impl Endpoint {
                 o.reset_fec();
             }
             let _ = p.cc.lose_all();
+        }
+    }
+
+    /// Queues the next chunk of what is left of a whole set for a peer that held
+    /// nothing (`Peer::unqueued`), within the allowance `handle_timeout` renews. A
+    /// million bundles are a million store lookups (about 19 s on a fast machine);
+    /// done in one go at the session's start they held the host's loop, its API and
+    /// its stop on SIGTERM for that long. A chunk at a time, between the host's turns
+    /// to everything else, they queue while the first ones already go.
+    fn queue_unqueued(&mut self, store: &mut dyn BundleStore) {
+        let now = self.now;
+        for p in self.peers.values_mut() {
+            while self.queue_allowance > 0 {
+                let Some((id, version, _)) = p.unqueued.pop() else {
+                    break;
+                };
+                self.queue_allowance -= 1;
+                if let Some(m) = store.manifest(&id).filter(|m| m.version() == version) {
+                    queue::enqueue(p, &m, now);
+                }
+            }
+            // Given back as it goes (for a million it is 48 MB), 3 MB at a time.
+            if p.unqueued.capacity() - p.unqueued.len() >= 1 << 16 {
+                p.unqueued.shrink_to_fit();
+            }
         }
     }
 

@@ -112,21 +112,21 @@ impl Endpoint {
         // Only when a guess is likely right: the estimate says the peer lacks at least
         // half of what we hold.
         let likely_missing = d_est as f64 / 2.0 >= 0.5 * local as f64;
+        p.unqueued = Vec::new();
         if set_size == 0 {
             // The peer holds nothing: everything is missing, no need to reconcile first.
-            // Queued a chunk at a time, the inventory's memory given back as it goes: for
-            // a million bundles it was 48 MB alive beside the whole backlog, the peak of
-            // the session. Nothing below needs it then (every recent one is queued).
-            const CHUNK: usize = 1 << 16;
-            while !inv.is_empty() {
-                let n = inv.len().min(CHUNK);
-                for (id, version, _) in inv.drain(..n) {
-                    if let Some(m) = store.manifest(&id).filter(|m| m.version() == version) {
-                        enqueue(p, &m, now);
-                    }
+            // The first chunk is queued now, the rest a chunk per turn of the host
+            // (`Endpoint::queue_unqueued`), the inventory's memory given back as it goes.
+            // Nothing below needs it then (every recent one is queued).
+            p.backlog.reserve(inv.len());
+            let first = inv.len().min(QUEUE_CHUNK);
+            for (id, version, _) in inv.drain(..first) {
+                if let Some(m) = store.manifest(&id).filter(|m| m.version() == version) {
+                    enqueue(p, &m, now);
                 }
-                inv.shrink_to_fit();
             }
+            inv.reverse();
+            p.unqueued = std::mem::take(&mut inv);
         }
         let mut budget = speculative_budget(params);
         let recent: Vec<(BundleId, u64)> = inv

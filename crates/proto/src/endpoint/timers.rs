@@ -107,6 +107,11 @@ impl Endpoint {
         if let Some(r) = self.suspects.next_retry() {
             at(r);
         }
+        // More of a whole set to queue, the allowance spent: renewed at once (the host
+        // sees to what else is waiting first).
+        if self.queue_allowance == 0 && self.peers.values().any(|p| !p.unqueued.is_empty()) {
+            at(now);
+        }
         for p in self.peers.values().filter(|p| p.established) {
             let Some(l) = self.links.get(&p.link).filter(|l| l.up) else {
                 continue;
@@ -175,6 +180,7 @@ impl Endpoint {
     /// Runs the timers due at `now`.
     pub fn handle_timeout(&mut self, now: Duration) {
         self.now = self.now.max(now);
+        self.queue_allowance = super::QUEUE_CHUNK;
         self.prune_fec();
         self.retry_suspects(now);
         let keys: Vec<[u8; 32]> = self.peers.keys().copied().collect();

@@ -160,6 +160,7 @@ impl Endpoint {
     ) -> Option<Transmit> {
         self.now = self.now.max(now);
         self.load_held(store);
+        self.queue_unqueued(store);
         let l = self.links.get(&link)?;
         if !l.up {
             return None;
@@ -1159,7 +1160,7 @@ pub(super) fn streamer_waits(p: &Peer) -> bool {
 }
 
 pub(super) fn has_data(p: &Peer) -> bool {
-    !p.out.is_empty() || !p.backlog.is_empty() || symbols_due(p)
+    !p.out.is_empty() || !p.backlog.is_empty() || !p.unqueued.is_empty() || symbols_due(p)
 }
 
 /// We stream symbols to `p` and have some of the current burst still to send.
@@ -1195,6 +1196,7 @@ fn has_unsent(p: &Peer) -> bool {
     p.frag_out.is_some()
         || p.hello_due
         || !p.backlog.is_empty()
+        || !p.unqueued.is_empty()
         || symbols_due(p)
         || p.out.iter().any(|o| {
             (!o.manifest_acked && o.manifest_sent_at.is_none())
