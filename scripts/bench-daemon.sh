@@ -12,7 +12,8 @@
 #        SKIP_QUINN=1 (skip quinn altogether), PLAINTEXT=1 (part 1's daemons with
 #        `plaintext = true`: the same run without the Noise channel, to compare), SMALL=10000 (part 2 count), MANY=100000 (part 3 count), SKIP_SMALL=1, SKIP_RSS=1,
 #        KEEP=1 (keep the work directory), SKYWAVE=path (default target/release/skywave),
-#        MTU=N (parts 1 and 2: `--mtu N` on both daemons), SKIP_LARGE=1 (skip part 1), SMALL_FROM=DIR (part 2 copies this store, filled
+#        MTU=N (parts 1 and 2: `--mtu N` on both daemons), SHOW_DROPS=1 (part 1: print
+#        B's drop counters by reason, to stderr), SKIP_LARGE=1 (skip part 1), SMALL_FROM=DIR (part 2 copies this store, filled
 #        beforehand with SMALL bundles by the filler below, instead of filling one: a
 #        million take minutes to fill). Part 2 gives up after max(300 s, 1 ms per bundle).
 #        LATENCY=1: during part 2, `GET /v1/status` on each daemon every 0.2 s, timed;

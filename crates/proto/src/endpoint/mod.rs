@@ -714,19 +714,10 @@ impl Endpoint {
     fn queue_unqueued(&mut self, store: &mut dyn BundleStore) {
         let now = self.now;
         for p in self.peers.values_mut() {
-            while self.queue_allowance > 0 {
-                let Some((id, version, _)) = p.unqueued.pop() else {
-                    break;
-                };
-                self.queue_allowance -= 1;
-                if let Some(m) = store.manifest(&id).filter(|m| m.version() == version) {
-                    queue::enqueue(p, &m, now);
-                }
+            if self.queue_allowance == 0 {
+                break;
             }
-            // Given back as it goes (for a million it is 48 MB), 3 MB at a time.
-            if p.unqueued.capacity() - p.unqueued.len() >= 1 << 16 {
-                p.unqueued.shrink_to_fit();
-            }
+            self.queue_allowance -= queue::queue_unqueued(p, self.queue_allowance, store, now);
         }
     }
 

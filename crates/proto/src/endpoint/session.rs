@@ -119,14 +119,9 @@ impl Endpoint {
             // (`Endpoint::queue_unqueued`), the inventory's memory given back as it goes.
             // Nothing below needs it then (every recent one is queued).
             p.backlog.reserve(inv.len());
-            let first = inv.len().min(QUEUE_CHUNK);
-            for (id, version, _) in inv.drain(..first) {
-                if let Some(m) = store.manifest(&id).filter(|m| m.version() == version) {
-                    enqueue(p, &m, now);
-                }
-            }
             inv.reverse();
             p.unqueued = std::mem::take(&mut inv);
+            super::queue::queue_unqueued(p, QUEUE_CHUNK, store, now);
         }
         let mut budget = speculative_budget(params);
         let recent: Vec<(BundleId, u64)> = inv
