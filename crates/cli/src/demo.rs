@@ -420,7 +420,7 @@ pub fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> {
         )
     })?;
     let (scenario, workload) = build(&args, &cfg);
-    let scratch = crate::util::ram_store_dir(args.store_dir.as_deref());
+    let scratch = crate::util::ram_store_dir(args.store_dir.as_deref())?;
     let describe = PROFILES
         .iter()
         .find(|p| p.name == args.profile)

@@ -264,7 +264,7 @@ fn run_one(a: RunArgs, json: bool) -> anyhow::Result<ExitCode> {
             seed: a.seed,
             link_override: link.clone(),
             progress: Some(&mut cb),
-            scratch_dir: a.store_dir.as_deref(),
+            scratch_dir: crate::util::store_dir_flag(a.store_dir.as_deref())?,
         },
     )?;
     line.finish();
@@ -503,7 +503,7 @@ fn matrix(a: MatrixArgs, json: bool) -> anyhow::Result<ExitCode> {
         &seeds,
         a.agent.into(),
         agent_opts,
-        a.store_dir.as_deref(),
+        crate::util::store_dir_flag(a.store_dir.as_deref())?,
         threads,
         &on_done,
     )?;
@@ -687,7 +687,7 @@ fn sweep(a: SweepArgs, json: bool) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let store_dir = crate::util::ram_store_dir(a.store_dir.as_deref());
+    let store_dir = crate::util::ram_store_dir(a.store_dir.as_deref())?;
     let threads = a
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));

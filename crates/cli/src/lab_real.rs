@@ -364,8 +364,8 @@ pub fn run(a: RealArgs, json: bool) -> anyhow::Result<ExitCode> {
         })?;
         cells.push(*c);
     }
-    let root = match &a.store_dir {
-        Some(d) => d.clone(),
+    let root = match crate::util::store_dir_flag(a.store_dir.as_deref())? {
+        Some(d) => d.to_path_buf(),
         None if Path::new("/dev/shm").is_dir() => PathBuf::from("/dev/shm"),
         None => std::env::temp_dir(),
     };

@@ -188,11 +188,25 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
-/// `--store-dir`, else /dev/shm when a directory can be made there (stores in RAM keep
-/// fsyncs off the disk), else `None`: the system's temporary directory.
-pub fn ram_store_dir(flag: Option<&Path>) -> Option<PathBuf> {
+/// `--store-dir` as given, made once up front when it does not exist yet (so a typo fails
+/// one clear error here rather than every run of a sweep later).
+pub fn store_dir_flag(flag: Option<&Path>) -> anyhow::Result<Option<&Path>> {
     if let Some(d) = flag {
-        return Some(d.to_path_buf());
+        std::fs::create_dir_all(d).with_context(|| {
+            format!(
+                "creating --store-dir {}: give a directory that exists or can be made",
+                d.display()
+            )
+        })?;
+    }
+    Ok(flag)
+}
+
+/// `--store-dir` (made when missing), else /dev/shm when a directory can be made there
+/// (stores in RAM keep fsyncs off the disk), else `None`: the system's temporary directory.
+pub fn ram_store_dir(flag: Option<&Path>) -> anyhow::Result<Option<PathBuf>> {
+    if let Some(d) = store_dir_flag(flag)? {
+        return Ok(Some(d.to_path_buf()));
     }
     let shm = Path::new("/dev/shm");
     let usable = shm.is_dir()
@@ -200,5 +214,5 @@ pub fn ram_store_dir(flag: Option<&Path>) -> Option<PathBuf> {
             .prefix("skywave-probe-")
             .tempdir_in(shm)
             .is_ok();
-    usable.then(|| shm.to_path_buf())
+    Ok(usable.then(|| shm.to_path_buf()))
 }

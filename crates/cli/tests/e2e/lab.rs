@@ -115,6 +115,8 @@ fn agent_choice() {
     );
     assert_eq!(v["bundles_delivered"]["A->C"], 20);
     let tmp = tempfile::tempdir().unwrap();
+    // A --store-dir that does not exist yet is made, not a failure of the run.
+    let stores = tmp.path().join("not/yet");
     let v: serde_json::Value = serde_json::from_str(&ok(&[
         "lab",
         "run",
@@ -124,7 +126,7 @@ fn agent_choice() {
         "--agent",
         "skywave",
         "--store-dir",
-        tmp.path().to_str().unwrap(),
+        stores.to_str().unwrap(),
         "--fec",
         "off",
         "--json",
@@ -134,7 +136,7 @@ fn agent_choice() {
     assert_eq!(v["fec"], "off");
     assert_eq!(v["complete"], true);
     // The stores' temporary directories are gone after the run.
-    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(&stores).unwrap().count(), 0);
     let e = err(&["lab", "run", "uhf-chain", "--agent", "moon"]);
     assert!(
         e.contains("--agent") && e.contains("skywave") && e.contains("reference"),
