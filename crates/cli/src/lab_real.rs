@@ -80,6 +80,10 @@ pub struct RealArgs {
     /// Keep each cell's temporary directory (daemon and emulator logs) and print its path.
     #[arg(long)]
     pub keep: bool,
+    /// The daemons' log verbosity (a level or a RUST_LOG-style filter, e.g.
+    /// `info,skywave_proto::endpoint::cc=debug`); read their logs with --keep.
+    #[arg(long, default_value = "info", value_name = "LEVEL")]
+    pub daemon_log: String,
 }
 
 /// How the two daemons are joined.
@@ -488,8 +492,17 @@ fn run_cell(cell: &Cell, a: &RealArgs, exe: &Path, root: &Path, tag: &str) -> Ce
             return r;
         }
     };
-    let outcome = RealRun::new(exe, tmp.path(), cell, &cfg, a.seed, a.scale, tag)
-        .and_then(|mut run| run.execute(timeout));
+    let outcome = RealRun::new(
+        exe,
+        tmp.path(),
+        cell,
+        &cfg,
+        a.seed,
+        a.scale,
+        tag,
+        &a.daemon_log,
+    )
+    .and_then(|mut run| run.execute(timeout));
     match outcome {
         Ok(f) => {
             eprintln!(
@@ -750,6 +763,7 @@ struct RealRun<'a> {
     cfg: &'a LinkConfig,
     seed: u64,
     tag: &'a str,
+    daemon_log: &'a str,
     dirs: [PathBuf; 2],
     /// Per node (A, B): bundle ids it must receive.
     expect: [Vec<String>; 2],
@@ -767,6 +781,7 @@ impl<'a> RealRun<'a> {
         seed: u64,
         scale: f64,
         tag: &'a str,
+        daemon_log: &'a str,
     ) -> Result<Self, RunError> {
         let dirs = [tmp.join("a"), tmp.join("b")];
         let mut written: [Vec<String>; 2] = [Vec::new(), Vec::new()];
@@ -808,6 +823,7 @@ impl<'a> RealRun<'a> {
             cfg,
             seed,
             tag,
+            daemon_log,
             dirs,
             expect: [wb, wa],
             emulator: None,
@@ -878,7 +894,7 @@ impl<'a> RealRun<'a> {
             "--dir".into(),
             dir.display().to_string(),
             "--log".into(),
-            "info".into(),
+            self.daemon_log.to_string(),
             "daemon".into(),
             "--http".into(),
             "127.0.0.1:0".into(),

@@ -90,6 +90,7 @@ pub fn frame(data: &[u8]) {
                 last_esi,
             } => w.need(r, *needed, *last_esi),
             Message::Heard { pn } => w.heard(*pn),
+            Message::Spacing { pn, bytes, gap_ns } => w.spacing(*pn, *bytes, *gap_ns),
             Message::Missed { ranges } => w.missed(ranges) == ranges.len(),
             Message::Nameless { r } => w.nameless(r),
             Message::Frag {

@@ -1078,7 +1078,7 @@ impl Endpoint {
             p.pauses_unanswered = 0;
             p.handed_us = handed;
             if paced {
-                p.record_pn(header.pn, now);
+                p.record_pn(header.pn, frame.len() as u64, now);
             } else {
                 // Frames arrive in order on links without acks (radios, modems, streams).
                 // On a point-to-point one every frame of the peer's is for us: a gap in
@@ -1235,6 +1235,10 @@ impl Endpoint {
                 Message::HaveAll { r } => self.on_have(now, key, r, None, heard),
                 Message::Done { tag, seqs } => self.on_done(now, key, tag, &seqs, heard),
                 Message::Ack(ack) => self.on_ack(now, key, &ack),
+                Message::Spacing { pn, bytes, gap_ns } => {
+                    let p = self.peers.get_mut(&key).expect("checked");
+                    p.cc.on_spacing(pn, bytes, Duration::from_nanos(gap_ns));
+                }
                 Message::Fec {
                     r,
                     symbol_size,

@@ -770,6 +770,12 @@ pub(crate) struct Peer {
     pub ack_largest_at: Duration,
     pub ack_due: Option<Duration>,
     pub unacked_eliciting: u32,
+    /// The closest two consecutively numbered frames came since the last ACK: the
+    /// second's number and length, and the time between them (told in SPACING with the
+    /// ACK).
+    pub rx_spacing: Option<(u64, u64, Duration)>,
+    /// The last frame received (paced links): its number and when it came.
+    pub rx_last: Option<(u64, Duration)>,
     /// Links without acks: the packet number of the last frame the peer sent us, echoed
     /// in HEARD ahead of our reports.
     pub heard_pn: Option<u64>,
@@ -976,6 +982,8 @@ impl Peer {
             ack_largest_at: now,
             ack_due: None,
             unacked_eliciting: 0,
+            rx_spacing: None,
+            rx_last: None,
             heard_pn: None,
             named_last: None,
             cc,
@@ -1057,7 +1065,22 @@ impl Peer {
     }
 
     /// Records a received packet number for acknowledgement.
-    pub fn record_pn(&mut self, pn: u64, now: Duration) {
+    /// Notes frame `pn` of `len` bytes as received (paced links).
+    pub fn record_pn(&mut self, pn: u64, len: u64, now: Duration) {
+        if let Some((last, at)) = self.rx_last
+            && pn == last + 1
+            && now > at
+        {
+            let gap = now - at;
+            // The pair with the highest rate (len / gap) wins.
+            let closer = self.rx_spacing.is_none_or(|(_, b, g)| {
+                u128::from(len) * g.as_nanos() > u128::from(b) * gap.as_nanos()
+            });
+            if closer {
+                self.rx_spacing = Some((pn, len, gap));
+            }
+        }
+        self.rx_last = Some((pn, now));
         let r = &mut self.ack_ranges;
         match r.iter_mut().find(|(lo, hi)| pn + 1 >= *lo && pn <= hi + 1) {
             Some(range) => {

@@ -37,6 +37,8 @@ impl Endpoint {
         p.ack_largest_at = now;
         p.ack_due = None;
         p.unacked_eliciting = 0;
+        p.rx_spacing = None;
+        p.rx_last = None;
         if let Some(params) = params {
             p.cc = Cc::new(&params);
         }

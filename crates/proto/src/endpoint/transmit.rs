@@ -510,6 +510,11 @@ impl Endpoint {
                     };
                     if w.ack(&ack) {
                         ack_written = true;
+                        if let Some((pn, bytes, gap)) = p.rx_spacing
+                            && w.spacing(pn, bytes, gap.as_nanos().min(u128::from(u64::MAX)) as u64)
+                        {
+                            p.rx_spacing = None;
+                        }
                         if p.ack_due.is_some_and(|d| d <= now) {
                             substantive = true;
                         }

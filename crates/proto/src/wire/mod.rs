@@ -49,10 +49,11 @@ pub mod ty {
     pub const OFFER: u8 = 0x13;
     pub const DONE: u8 = 0x14;
     pub const FRAG_PARITY: u8 = 0x15;
+    pub const SPACING: u8 = 0x16;
 }
 
 /// Message types there are (type codes are below this).
-pub const TYPES: usize = 0x16;
+pub const TYPES: usize = 0x17;
 
 /// Most ranges a DONE message names.
 pub const MAX_DONE_RANGES: usize = 64;
@@ -235,6 +236,17 @@ pub enum Message<'a> {
         count: u64,
         data: &'a [u8],
     },
+    /// Paced links, with an ACK: of the peer's frames that arrived one right after
+    /// another (consecutive numbers) since the last ACK, the pair that came closest
+    /// together: the second's packet number and length, and the time between their
+    /// arrivals. Two frames sent back to back leave the path's narrowest link this far
+    /// apart, so the sender learns the path's rate before it sends faster than that
+    /// (packet dispersion); the number tells it whether it sent that pair back to back.
+    Spacing {
+        pn: u64,
+        bytes: u64,
+        gap_ns: u64,
+    },
     /// Bytes that fill a path MTU probe to the size being tried; ignored.
     Padding {
         data: &'a [u8],
@@ -340,6 +352,7 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
         ty::DONE => "DONE",
         ty::FRAG => "FRAG",
         ty::FRAG_PARITY => "FRAG_PARITY",
+        ty::SPACING => "SPACING",
         ty::PADDING => return Ok(Message::Padding { data: body }),
         _ => return Ok(Message::Unknown { ty }),
     };
@@ -526,6 +539,16 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
             let pn = c.varint()?;
             c.end()?;
             Message::Heard { pn }
+        }
+        ty::SPACING => {
+            let pn = c.varint()?;
+            let bytes = c.varint()?;
+            let gap_ns = c.varint()?;
+            c.end()?;
+            if bytes == 0 || gap_ns == 0 {
+                return Err(WireError::Malformed(name));
+            }
+            Message::Spacing { pn, bytes, gap_ns }
         }
         ty::MISSED => {
             // The first range as (first, count - 1); each after it as (frames between
@@ -1181,6 +1204,23 @@ impl FrameWriter {
             return false;
         }
         self.buf.resize(self.buf.len() + body, 0);
+        true
+    }
+
+    /// SPACING (see [`Message::Spacing`]).
+    pub fn spacing(&mut self, pn: u64, bytes: u64, gap_ns: u64) -> bool {
+        if bytes == 0
+            || gap_ns == 0
+            || !self.begin(
+                ty::SPACING,
+                varint::len(pn) + varint::len(bytes) + varint::len(gap_ns),
+            )
+        {
+            return false;
+        }
+        varint::put(&mut self.buf, pn);
+        varint::put(&mut self.buf, bytes);
+        varint::put(&mut self.buf, gap_ns);
         true
     }
 
