@@ -492,17 +492,8 @@ fn run_cell(cell: &Cell, a: &RealArgs, exe: &Path, root: &Path, tag: &str) -> Ce
             return r;
         }
     };
-    let outcome = RealRun::new(
-        exe,
-        tmp.path(),
-        cell,
-        &cfg,
-        a.seed,
-        a.scale,
-        tag,
-        &a.daemon_log,
-    )
-    .and_then(|mut run| run.execute(timeout));
+    let outcome =
+        RealRun::new(exe, tmp.path(), cell, &cfg, a, tag).and_then(|mut run| run.execute(timeout));
     match outcome {
         Ok(f) => {
             eprintln!(
@@ -778,11 +769,10 @@ impl<'a> RealRun<'a> {
         tmp: &'a Path,
         cell: &'a Cell,
         cfg: &'a LinkConfig,
-        seed: u64,
-        scale: f64,
+        args: &'a RealArgs,
         tag: &'a str,
-        daemon_log: &'a str,
     ) -> Result<Self, RunError> {
+        let (seed, scale, daemon_log) = (args.seed, args.scale, args.daemon_log.as_str());
         let dirs = [tmp.join("a"), tmp.join("b")];
         let mut written: [Vec<String>; 2] = [Vec::new(), Vec::new()];
         for (node, (n, size)) in [(0usize, cell.a_to_b), (1, cell.b_to_a)] {
