@@ -280,6 +280,47 @@ fn heard_is_a_varint_packet_number() {
 }
 
 #[test]
+fn spacing_is_three_varints_none_zero_but_the_number() {
+    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    assert!(w.spacing(300, 1200, 400_000));
+    let f = w.finish();
+    // 300 = ac 02; 1200 = b0 09; 400000 = 80 b5 18.
+    assert_eq!(
+        f,
+        vec![
+            0x52, 0x00, 0x00, 0x16, 7, 0xac, 0x02, 0xb0, 0x09, 0x80, 0xb5, 0x18
+        ]
+    );
+    let (_, msgs) = parse(&f).unwrap();
+    assert_eq!(
+        msgs,
+        vec![Message::Spacing {
+            pn: 300,
+            bytes: 1200,
+            gap_ns: 400_000
+        }]
+    );
+    // A zero size or gap is not written, and is malformed when read.
+    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    assert!(!w.spacing(1, 0, 5));
+    assert!(!w.spacing(1, 5, 0));
+    for body in [
+        &[1, 0, 5][..],
+        &[1, 5, 0][..],
+        &[1, 5, 5, 0][..],
+        &[1, 5][..],
+    ] {
+        let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+        assert!(w.raw(ty::SPACING, body));
+        assert_eq!(
+            parse(&w.finish()),
+            Err(WireError::Malformed("SPACING")),
+            "{body:?}"
+        );
+    }
+}
+
+#[test]
 fn missed_names_ranges_of_packet_numbers() {
     let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
     assert_eq!(w.missed(&[(7, 7), (300, 302)]), 2);
