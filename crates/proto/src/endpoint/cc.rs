@@ -66,6 +66,8 @@ fn startup_queue(min_rtt: Duration) -> Duration {
 const PROBE_OVER_PATH_RATE: f64 = 1.1;
 /// Pairs whose median is the path's rate.
 const SPACING_SAMPLES: usize = 32;
+/// Frames in flight before anything is measured, with no rate configured (RFC 6928).
+const INITIAL_WINDOW_FRAMES: u64 = 10;
 const CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
 const BW_WINDOW_ROUNDS: u64 = 10;
 const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
@@ -98,6 +100,9 @@ pub(crate) struct Cc {
     /// its window's clock), not the path. At most one per two frames in flight.
     pairs: VecDeque<u64>,
     initial_rate: f64,
+    /// Whether the link's rate was configured (`initial_rate` follows it) rather than
+    /// guessed.
+    rate_hinted: bool,
     delivered: u64,
     delivered_at: Duration,
     pub in_flight: u64,
@@ -153,12 +158,9 @@ impl Cc {
     pub fn new(params: &super::LinkParams) -> Self {
         let mtu = params.mtu;
         // Without a hint, 10 frames per 100 ms (TCP's initial window at a 100 ms round
-        // trip). With one, at half the nominal rate: startup's gain then overshoots it by
-        // less than the 1 BDP of queue a path is expected to have.
-        // 10 frames per round trip instead (RFC 6928 at any RTT) was measured and not
-        // kept: it ended startup's overflow on slow long paths (1 Mbit/s, 3 s, 1 BDP of
-        // queue: 15.9% dropped -> 0%) but slowed every long fat one (satellite 10 MB down
-        // 7.4 -> 9.3 s; 2 Mbit/s journal over 360 ms at 5%: lag p99 0.89 -> 1.78 s).
+        // trip) paces the first window, and the first window's pairs measure the path
+        // (`cwnd`). With one, at half the nominal rate: startup's gain then overshoots
+        // it by less than the 1 BDP of queue a path is expected to have.
         // docs/protocol.md, "Startup".
         let initial_rate = params
             .rate_bps
@@ -176,6 +178,7 @@ impl Cc {
             pair_held: None,
             pairs: VecDeque::new(),
             initial_rate,
+            rate_hinted: params.rate_bps.is_some(),
             delivered: 0,
             delivered_at: Duration::ZERO,
             in_flight: 0,
@@ -211,12 +214,24 @@ impl Cc {
     }
 
     fn btl_bw(&self) -> f64 {
-        // The initial rate stands in only until the path has been measured: kept as a
-        // floor, it would pace a path slower than the guess above its capacity forever.
-        if self.bw_samples.is_empty() {
+        // In startup the path's rate from dispersion counts as measured: the first
+        // window delivers a few frames a round trip, far below what the path carries.
+        // After it, only delivery: pairs measure the narrowest link's capacity, not the
+        // share of it cross traffic leaves.
+        let pairs = self.path_rate.filter(|_| self.startup);
+        if self.bw_samples.is_empty() && pairs.is_none() {
+            // The initial rate stands in only until the path has been measured: kept
+            // as a floor, it would pace a path slower than the guess above its capacity
+            // forever.
             return self.initial_rate;
         }
-        self.bw_samples.iter().map(|s| s.1).fold(0.0, f64::max)
+        let delivered = self.bw_samples.iter().map(|s| s.1).fold(0.0, f64::max);
+        delivered.max(pairs.unwrap_or(0.0))
+    }
+
+    /// Startup with nothing measured or configured: the initial rate is a guess.
+    fn guessing(&self) -> bool {
+        self.startup && !self.rate_hinted && self.path_rate.is_none()
     }
 
     fn min_rtt(&self) -> Duration {
@@ -303,6 +318,22 @@ impl Cc {
     }
 
     pub fn cwnd(&self) -> u64 {
+        if self.guessing() {
+            // TCP's first window (RFC 6928) until the first pairs' SPACING tells the
+            // path's rate, a round trip after they leave, or delivery grows past it: a
+            // window from the guessed rate put 2.4 BDP into a 1 Mbit/s, 3 s path before
+            // its first acknowledgement, and a twentieth of a BDP of queue dropped 28%
+            // of what was sent.
+            let measured = if self.bw_samples.is_empty() {
+                0
+            } else {
+                (2.0 * self.btl_bw() * self.min_rtt().as_secs_f64()) as u64
+            };
+            return measured
+                .max(INITIAL_WINDOW_FRAMES * self.mtu)
+                .min(self.inflight_hi.unwrap_or(u64::MAX))
+                .max(4 * self.mtu);
+        }
         let bdp = self.btl_bw() * self.min_rtt().as_secs_f64();
         // Twice the BDP, in startup too (BBRv3's startup cwnd gain): the queue's signal
         // comes a round trip late, so the window is all that bounds the overshoot
@@ -371,7 +402,9 @@ impl Cc {
         // little more than one overflows on any early send.
         // A path holding fewer than a few frames is run by the window, not the pacing.
         let bdp = self.btl_bw() * self.min_rtt().as_secs_f64();
-        let pairing = (self.startup || self.gain() > 1.0) && bdp >= (4 * self.mtu) as f64;
+        // While the rate is a guess, always: the first window's pairs measure it.
+        let pairing = self.guessing()
+            || ((self.startup || self.gain() > 1.0) && bdp >= (4 * self.mtu) as f64);
         self.next_send = match self.pair_held.take() {
             Some((held, first, at)) => {
                 // Only a second frame right behind its first is a pair: one that waited
@@ -955,13 +988,29 @@ mod tests {
     /// to the rate back-to-back pairs show keeps the loss under 2%, and the path full.
     #[test]
     fn a_twentieth_of_a_bdp_of_queue_loses_little() {
-        for (rate, rtt) in [(3.75e6, 60u64), (3.75e6, 230), (3.75e6, 600), (1.25e8, 60)] {
+        // 30 Mbit/s and 1 Gbit/s, but also 1 Mbit/s and 256 kbit/s on long paths, whose
+        // first window from a guessed rate (10 frames per 100 ms) is many BDPs.
+        for (rate, rtt) in [
+            (3.75e6, 60u64),
+            (3.75e6, 230),
+            (3.75e6, 600),
+            (3.75e6, 3000),
+            (1.25e8, 60),
+            (1.25e5, 600),
+            (1.25e5, 3000),
+            (3.2e4, 600),
+        ] {
             let rtt = Duration::from_millis(rtt);
             let bdp = (rate * rtt.as_secs_f64()) as usize;
-            let b = bulk(rate, rtt, bdp / 20, 40.0 * rtt.as_secs_f64(), |_| false);
+            // At least a frame besides the one on the wire (`bulk` counts both).
+            let queue = (bdp / 20).max(2 * 1400);
+            let b = bulk(rate, rtt, queue, 40.0 * rtt.as_secs_f64(), |_| false);
             let share = b.overflowed as f64 / b.sent as f64;
+            // A queue of two frames (256 kbit/s): the first window's burst loses 8, and
+            // each gain cycle's probe a few (the bound, 5%, holds).
+            let bound = if queue == 2 * 1400 { 0.05 } else { 0.02 };
             assert!(
-                share <= 0.02,
+                share <= bound,
                 "{rate} B/s, {rtt:?}: {:.1}% lost: {b:?}",
                 share * 100.0
             );
@@ -970,6 +1019,38 @@ mod tests {
                 "{rate} B/s, {rtt:?}: {b:?}"
             );
         }
+    }
+
+    /// With no rate configured, at most TCP's first window goes before anything is
+    /// measured; the first pair's report sets the rate and the window at once.
+    #[test]
+    fn the_first_window_waits_for_the_first_pair() {
+        let rtt = Duration::from_secs(3);
+        let mut cc = Cc::new(&ip_params(1400, rtt));
+        let t = Duration::from_millis(1);
+        let mut pn = 0;
+        while cc.send_time(1400).is_some() {
+            cc.on_sent(t, pn, 1400, Vec::new());
+            pn += 1;
+        }
+        assert_eq!(pn, INITIAL_WINDOW_FRAMES);
+        // The first two frames arrived 11.2 ms apart: 125 kB/s (1 Mbit/s).
+        cc.on_ack(t + rtt, &[(0, 1)], Duration::ZERO);
+        cc.on_spacing(1, 1400, Duration::from_micros(11_200));
+        assert_eq!(cc.path_rate(), Some(125_000.0));
+        assert!(cc.startup);
+        assert!(
+            (cc.pacing_rate() - 125_000.0).abs() < 1.0,
+            "{}",
+            cc.pacing_rate()
+        );
+        let bdp = 125_000.0 * rtt.as_secs_f64();
+        assert!(cc.cwnd() as f64 >= 1.9 * bdp, "{}", cc.cwnd());
+        // With a rate configured, the window follows it from the start.
+        let mut hinted = ip_params(1400, rtt);
+        hinted.rate_bps = Some(8_000_000);
+        let cc = Cc::new(&hinted);
+        assert!(cc.cwnd() >= 1_000_000, "{}", cc.cwnd());
     }
 
     /// Spacing reported for a frame the sender did not send right behind another (one

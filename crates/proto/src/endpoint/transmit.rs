@@ -493,6 +493,7 @@ impl Endpoint {
                     || o.next_range(u64::MAX).is_some())
         });
         let mut ack_written = false;
+        let mut spacing_written = false;
         let mut again_riding = Vec::new();
         // The numbers the frame's DONE named, once written.
         let mut done_written: Option<RangeSet> = None;
@@ -510,10 +511,9 @@ impl Endpoint {
                     };
                     if w.ack(&ack) {
                         ack_written = true;
-                        if let Some((pn, bytes, gap)) = p.rx_spacing
-                            && w.spacing(pn, bytes, gap.as_nanos().min(u128::from(u64::MAX)) as u64)
-                        {
-                            p.rx_spacing = None;
+                        if let Some((pn, bytes, gap)) = p.rx_spacing {
+                            let gap_ns = gap.as_nanos().min(u128::from(u64::MAX)) as u64;
+                            spacing_written = w.spacing(pn, bytes, gap_ns);
                         }
                         if p.ack_due.is_some_and(|d| d <= now) {
                             substantive = true;
@@ -1098,6 +1098,11 @@ impl Endpoint {
         if ack_written {
             p.unacked_eliciting = 0;
             p.ack_due = None;
+        }
+        // Only now: a frame given up before this point (nothing in it due yet) sent
+        // nothing, and the pair it carried goes in the next.
+        if spacing_written {
+            p.rx_spacing = None;
         }
         let probe = probe.filter(|&s| eliciting && w.pad_to(s));
         let named_last = w.last_named();
