@@ -135,6 +135,8 @@ pub(crate) struct Cc {
     /// This round: bytes lost, delivered count at its start, and the peak in flight.
     round_lost: u64,
     round_start_delivered: u64,
+    /// When this round began (its first acknowledgement).
+    round_start_at: Duration,
     round_peak_inflight: u64,
     /// The share of bytes lost per round, smoothed over rounds: the path's usual loss.
     usual_loss: f64,
@@ -200,6 +202,7 @@ impl Cc {
             inflight_hi: None,
             round_lost: 0,
             round_start_delivered: 0,
+            round_start_at: Duration::ZERO,
             round_peak_inflight: 0,
             usual_loss: 0.0,
             probed_last_round: true,
@@ -473,7 +476,7 @@ impl Cc {
                 {
                     self.round += 1;
                     self.round_end_delivered = self.delivered + self.in_flight;
-                    self.on_round();
+                    self.on_round(now);
                 }
             }
         }
@@ -562,7 +565,7 @@ impl Cc {
         })
     }
 
-    fn on_round(&mut self) {
+    fn on_round(&mut self, now: Duration) {
         let delivered = self.delivered.saturating_sub(self.round_start_delivered);
         let lost = self.round_lost;
         let sent = delivered + lost;
@@ -586,7 +589,19 @@ impl Cc {
             "cc round"
         );
         let probing = self.gain() > 1.0;
+        let was_startup = self.startup;
         let cut = self.check_loss(true);
+        let elapsed = now.saturating_sub(self.round_start_at).as_secs_f64();
+        if cut && !was_startup && delivered > 0 && elapsed > 0.0 {
+            // Loss that is congestion after startup: the path carries no more than this
+            // round delivered (BBRv2's `bw_lo`). A delivery-rate sample above it came
+            // from a burst of acknowledgements (a receiver reading a batch at once)
+            // and kept the pacing above the path for ten rounds, losing a tenth of
+            // what it sent each.
+            let r = delivered as f64 / elapsed;
+            self.bw_samples.retain(|s| s.1 <= r);
+            self.bw_samples.push((self.round, r));
+        }
         if sent > 0 {
             self.usual_loss = 0.9 * self.usual_loss + 0.1 * rate;
         }
@@ -597,6 +612,7 @@ impl Cc {
         }
         self.round_lost = 0;
         self.round_start_delivered = self.delivered;
+        self.round_start_at = now;
         self.round_peak_inflight = self.in_flight;
         self.round_cut = false;
         self.round_loss_events = 0;
