@@ -598,7 +598,16 @@ impl Cc {
             // from a burst of acknowledgements (a receiver reading a batch at once)
             // and kept the pacing above the path for ten rounds, losing a tenth of
             // what it sent each.
-            let r = delivered as f64 / elapsed;
+            // Nor below the round's best delivery-rate sample (BBRv2's `bw_latest`): a
+            // round that lost frames and waited for their resends delivered less than
+            // the path carries.
+            let latest = self
+                .bw_samples
+                .iter()
+                .filter(|s| s.0 + 1 == self.round)
+                .map(|s| s.1)
+                .fold(0.0, f64::max);
+            let r = (delivered as f64 / elapsed).max(latest);
             self.bw_samples.retain(|s| s.1 <= r);
             self.bw_samples.push((self.round, r));
         }
