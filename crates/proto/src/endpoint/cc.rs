@@ -283,13 +283,15 @@ impl Cc {
         self.path_rate
     }
 
-    fn update_path_rate(&mut self) {
-        let round = self.round;
-        while self
-            .spacing_samples
+    /// Whether the oldest spacing sample is older than BW_WINDOW_ROUNDS rounds.
+    fn spacing_stale(&self) -> bool {
+        self.spacing_samples
             .front()
-            .is_some_and(|(r, _)| r + BW_WINDOW_ROUNDS < round)
-        {
+            .is_some_and(|(r, _)| r + BW_WINDOW_ROUNDS < self.round)
+    }
+
+    fn update_path_rate(&mut self) {
+        while self.spacing_stale() {
             self.spacing_samples.pop_front();
         }
         let mut rates: Vec<f64> = self.spacing_samples.iter().map(|s| s.1).collect();
@@ -482,11 +484,7 @@ impl Cc {
         }
         self.bw_samples
             .retain(|(r, _)| r + BW_WINDOW_ROUNDS >= self.round);
-        if self
-            .spacing_samples
-            .front()
-            .is_some_and(|(r, _)| r + BW_WINDOW_ROUNDS < self.round)
-        {
+        if self.spacing_stale() {
             self.update_path_rate();
         }
         let acked: u64 = acked_bytes;

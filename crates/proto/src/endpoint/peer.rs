@@ -1064,8 +1064,8 @@ impl Peer {
         out
     }
 
-    /// Records a received packet number for acknowledgement.
-    /// Notes frame `pn` of `len` bytes as received (paced links).
+    /// Records frame `pn` of `len` bytes as received, for acknowledgement and SPACING
+    /// (paced links).
     pub fn record_pn(&mut self, pn: u64, len: u64, now: Duration) {
         if let Some((last, at)) = self.rx_last
             && pn == last + 1
