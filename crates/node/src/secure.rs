@@ -146,9 +146,11 @@ const WINDOW: u64 = 2048;
 pub struct Policy {
     secret: [u8; 32],
     public: [u8; 32],
-    /// A network key every member holds: mixed into every handshake (Noise `psk`), so
-    /// a node without it cannot complete one.
+    /// A network key every member holds, so a node without it completes no handshake:
+    /// the Noise prologue of every handshake, and IK's `psk` too (see `builder`).
     psk: Option<[u8; 32]>,
+    /// `PROLOGUE`, then the network key if there is one.
+    prologue: Vec<u8>,
     /// X25519 keys allowed to connect; `None` lets any key in.
     allow: Option<HashSet<[u8; 32]>>,
     /// The cipher this node starts sessions with.
@@ -173,6 +175,7 @@ impl Policy {
             secret,
             public,
             psk: None,
+            prologue: PROLOGUE.to_vec(),
             allow: None,
             cipher: Cipher::for_this_cpu(),
         }
@@ -186,6 +189,7 @@ impl Policy {
 
     pub fn with_network_key(mut self, key: [u8; 32]) -> Self {
         self.psk = Some(key);
+        self.prologue = [PROLOGUE, &key[..]].concat();
         self
     }
 
@@ -211,22 +215,28 @@ impl Policy {
         let hs = match (ik, self.psk.is_some()) {
             (true, false) => "IK",
             (true, true) => "IKpsk1",
-            (false, false) => "XX",
-            (false, true) => "XXpsk3",
+            (false, _) => "XX",
         };
         format!("Noise_{hs}_25519_{}_BLAKE2s", c.noise())
             .parse()
             .expect("a valid Noise pattern name")
     }
 
+    /// The network key is checked by the first AEAD tag that covers the handshake hash,
+    /// which holds the prologue: IK's first message, XX's second (so an initiator sends
+    /// its static key to no non-member) and third. A prologue authenticates, it
+    /// does not key (Noise section 6), so where a `psk` is free, IK's first message
+    /// already carries a tag, the key is mixed into the session keys as well. XX's is
+    /// not: any `psk` modifier puts a 16-byte tag on XX's first message (its `e` then
+    /// keys the cipher), which would take the handshake past 200 B.
     fn builder(&self, ik: bool, c: Cipher) -> snow::Builder<'_> {
         let b = snow::Builder::new(self.pattern(ik, c))
-            .prologue(PROLOGUE)
+            .prologue(&self.prologue)
             .and_then(|b| b.local_private_key(&self.secret))
             .expect("fresh builder takes a prologue and key");
-        match &self.psk {
-            Some(k) => b.psk(if ik { 1 } else { 3 }, k).expect("psk slot in range"),
-            None => b,
+        match (&self.psk, ik) {
+            (Some(k), true) => b.psk(1, k).expect("psk slot in range"),
+            _ => b,
         }
     }
 }
