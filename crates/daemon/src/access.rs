@@ -61,6 +61,11 @@ impl Access {
         }
     }
 
+    /// The address the API is bound to.
+    pub fn bound(&self) -> SocketAddr {
+        self.bound
+    }
+
     /// Whether reads go without the token.
     pub fn open_reads(&self) -> bool {
         self.open_reads

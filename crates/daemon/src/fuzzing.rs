@@ -4,7 +4,7 @@
 
 #![doc(hidden)]
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use axum::body::Body;
 use axum::http::{HeaderName, HeaderValue, Method, Request, StatusCode};
@@ -298,19 +298,15 @@ fn harness() -> &'static Harness {
         // No core: its command channel is closed, so what needs it answers 503.
         let (cmds, _) = tokio::sync::mpsc::unbounded_channel();
         let (stop, stopping) = tokio::sync::watch::channel(false);
-        let shared = Arc::new(Shared {
-            store: Mutex::new(store),
-            events: crate::events::EventLog::new(None),
+        let shared = Arc::new(Shared::new(
+            store,
+            crate::events::EventLog::new(None),
             cmds,
             node,
-            access: crate::access::Access::new(token.clone(), bound, false, &[]),
-            bound,
-            http: bound.to_string(),
-            started: std::time::Instant::now(),
+            crate::access::Access::new(token.clone(), bound, false, &[]),
             stopping,
-            limits: crate::limits::Limits::new(Default::default()),
-            last_status: Mutex::new(None),
-        });
+            crate::limits::Limits::new(Default::default()),
+        ));
         Harness {
             rt: tokio::runtime::Builder::new_current_thread()
                 .enable_all()

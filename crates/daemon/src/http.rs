@@ -1085,19 +1085,15 @@ mod tests {
         let (cmds, mut core) = mpsc::unbounded_channel();
         let (_stop, stopping) = tokio::sync::watch::channel(false);
         let bound = "127.0.0.1:7473".parse().unwrap();
-        let s = Shared {
-            store: std::sync::Mutex::new(skywave_node::StoreAdapter::new(store)),
-            events: crate::events::EventLog::new(None),
+        let s = Shared::new(
+            skywave_node::StoreAdapter::new(store),
+            crate::events::EventLog::new(None),
             cmds,
-            node: [1; 32],
-            access: crate::access::Access::new("f".repeat(48), bound, false, &[]),
-            bound,
-            http: bound.to_string(),
-            started: std::time::Instant::now(),
+            [1; 32],
+            crate::access::Access::new("f".repeat(48), bound, false, &[]),
             stopping,
-            limits: crate::limits::Limits::new(Default::default()),
-            last_status: std::sync::Mutex::new(None),
-        };
+            crate::limits::Limits::new(Default::default()),
+        );
         let status = |node: &str| Status {
             node: node.into(),
             ..Status::default()

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -36,6 +36,38 @@ pub fn route_payload(to: std::net::SocketAddr) -> Option<usize> {
     }
     let _ = to;
     None
+}
+
+/// Route MTUs looked up, by host and when: a host's new ports (a NAT's, a flood's)
+/// reuse the answer rather than a socket and two system calls each. An answer lives
+/// `RouteMtus::TTL`, as routes and learnt path MTUs change.
+#[derive(Debug, Default)]
+pub struct RouteMtus(std::collections::HashMap<std::net::IpAddr, (Instant, Option<usize>)>);
+
+impl RouteMtus {
+    const TTL: Duration = Duration::from_secs(60);
+    /// Hosts remembered; the table is emptied when full.
+    const MAX: usize = 4096;
+
+    /// `lookup(to)` (normally [`route_payload`]), or its answer for `to`'s host while fresh.
+    pub fn get(
+        &mut self,
+        to: std::net::SocketAddr,
+        now: Instant,
+        lookup: impl FnOnce(std::net::SocketAddr) -> Option<usize>,
+    ) -> Option<usize> {
+        if let Some(&(at, mtu)) = self.0.get(&to.ip())
+            && now.saturating_duration_since(at) < Self::TTL
+        {
+            return mtu;
+        }
+        if self.0.len() >= Self::MAX {
+            self.0.clear();
+        }
+        let mtu = lookup(to);
+        self.0.insert(to.ip(), (now, mtu));
+        mtu
+    }
 }
 
 /// Beacon: magic, wire version, then the node key.
@@ -361,6 +393,35 @@ mod tests {
         // (An IPv4 packet is at most 65535 B, whatever the interface.)
         assert_eq!(m, lo.min(65535) - 28);
         assert_eq!(route_payload("[::1]:9".parse().unwrap()), None);
+    }
+
+    #[test]
+    fn a_hosts_route_mtu_is_looked_up_once_a_minute_whatever_its_ports() {
+        let mut c = RouteMtus::default();
+        let looked = std::cell::Cell::new(0);
+        let lookup = |_| {
+            looked.set(looked.get() + 1);
+            Some(1472)
+        };
+        let t0 = Instant::now();
+        for port in 1..=100 {
+            let to = std::net::SocketAddr::from(([192, 0, 2, 1], port));
+            assert_eq!(c.get(to, t0, lookup), Some(1472));
+        }
+        assert_eq!(looked.get(), 1, "one host, one lookup");
+        c.get("192.0.2.2:1".parse().unwrap(), t0, lookup);
+        assert_eq!(looked.get(), 2, "another host is looked up");
+        c.get(
+            "192.0.2.1:7".parse().unwrap(),
+            t0 + Duration::from_secs(61),
+            lookup,
+        );
+        assert_eq!(looked.get(), 3, "a stale answer is looked up again");
+        // A flood of hosts empties the table rather than grow it.
+        for i in 0..2 * RouteMtus::MAX as u32 {
+            c.get((std::net::Ipv4Addr::from(i), 9).into(), t0, lookup);
+        }
+        assert!(c.0.len() <= RouteMtus::MAX);
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod events;
 pub mod fuzzing;
 mod http;
 mod ip;
+mod known_peers;
 mod limits;
 mod liveness;
 mod metrics;
@@ -23,8 +24,7 @@ mod webui;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::Arc;
 
 use anyhow::Context;
 use skywave_node::StoreAdapter;
@@ -134,19 +134,15 @@ pub async fn run(
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let (in_tx, in_rx) = mpsc::channel(1024);
-    let shared = Arc::new(Shared {
-        store: Mutex::new(StoreAdapter::new(store)),
-        events: events::EventLog::new(Some(dir.join("events.mark"))),
-        cmds: cmd_tx,
+    let shared = Arc::new(Shared::new(
+        StoreAdapter::new(store),
+        events::EventLog::new(Some(dir.join("events.mark"))),
+        cmd_tx,
         node,
         access,
-        bound: http_local,
-        http: http_local.to_string(),
-        started: Instant::now(),
-        stopping: stop_rx,
-        limits: limits::Limits::new(cfg.limits.clone()),
-        last_status: Mutex::new(None),
-    });
+        stop_rx,
+        limits::Limits::new(cfg.limits.clone()),
+    ));
     let mut nonce = [0u8; 8];
     getrandom::fill(&mut nonce).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
     let ep = Endpoint::new(Config::default(), node, u64::from_le_bytes(nonce));

@@ -154,7 +154,7 @@ pub fn trust_file_add(path: &Path, key: &str, name: &str) -> Result<bool, String
         text.push_str(name.trim());
     }
     text.push('\n');
-    replace(path, &text)?;
+    replace(path, &text, "the trust file")?;
     Ok(true)
 }
 
@@ -192,7 +192,7 @@ pub fn trust_file_remove(path: &Path, prefix: &str) -> Result<Vec<TrustEntry>, S
         }
     }
     if !removed.is_empty() {
-        replace(path, &kept)?;
+        replace(path, &kept, "the trust file")?;
     }
     Ok(removed)
 }
@@ -206,8 +206,9 @@ fn read_or_empty(path: &Path) -> Result<String, String> {
 }
 
 /// Writes `text` beside `path` and renames it over: the file is never seen half written.
-fn replace(path: &Path, text: &str) -> Result<(), String> {
-    let fail = |e: std::io::Error| format!("writing the trust file {}: {e}", path.display());
+/// `what` names the file in the error.
+pub(crate) fn replace(path: &Path, text: &str, what: &str) -> Result<(), String> {
+    let fail = |e: std::io::Error| format!("writing {what} {}: {e}", path.display());
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

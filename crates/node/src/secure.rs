@@ -8,10 +8,11 @@
 //! its handshake is 144 B (IK) or 192 B (XX) where TLS 1.3 with raw public keys is ~1 KB.
 //!
 //! Set-up folds into the protocol's own: a known peer key (remembered from an earlier
-//! session on the address, given in the config or heard in a beacon) makes the handshake
+//! session on the address, also across restarts, or heard in a beacon) makes the handshake
 //! IK, one message each way, and the initiator's first frame (its HELLO) rides inside its
 //! first message, so the peers' HELLOs cross in the same round trip as without
-//! encryption. With no key known the handshake is XX: one more half round trip, once.
+//! encryption. With no key known the handshake is XX, once per address: the initiator's
+//! HELLO rides its last message, and the responder's waits for it, a round trip more.
 //!
 //! The AEAD is the initiator's choice ([`Cipher`]): AES-256-GCM where its CPU has AES
 //! instructions (2-3x cheaper than ChaCha20-Poly1305 there, which matters at Gbit/s),

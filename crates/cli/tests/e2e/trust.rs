@@ -396,3 +396,117 @@ fn captures_of_udp_and_tcp_syncs_hold_no_payload_or_name_bytes() {
         assert_eq!(slices, 8, "{what} plaintext: the payload is visible");
     }
 }
+
+/// The kind byte of each first message the dialler sent, in order: for UDP each datagram
+/// from anyone but `to` that starts a handshake; for TCP the first frame of each
+/// connection (after its 2-byte length).
+type Kinds = Arc<Mutex<Vec<u8>>>;
+
+fn first_kinds_relay(tcp: bool, to: SocketAddr, kinds: Kinds) -> SocketAddr {
+    if tcp {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for inbound in l.incoming() {
+                let Ok(mut inbound) = inbound else { continue };
+                let Ok(mut outbound) = TcpStream::connect(to) else {
+                    continue;
+                };
+                let mut head = [0u8; 3];
+                if inbound.read_exact(&mut head).is_err() || outbound.write_all(&head).is_err() {
+                    continue;
+                }
+                kinds.lock().unwrap().push(head[2]);
+                for (mut r, mut w) in [
+                    (inbound.try_clone().unwrap(), outbound.try_clone().unwrap()),
+                    (outbound, inbound),
+                ] {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut r, &mut w);
+                        let _ = w.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+            }
+        });
+        return addr;
+    }
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = s.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut back: Option<SocketAddr> = None;
+        let mut buf = vec![0u8; 65536];
+        loop {
+            let Ok((n, from)) = s.recv_from(&mut buf) else {
+                continue;
+            };
+            if from == to {
+                if let Some(b) = back {
+                    let _ = s.send_to(&buf[..n], b);
+                }
+            } else {
+                if n > 0 && skywave_node::secure::kind::is_first(buf[0]) {
+                    kinds.lock().unwrap().push(buf[0]);
+                }
+                back = Some(from);
+                let _ = s.send_to(&buf[..n], to);
+            }
+        }
+    });
+    addr
+}
+
+/// A node that dialled a peer before remembers the peer's key across a restart
+/// (`known_peers`): its first handshake after the restart is IK, which carries its HELLO
+/// in the first message, where first contact was XX, a round trip longer. (Before: the
+/// keys lived in memory only, and every start met every peer with XX.)
+#[test]
+fn a_restarted_node_meets_a_peer_it_knew_with_the_one_round_trip_handshake() {
+    use skywave_node::secure::kind;
+    for tcp in [false, true] {
+        let what = if tcp { "tcp" } else { "udp" };
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let cfg = if tcp {
+            "[[link]]\ntype = \"tcp\"\nlisten = \"127.0.0.1:0\"\n".to_string()
+        } else {
+            "[[link]]\ntype = \"udp\"\nbind = \"127.0.0.1:0\"\n".to_string()
+        };
+        let a = Daemon::start(
+            root,
+            "a",
+            &["--config", write_config(root, "a", &cfg).to_str().unwrap()],
+        );
+        let kinds: Kinds = Arc::default();
+        let relay = first_kinds_relay(tcp, if tcp { a.tcp() } else { a.udp() }, kinds.clone());
+        let cfg_b = if tcp {
+            format!("[[link]]\ntype = \"tcp\"\npeers = [\"{relay}\"]\n")
+        } else {
+            format!("[[link]]\ntype = \"udp\"\nbind = \"127.0.0.1:0\"\npeers = [\"{relay}\"]\n")
+        };
+        let cfg_b = write_config(root, "b", &cfg_b);
+        let mut b = Daemon::start(root, "b", &["--config", cfg_b.to_str().unwrap()]);
+        let data = payload(10_000, 41);
+        let id = a.add(&data, "before");
+        assert_eq!(b.wait_bundle(&id, SHORT), data);
+        let known = b.dir.join("known_peers");
+        wait_for("b to write its known peers", SHORT, || {
+            std::fs::read_to_string(&known)
+                .ok()
+                .filter(|t| t.contains(&relay.to_string()))
+        });
+        let before = kinds.lock().unwrap().clone();
+        assert!(
+            matches!(before.first(), Some(&(kind::XX1 | kind::XX1_AES))),
+            "{what}: first contact is XX: {before:x?}"
+        );
+        b.restart(None);
+        let data = payload(10_000, 42);
+        let id = a.add(&data, "after");
+        assert_eq!(b.wait_bundle(&id, SHORT), data);
+        let after = kinds.lock().unwrap()[before.len()..].to_vec();
+        assert!(
+            matches!(after.first(), Some(&(kind::IK1 | kind::IK1_AES))),
+            "{what}: after the restart: {after:x?}"
+        );
+    }
+}

@@ -61,6 +61,33 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// What the API's handlers and the core share, for an API under `access` (which
+    /// names the bound address); started now, with no status given yet.
+    pub fn new(
+        store: StoreAdapter,
+        events: EventLog,
+        cmds: mpsc::UnboundedSender<Cmd>,
+        node: [u8; 32],
+        access: crate::access::Access,
+        stopping: tokio::sync::watch::Receiver<bool>,
+        limits: Arc<crate::limits::Limits>,
+    ) -> Self {
+        let bound = access.bound();
+        Self {
+            store: Mutex::new(store),
+            events,
+            cmds,
+            node,
+            access,
+            bound,
+            http: bound.to_string(),
+            started: Instant::now(),
+            stopping,
+            limits,
+            last_status: Mutex::new(None),
+        }
+    }
+
     /// The store, even if a panicking holder poisoned the lock (its state is SQLite's,
     /// which is transactional).
     pub fn store(&self) -> MutexGuard<'_, StoreAdapter> {
@@ -210,6 +237,10 @@ struct Sec {
     /// The remote host, for logging a refusal once per address (a TCP peer reconnects
     /// from a new port each time, so only its IP counts).
     host: Option<std::net::IpAddr>,
+    /// Where the peer's key is remembered (`Core::known_keys`): a UDP peer's address,
+    /// a dialled TCP peer's once connected; none for a TCP peer that dialled us (its
+    /// port changes every time).
+    key_at: Option<SocketAddr>,
 }
 
 /// What a peer not on a trust list delivered since `since` (an hour at most).
@@ -292,6 +323,12 @@ pub struct Core {
     trusts: Vec<Trust>,
     /// Node keys proven at an address, for an IK handshake the next time.
     known_keys: HashMap<SocketAddr, [u8; 32]>,
+    /// `known_keys` changed since it was last written to `known_peers::FILE`.
+    known_dirty: bool,
+    /// The write of `known_keys` in progress: the next waits for it, so an older text
+    /// never lands after a newer.
+    known_saving: Option<tokio::task::JoinHandle<()>>,
+    route_mtus: ip::RouteMtus,
     /// Addresses whose refused handshakes were logged (each once).
     refused_logged: HashSet<std::net::IpAddr>,
     /// What each peer not on a trust list delivered this hour (`limits.untrusted_*`).
@@ -349,6 +386,7 @@ impl Core {
         dir: PathBuf,
     ) -> Core {
         let now = Instant::now();
+        let known_keys = crate::known_peers::load(&dir.join(crate::known_peers::FILE));
         Core {
             ep,
             shared,
@@ -367,7 +405,10 @@ impl Core {
             secret,
             dir,
             trusts: Vec::new(),
-            known_keys: HashMap::new(),
+            known_keys,
+            known_dirty: false,
+            known_saving: None,
+            route_mtus: ip::RouteMtus::default(),
             refused_logged: HashSet::new(),
             budgets: HashMap::new(),
             plain: Vec::new(),
@@ -542,28 +583,33 @@ impl Core {
 
     /// A UDP peer's adapter; `to`, its address once known, bounds the path MTU probed
     /// for when the link sets no `mtu`.
-    fn udp_adapter(cfg: &crate::config::UdpConfig, to: Option<SocketAddr>) -> LinkAdapter {
-        let wire = cfg
-            .mtu
-            .or_else(|| to.and_then(ip::route_payload))
+    fn udp_adapter(&mut self, sock: usize, to: Option<SocketAddr>) -> LinkAdapter {
+        let cfg = &self.udp[sock].cfg;
+        let (mtu, rate_bps, rtt, plaintext) = (cfg.mtu, cfg.rate, cfg.rtt, cfg.plaintext);
+        let wire = mtu
+            .or_else(|| to.and_then(|to| self.route_payload(to)))
             .unwrap_or(skywave_node::adapter::DEFAULT_UDP_MTU);
         LinkAdapter::udp(IpLinkConfig {
             // The sealed datagram, not the frame inside it, is what may not pass the
             // largest a receiver takes.
-            mtu: wire.min(ip::MAX_DATAGRAM) - if cfg.plaintext { 0 } else { DATA_OVERHEAD },
-            rate_bps: cfg.rate,
-            rtt: cfg.rtt,
+            mtu: wire.min(ip::MAX_DATAGRAM) - if plaintext { 0 } else { DATA_OVERHEAD },
+            rate_bps,
+            rtt,
             // The path may carry less than the configured size (a VPN, PPPoE): start at
             // what every path carries and probe up to it.
             discover_mtu: true,
         })
     }
 
+    fn route_payload(&mut self, to: SocketAddr) -> Option<usize> {
+        self.route_mtus.get(to, Instant::now(), ip::route_payload)
+    }
+
     fn udp_peer(&mut self, sock: usize, addr: SocketAddr) -> LinkId {
         if let Some(&id) = self.udp[sock].peers.get(&addr) {
             return id;
         }
-        let adapter = Self::udp_adapter(&self.udp[sock].cfg, Some(addr));
+        let adapter = self.udp_adapter(sock, Some(addr));
         let id = self.alloc(
             "udp",
             format!("udp:{addr}"),
@@ -579,6 +625,7 @@ impl Core {
                 trust,
                 chan: Channel::new(known),
                 host: Some(addr.ip()),
+                key_at: Some(addr),
             });
         }
         self.udp[sock].peers.insert(addr, id);
@@ -651,6 +698,7 @@ impl Core {
                         PeerAddr::Ip(a) => Some(a.ip()),
                         PeerAddr::Name { .. } => None,
                     },
+                    key_at: None,
                 });
             }
             tokio::spawn(ip::tcp_connector(
@@ -749,7 +797,10 @@ impl Core {
             });
             tokio::select! {
                 biased;
-                _ = stop.changed() => return,
+                _ = stop.changed() => {
+                    self.save_known_keys(false);
+                    return;
+                }
                 c = cmds.recv() => match c {
                     Some(c) => self.on_cmd(c),
                     None => return,
@@ -891,6 +942,7 @@ impl Core {
                         trust,
                         chan: Channel::new(None),
                         host: from.map(|a| a.ip()),
+                        key_at: None,
                     });
                 }
                 tokio::spawn(ip::tcp_connection(
@@ -909,6 +961,12 @@ impl Core {
                 tracing::debug!(link, %peer, "tcp connected");
                 if let (Some(sec), Ok(a)) = (e.sec.as_mut(), peer.parse::<SocketAddr>()) {
                     sec.host = Some(a.ip());
+                    sec.key_at = Some(a);
+                    // A key met at this address before (this run or the last) makes the
+                    // handshake IK.
+                    if let Some(&k) = self.known_keys.get(&a) {
+                        sec.chan.hint(k);
+                    }
                 }
                 e.io = Io::Tcp(tx);
                 let adapter = e.adapter;
@@ -1541,8 +1599,31 @@ impl Core {
         }
     }
 
+    /// Writes `known_keys` if it changed: off the core's thread (`background`), or here
+    /// (stopping).
+    fn save_known_keys(&mut self, background: bool) {
+        if !self.known_dirty || self.known_saving.as_ref().is_some_and(|h| !h.is_finished()) {
+            return;
+        }
+        self.known_dirty = false;
+        let path = self.dir.join(crate::known_peers::FILE);
+        let text = crate::known_peers::render(&self.known_keys);
+        let save = move || {
+            if let Err(e) = crate::known_peers::save(&path, &text) {
+                tracing::warn!("{e}: the next start's first handshakes take a round trip more");
+            }
+        };
+        if background {
+            self.known_saving = Some(tokio::task::spawn_blocking(save));
+        } else {
+            save();
+        }
+    }
+
     fn on_tick(&mut self) {
         let now = Instant::now();
+        // At most once a second, however many peers are met.
+        self.save_known_keys(true);
         // Pieces of slow transfers become durable within a few seconds, not only every
         // few MiB: a restart resumes from here.
         self.ticks += 1;

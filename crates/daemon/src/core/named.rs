@@ -35,7 +35,7 @@ impl Core {
     /// Adds UDP socket `sock`'s peer `host:port`: its link, and a task that looks the
     /// name up.
     pub(super) fn add_named_udp(&mut self, sock: usize, host: String, port: u16) {
-        let adapter = Self::udp_adapter(&self.udp[sock].cfg, None);
+        let adapter = self.udp_adapter(sock, None);
         let link = self.alloc("udp", format!("udp:{host}:{port}"), Io::None, adapter);
         self.ep.withhold_sealed(link, self.udp[sock].amateur);
         if let Some(e) = self.links.get_mut(&link) {
@@ -124,7 +124,7 @@ impl Core {
             _ => {
                 let trust = self.udp[sock].trust;
                 let known = self.known_keys.get(&to).copied();
-                let adapter = Self::udp_adapter(&self.udp[sock].cfg, Some(to));
+                let adapter = self.udp_adapter(sock, Some(to));
                 if let Some(e) = self.links.get_mut(&link) {
                     e.io = Io::Udp { sock, addr: to };
                     e.name = name;
@@ -132,6 +132,7 @@ impl Core {
                         trust,
                         chan: Channel::new(known),
                         host: Some(to.ip()),
+                        key_at: Some(to),
                     });
                 }
                 self.udp[sock].peers.insert(to, link);

@@ -60,10 +60,7 @@ impl Core {
         let Some(sec) = e.sec.as_mut() else {
             return;
         };
-        let addr = match e.io {
-            Io::Udp { addr, .. } => Some(addr),
-            _ => None,
-        };
+        let key_at = sec.key_at;
         let host = sec.host;
         let policy = &self.trusts[sec.trust].policy;
         let mut frame = std::mem::take(&mut self.opened);
@@ -84,11 +81,12 @@ impl Core {
             Ok(o) => {
                 if let Some(remote) = o.established {
                     self.ep.bind_link(link, Some(remote));
-                    if let Some(a) = addr
+                    if let Some(a) = key_at
                         && (self.known_keys.len() < MAX_KNOWN_KEYS
                             || self.known_keys.contains_key(&a))
+                        && self.known_keys.insert(a, remote) != Some(remote)
                     {
-                        self.known_keys.insert(a, remote);
+                        self.known_dirty = true;
                     }
                     tracing::debug!(link, remote = %hex::encode(&remote[..8]), "encrypted session");
                 }
