@@ -33,6 +33,9 @@ pub(crate) struct Sent {
     pub bytes: u64,
     pub delivered: u64,
     pub delivered_at: Duration,
+    /// When the newest frame acknowledged by then was sent (the delivery-rate sample's
+    /// send interval starts there).
+    pub first_sent: Duration,
     pub pieces: Vec<PieceRef>,
 }
 
@@ -105,6 +108,8 @@ pub(crate) struct Cc {
     rate_hinted: bool,
     delivered: u64,
     delivered_at: Duration,
+    /// When the newest acknowledged frame was sent (see `Sent::first_sent`).
+    first_sent: Duration,
     pub in_flight: u64,
     next_send: Duration,
     startup: bool,
@@ -183,6 +188,7 @@ impl Cc {
             rate_hinted: params.rate_bps.is_some(),
             delivered: 0,
             delivered_at: Duration::ZERO,
+            first_sent: Duration::ZERO,
             in_flight: 0,
             next_send: Duration::ZERO,
             startup: true,
@@ -392,6 +398,7 @@ impl Cc {
         }
         if self.in_flight == 0 {
             self.delivered_at = now;
+            self.first_sent = now;
             // After idling, the schedule starts from now (no catch-up, as above).
             self.next_send = self.next_send.max(now);
         }
@@ -434,6 +441,7 @@ impl Cc {
                 bytes,
                 delivered: self.delivered,
                 delivered_at: self.delivered_at,
+                first_sent: self.first_sent,
                 pieces,
             },
         );
@@ -471,8 +479,15 @@ impl Cc {
                 if pn == largest {
                     newest = Some(s.clone());
                 }
-                // Delivery rate over the interval since this frame left.
-                let dt = now.saturating_sub(s.delivered_at);
+                // Delivery rate over the longer of the intervals the data took to be
+                // sent and to be acknowledged (the delivery-rate estimation draft, as
+                // BBR): ACKs that come in a bunch (a receiver's batch, a delayed ACK)
+                // shorten the second, not the first, and showed up to 11% above a
+                // path's rate, which pacing then overflowed a short queue with.
+                let dt = now
+                    .saturating_sub(s.delivered_at)
+                    .max(s.time.saturating_sub(s.first_sent));
+                self.first_sent = s.time;
                 if dt > Duration::ZERO {
                     let rate = (self.delivered - s.delivered) as f64 / dt.as_secs_f64();
                     // One sample per round (its maximum) keeps the windowed max cheap.
@@ -1080,6 +1095,45 @@ mod tests {
         hinted.rate_bps = Some(8_000_000);
         let cc = Cc::new(&hinted);
         assert!(cc.cwnd() >= 1_000_000, "{}", cc.cwnd());
+    }
+
+    /// An ACK that came late and one that came on time, a few frames apart, make the
+    /// time between them short for what they acknowledge: measured over the ACKs alone,
+    /// the delivery rate came out 8% above the rate the frames were sent at. Over the
+    /// longer of the send and ACK intervals it is the rate sent.
+    #[test]
+    fn a_late_ack_does_not_raise_the_delivery_rate() {
+        let mut hinted = ip_params(1400, Duration::from_millis(10));
+        hinted.rate_bps = Some(8_000_000);
+        let mut cc = Cc::new(&hinted);
+        let us = Duration::from_micros;
+        let sent_at = |i: u64| us(1400 * i);
+        // (time, event): Some(pn) sends pn, None with a range acknowledges it.
+        let mut events: Vec<(Duration, Option<u64>, (u64, u64))> = Vec::new();
+        for i in 0..30u64 {
+            events.push((sent_at(i), Some(i), (0, 0)));
+            if !(10..=13).contains(&i) {
+                events.push((sent_at(i) + us(10_000), None, (i, i)));
+            }
+        }
+        // Frame 10's ACK was held 5 ms, and acknowledges 10-13 at once.
+        events.push((sent_at(10) + us(15_000), None, (10, 13)));
+        events.sort_by_key(|e| (e.0, e.1.is_some()));
+        for (t, send, (lo, hi)) in events {
+            match send {
+                Some(pn) => cc.on_sent(t, pn, 1400, Vec::new()),
+                None => {
+                    cc.on_ack(t, &[(lo, hi)], Duration::ZERO);
+                }
+            }
+        }
+        let sent_rate = 1400.0 / 1.4e-3;
+        assert!(
+            cc.rate_estimate() <= sent_rate * 1.01,
+            "{} B/s estimated for frames sent at {sent_rate}",
+            cc.rate_estimate()
+        );
+        assert!(cc.rate_estimate() >= sent_rate * 0.9);
     }
 
     /// Frames a full window held back leave at the pacing rate once an ACK frees room,
