@@ -558,12 +558,14 @@ impl Cc {
             self.cycle_start = now;
         }
         // The cycle's 0.75 phase is there to drain what the 1.25 probe queued: once in
-        // flight is down to a BDP it has, and pacing below the rate longer only idles the
-        // bottleneck (BBR's early exit from the drain phase of its gain cycle).
+        // flight is down to a BDP and the round trip shows no queue it has, and pacing
+        // below the rate longer only idles the bottleneck (BBR's early exit from the
+        // drain phase of its gain cycle).
         if !self.startup
             && !self.draining
             && CYCLE[self.cycle_index] < 1.0
             && self.in_flight as f64 <= bdp
+            && self.latest_rtt <= self.min_rtt() + startup_queue(self.min_rtt())
         {
             self.cycle_start = now;
             self.cycle_index = (self.cycle_index + 1) % CYCLE.len();
@@ -1132,10 +1134,16 @@ mod tests {
         // 126 kB still in flight: draining.
         cc.on_ack(t + ms(100), &[(0, 9)], Duration::ZERO);
         assert_eq!(cc.gain(), 0.75);
-        // 84 kB: the queue is gone, and the cycle moves on at once.
-        cc.on_ack(t + ms(101), &[(10, 39)], Duration::ZERO);
+        // 84 kB, but the round trip still shows a queue (130 ms against 100): draining.
+        cc.on_ack(t + ms(130), &[(10, 39)], Duration::ZERO);
+        assert_eq!(cc.gain(), 0.75);
+        // A frame sent now comes back in 100.5 ms: the queue is gone, and the cycle moves
+        // on at once (without this rule, only `tick`, a round trip after it began).
+        cc.on_sent(t + ms(130), 100, 1400, Vec::new());
+        let back = t + ms(130) + Duration::from_micros(100_500);
+        cc.on_ack(back, &[(100, 100)], Duration::ZERO);
         assert_eq!(cc.gain(), 1.0);
-        assert_eq!(cc.cycle_start, t + ms(101));
+        assert_eq!(cc.cycle_start, back);
     }
 
     /// An ACK that came late and one that came on time, a few frames apart, make the
