@@ -584,25 +584,25 @@ impl Core {
     /// A UDP peer's adapter; `to`, its address once known, bounds the path MTU probed
     /// for when the link sets no `mtu`.
     fn udp_adapter(&mut self, sock: usize, to: Option<SocketAddr>) -> LinkAdapter {
+        let route = match (self.udp[sock].cfg.mtu, to) {
+            (None, Some(to)) => self.route_mtus.get(to, Instant::now(), ip::route_payload),
+            _ => None,
+        };
         let cfg = &self.udp[sock].cfg;
-        let (mtu, rate_bps, rtt, plaintext) = (cfg.mtu, cfg.rate, cfg.rtt, cfg.plaintext);
-        let wire = mtu
-            .or_else(|| to.and_then(|to| self.route_payload(to)))
+        let wire = cfg
+            .mtu
+            .or(route)
             .unwrap_or(skywave_node::adapter::DEFAULT_UDP_MTU);
         LinkAdapter::udp(IpLinkConfig {
             // The sealed datagram, not the frame inside it, is what may not pass the
             // largest a receiver takes.
-            mtu: wire.min(ip::MAX_DATAGRAM) - if plaintext { 0 } else { DATA_OVERHEAD },
-            rate_bps,
-            rtt,
+            mtu: wire.min(ip::MAX_DATAGRAM) - if cfg.plaintext { 0 } else { DATA_OVERHEAD },
+            rate_bps: cfg.rate,
+            rtt: cfg.rtt,
             // The path may carry less than the configured size (a VPN, PPPoE): start at
             // what every path carries and probe up to it.
             discover_mtu: true,
         })
-    }
-
-    fn route_payload(&mut self, to: SocketAddr) -> Option<usize> {
-        self.route_mtus.get(to, Instant::now(), ip::route_payload)
     }
 
     fn udp_peer(&mut self, sock: usize, addr: SocketAddr) -> LinkId {

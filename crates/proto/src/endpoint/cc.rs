@@ -399,7 +399,8 @@ impl Cc {
         if self.in_flight == 0 {
             self.delivered_at = now;
             self.first_sent = now;
-            // After idling, the schedule starts from now (no catch-up, as above).
+            // After idling, the schedule starts from now: no catch-up (see the full
+            // window in `on_ack`).
             self.next_send = self.next_send.max(now);
         }
         self.in_flight += bytes;
@@ -567,8 +568,7 @@ impl Cc {
             && self.in_flight as f64 <= bdp
             && self.latest_rtt <= self.min_rtt() + startup_queue(self.min_rtt())
         {
-            self.cycle_start = now;
-            self.cycle_index = (self.cycle_index + 1) % CYCLE.len();
+            self.next_phase(now);
         }
         (acked_pieces, self.detect_losses(now))
     }
@@ -824,9 +824,14 @@ impl Cc {
         self.pmtu.tick(now);
         if !self.startup && !self.draining && now.saturating_sub(self.cycle_start) >= self.min_rtt()
         {
-            self.cycle_start = now;
-            self.cycle_index = (self.cycle_index + 1) % CYCLE.len();
+            self.next_phase(now);
         }
+    }
+
+    /// The gain cycle's next phase, from `now`.
+    fn next_phase(&mut self, now: Duration) {
+        self.cycle_start = now;
+        self.cycle_index = (self.cycle_index + 1) % CYCLE.len();
     }
 
     pub fn next_send(&self) -> Duration {
@@ -1114,8 +1119,9 @@ mod tests {
     }
 
     /// The gain cycle's 0.75 phase drains what the 1.25 probe queued, and ends as soon as
-    /// in flight is down to a BDP, not a round trip later: pacing below the rate with no
-    /// queue left idles the bottleneck (lfn-50mb 27.4 -> 27.9 Mbit/s).
+    /// in flight is down to a BDP and the round trip shows no queue, not a round trip
+    /// after it began: pacing below the rate with no queue left idles the bottleneck
+    /// (lfn-50mb 27.4 -> 27.9 Mbit/s).
     #[test]
     fn the_cycles_drain_phase_ends_once_a_bdp_is_in_flight() {
         let ms = Duration::from_millis;
