@@ -1,7 +1,7 @@
 //! The model on the wall clock: `now` from a [`Clock`], timers from a [`PreciseTimer`],
 //! and the emulator's own counters.
 
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use skywave_sim::{LinkConfig, LinkEvent, LinkModel, SimTime, TransmitError};
@@ -24,6 +24,9 @@ pub(crate) struct SideCounters {
     pub unroutable: u64,
 }
 
+/// The oldest receive stamp taken as one (see [`Driver::transmit_stamped`]).
+const STAMP_MAX_AGE: Duration = Duration::from_secs(1);
+
 pub(crate) struct Driver {
     model: Box<dyn LinkModel + Send>,
     clock: Clock,
@@ -34,6 +37,10 @@ pub(crate) struct Driver {
     wakeups: u64,
     late_total: Duration,
     late_max: Duration,
+    /// The model's last event: a stamped datagram is never handed to it earlier.
+    last: SimTime,
+    /// The longest a datagram waited in the socket before the emulator read it.
+    read_late_max: Duration,
 }
 
 impl std::fmt::Debug for Driver {
@@ -57,6 +64,8 @@ impl Driver {
             wakeups: 0,
             late_total: Duration::ZERO,
             late_max: Duration::ZERO,
+            last: SimTime::ZERO,
+            read_late_max: Duration::ZERO,
         })
     }
 
@@ -70,11 +79,41 @@ impl Driver {
 
     /// Hands what side `port`'s program wrote to the model, at the current wall time.
     pub(crate) fn transmit(&mut self, port: usize, data: Bytes) -> Result<(), TransmitError> {
+        self.transmit_stamped(port, data, None)
+    }
+
+    /// [`Driver::transmit`] for a datagram the kernel stamped as arrived at `stamp`
+    /// (wall-clock time since the Unix epoch): the model takes it then, not when the
+    /// emulator got round to reading it. An emulator that was not scheduled for a while
+    /// reads what queued meanwhile at once, and a bottleneck fed a path's paced
+    /// datagrams as one burst drops what the real path would have carried. Never before
+    /// the model's last event.
+    pub(crate) fn transmit_stamped(
+        &mut self,
+        port: usize,
+        data: Bytes,
+        stamp: Option<Duration>,
+    ) -> Result<(), TransmitError> {
         let s = &mut self.sides[port];
         s.read_frames += 1;
         s.read_bytes += data.len() as u64;
         let now = self.clock.now();
-        self.model.handle_transmit(now, port, data)
+        // A stamp ahead of the clock, or older than a second, is a step of the wall clock
+        // between the stamp and now: the read time stands.
+        let late = match (stamp, SystemTime::now().duration_since(UNIX_EPOCH)) {
+            (Some(stamp), Ok(wall)) if stamp <= wall && wall - stamp <= STAMP_MAX_AGE => {
+                wall - stamp
+            }
+            _ => Duration::ZERO,
+        };
+        self.read_late_max = self.read_late_max.max(late);
+        let at = SimTime::from_nanos(
+            now.as_nanos()
+                .saturating_sub(u64::try_from(late.as_nanos()).unwrap_or(u64::MAX)),
+        )
+        .max(self.last);
+        self.last = at;
+        self.model.handle_transmit(at, port, data)
     }
 
     /// When the model next needs `handle_timeout`, on the wall clock.
@@ -102,6 +141,7 @@ impl Driver {
     /// Runs the model's due events; records how late the wake-up was.
     pub(crate) fn fire(&mut self, due: SimTime) {
         let now = self.clock.now();
+        self.last = now;
         let late = now - due;
         self.wakeups += 1;
         self.late_total += late;
@@ -142,6 +182,7 @@ impl Driver {
                     self.late_total.as_secs_f64() * 1e6 / self.wakeups as f64
                 },
                 late_max_us: self.late_max.as_secs_f64() * 1e6,
+                read_late_max_us: self.read_late_max.as_secs_f64() * 1e6,
             },
         }
     }

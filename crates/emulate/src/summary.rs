@@ -70,6 +70,9 @@ pub struct TimerSummary {
     /// Wake-up after the model's deadline, mean and worst, in microseconds.
     pub late_mean_us: f64,
     pub late_max_us: f64,
+    /// The longest a datagram waited in the kernel before the emulator read it, in
+    /// microseconds (the model takes it at its arrival: `Driver::transmit_late`).
+    pub read_late_max_us: f64,
 }
 
 /// Everything counted during a run.
@@ -127,8 +130,11 @@ impl fmt::Display for Summary {
         }
         write!(
             f,
-            "timer: {} wake-ups, late by {:.0} us on average, {:.0} us at worst",
-            self.timer.wakeups, self.timer.late_mean_us, self.timer.late_max_us
+            "timer: {} wake-ups, late by {:.0} us on average, {:.0} us at worst; datagrams read up to {:.0} us after they arrived",
+            self.timer.wakeups,
+            self.timer.late_mean_us,
+            self.timer.late_max_us,
+            self.timer.read_late_max_us
         )
     }
 }

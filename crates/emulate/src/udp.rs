@@ -3,10 +3,15 @@
 use std::future::Future;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 use bytes::Bytes;
+use nix::sys::socket::{
+    ControlMessageOwned, MsgFlags, SockaddrStorage, recvmsg, setsockopt, sockopt,
+};
 use skywave_sim::{LinkConfig, LinkEvent, LinkKind, TransmitError};
+use tokio::io::Interest;
 use tokio::net::UdpSocket;
 
 use crate::driver::Driver;
@@ -77,6 +82,8 @@ impl UdpEmulator {
                 addr: forward,
                 source,
             })?;
+        enable_stamps(&sock_a);
+        enable_stamps(&sock_b);
         Ok(UdpEmulator {
             driver,
             sock_a,
@@ -115,26 +122,19 @@ impl UdpEmulator {
                 () = &mut shutdown => break,
                 r = self.driver.sleep(deadline) => {
                     r?;
+                    // What arrived while the emulator was not running enters the model
+                    // before it moves on to now.
+                    self.drain(&mut buf_a);
                     if let Some((due, _)) = deadline {
                         self.driver.fire(due);
                     }
                 }
-                r = self.sock_a.recv_from(&mut buf_a) => match r {
-                    Ok((n, from)) => {
-                        if self.peer_a != Some(from) {
-                            tracing::info!(%from, "side A's address learned");
-                            self.peer_a = Some(from);
-                        }
-                        let data = Bytes::copy_from_slice(&buf_a[..n]);
-                        self.transmit(0, data);
-                    }
+                r = recv_stamped(&self.sock_a, &mut buf_a) => match r {
+                    Ok(d) => self.take(0, &buf_a, d),
                     Err(e) => recv_error("listen socket", &e),
                 },
-                r = self.sock_b.recv(&mut buf_b) => match r {
-                    Ok(n) => {
-                        let data = Bytes::copy_from_slice(&buf_b[..n]);
-                        self.transmit(1, data);
-                    }
+                r = recv_stamped(&self.sock_b, &mut buf_b) => match r {
+                    Ok(d) => self.take(1, &buf_b, d),
                     Err(e) => recv_error("socket towards side B", &e),
                 },
                 _ = tick.tick() => self.driver.log_stats(),
@@ -145,9 +145,52 @@ impl UdpEmulator {
         Ok(self.driver.summary())
     }
 
-    fn transmit(&mut self, port: usize, data: Bytes) {
+    /// Reads every datagram waiting on either socket, and hands them to the model in
+    /// the order they arrived.
+    fn drain(&mut self, buf: &mut [u8]) {
+        let mut got: Vec<(Option<Duration>, usize, Datagram, Bytes)> = Vec::new();
+        for port in 0..2 {
+            let sock = if port == 0 {
+                &self.sock_a
+            } else {
+                &self.sock_b
+            };
+            loop {
+                match sock.try_io(Interest::READABLE, || recv_once(sock.as_raw_fd(), buf)) {
+                    Ok(d) => {
+                        let data = Bytes::copy_from_slice(&buf[..d.len]);
+                        got.push((d.stamp, port, d, data));
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) => {
+                        recv_error(side_name(port), &e);
+                        break;
+                    }
+                }
+            }
+        }
+        got.sort_by_key(|g| g.0);
+        for (_, port, d, data) in got {
+            self.take_bytes(port, d, data);
+        }
+    }
+
+    /// A datagram read from side `port` into `buf`.
+    fn take(&mut self, port: usize, buf: &[u8], d: Datagram) {
+        let data = Bytes::copy_from_slice(&buf[..d.len]);
+        self.take_bytes(port, d, data);
+    }
+
+    fn take_bytes(&mut self, port: usize, d: Datagram, data: Bytes) {
+        if port == 0
+            && let Some(from) = d.from
+            && self.peer_a != Some(from)
+        {
+            tracing::info!(%from, "side A's address learned");
+            self.peer_a = Some(from);
+        }
         let side = side_name(port);
-        match self.driver.transmit(port, data) {
+        match self.driver.transmit_stamped(port, data, d.stamp) {
             Ok(()) => {}
             Err(e @ TransmitError::TooBig { .. }) => {
                 tracing::debug!(side, error = %e, "datagram refused");
@@ -184,6 +227,58 @@ impl UdpEmulator {
 
 pub(crate) fn side_name(port: usize) -> &'static str {
     if port == 0 { "A" } else { "B" }
+}
+
+/// One datagram read: its length, sender, and when it reached the host (the kernel's
+/// receive stamp, `SO_TIMESTAMPNS`: wall-clock time since the Unix epoch).
+#[derive(Debug, Clone, Copy)]
+struct Datagram {
+    len: usize,
+    from: Option<SocketAddr>,
+    stamp: Option<Duration>,
+}
+
+/// Waits for and reads one datagram. Cancel-safe: a datagram is taken from the socket
+/// only by the synchronous read.
+async fn recv_stamped(sock: &UdpSocket, buf: &mut [u8]) -> io::Result<Datagram> {
+    loop {
+        sock.readable().await?;
+        match sock.try_io(Interest::READABLE, || recv_once(sock.as_raw_fd(), buf)) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            r => return r,
+        }
+    }
+}
+
+fn recv_once(fd: std::os::fd::RawFd, buf: &mut [u8]) -> io::Result<Datagram> {
+    let mut iov = [io::IoSliceMut::new(buf)];
+    let mut cmsg = nix::cmsg_space!(nix::sys::time::TimeSpec);
+    let msg = recvmsg::<SockaddrStorage>(fd, &mut iov, Some(&mut cmsg), MsgFlags::empty())
+        .map_err(io::Error::from)?;
+    let mut stamp = None;
+    for c in msg.cmsgs().map_err(io::Error::from)? {
+        if let ControlMessageOwned::ScmTimestampns(ts) = c {
+            stamp = Some(Duration::from(ts));
+        }
+    }
+    let from = msg.address.and_then(|a: SockaddrStorage| {
+        a.as_sockaddr_in()
+            .map(|a| SocketAddr::V4((*a).into()))
+            .or_else(|| a.as_sockaddr_in6().map(|a| SocketAddr::V6((*a).into())))
+    });
+    Ok(Datagram {
+        len: msg.bytes,
+        from,
+        stamp,
+    })
+}
+
+/// Asks the kernel to stamp each datagram `sock` receives with its arrival time.
+fn enable_stamps(sock: &UdpSocket) {
+    if let Err(e) = setsockopt(sock, sockopt::ReceiveTimestampns, &true) {
+        // The model then takes datagrams when they are read.
+        tracing::warn!(error = %e, "no receive timestamps (SO_TIMESTAMPNS) on this socket");
+    }
 }
 
 fn recv_error(what: &str, e: &io::Error) {

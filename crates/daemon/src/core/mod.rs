@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use serde_json::json;
@@ -340,6 +340,24 @@ pub struct Core {
     sealed: Vec<u8>,
     /// UDP peers configured by host name.
     named: Vec<named::Named>,
+}
+
+/// The oldest kernel receive stamp taken as one: anything older (or in the future) is a
+/// step of the wall clock between the stamp and the read, and the read time stands.
+const STAMP_MAX_AGE: Duration = Duration::from_secs(1);
+
+/// When a datagram read at `now` (the core's clock; `wall` read with it) reached the
+/// host, from the kernel's receive stamp (`SO_TIMESTAMPNS`, wall clock): the core reads
+/// up to a batch of datagrams at once, so read times tell the pace of its reads, not the
+/// path's, and two frames sent back to back to measure the path (SPACING) must be timed
+/// as they arrived. The lab's nodes get each frame at its arrival.
+fn arrival(now: Duration, wall: Option<Duration>, stamp: Option<Duration>) -> Duration {
+    match (wall, stamp) {
+        (Some(wall), Some(stamp)) if stamp <= wall && wall - stamp <= STAMP_MAX_AGE => {
+            now.saturating_sub(wall - stamp)
+        }
+        _ => now,
+    }
 }
 
 /// Receive slots per system call, each big enough for one coalesced (GRO) read.
@@ -880,7 +898,7 @@ impl Core {
     fn on_input(&mut self, i: Input) {
         let now = self.now();
         match i {
-            Input::Frame { link, data } => self.on_frame(link, &data, now),
+            Input::Frame { link, data } => self.on_frame(link, &data, now, now),
             Input::Heard { link, answered } => {
                 let since = |t: Instant| t.saturating_duration_since(self.start);
                 let answered = answered.map(|a| a.map(since).into());
@@ -979,7 +997,6 @@ impl Core {
     /// Reads what `sock` holds (up to a batch) and handles each datagram in place: no
     /// hand-off between tasks, no copy.
     fn read_udp(&mut self, sock: usize) {
-        let now = self.now();
         let mut buf = std::mem::take(&mut self.rbuf);
         let mut meta = [quinn_udp::RecvMeta::default(); RECV_SLOTS];
         for _ in 0..UDP_BATCH {
@@ -995,18 +1012,21 @@ impl Core {
             };
             match n {
                 Ok(n) => {
+                    let now = self.now();
+                    let wall = SystemTime::now().duration_since(UNIX_EPOCH).ok();
                     for (i, m) in meta.iter().take(n).enumerate() {
+                        let arrived = arrival(now, wall, m.timestamp);
                         let slot = &buf[i * RECV_SLOT..i * RECV_SLOT + m.len.min(RECV_SLOT)];
                         // Coalesced datagrams (GRO) arrive as equal strides.
                         let stride = m.stride.max(1);
                         if m.len == 0 {
                             // An empty datagram is still one to count.
-                            self.on_datagram(sock, m.addr, 0, &[], now);
+                            self.on_datagram(sock, m.addr, 0, &[], now, arrived);
                         }
                         for d in slot.chunks(stride) {
                             let len = if m.len == stride { m.len } else { d.len() };
                             let data = &d[..d.len().min(ip::MAX_DATAGRAM)];
-                            self.on_datagram(sock, m.addr, len, data, now);
+                            self.on_datagram(sock, m.addr, len, data, now, arrived);
                         }
                     }
                 }
@@ -1020,7 +1040,15 @@ impl Core {
         self.rbuf = buf;
     }
 
-    fn on_datagram(&mut self, sock: usize, from: SocketAddr, n: usize, data: &[u8], now: Duration) {
+    fn on_datagram(
+        &mut self,
+        sock: usize,
+        from: SocketAddr,
+        n: usize,
+        data: &[u8],
+        now: Duration,
+        arrived: Duration,
+    ) {
         if n > ip::MAX_DATAGRAM {
             *self.drops.entry("oversize").or_default() += 1;
             return;
@@ -1076,10 +1104,11 @@ impl Core {
                 self.udp_peer(sock, from)
             }
         };
-        self.on_frame(link, data, now);
+        self.on_frame(link, data, now, arrived);
     }
 
-    fn on_frame(&mut self, link: LinkId, data: &[u8], now: Duration) {
+    /// A frame read at `now` that reached the host at `arrived` (see `arrival`).
+    fn on_frame(&mut self, link: LinkId, data: &[u8], now: Duration, arrived: Duration) {
         let Some(e) = self.links.get_mut(&link) else {
             return;
         };
@@ -1106,7 +1135,7 @@ impl Core {
             },
         };
         if e.sec.is_some() {
-            self.on_sealed(link, data, now);
+            self.on_sealed(link, data, now, arrived);
             return;
         }
         // A radio without channel access of its own: a frame ending its sender's over
@@ -1116,7 +1145,8 @@ impl Core {
         }
         let shared = self.shared.clone();
         let mut store = shared.store();
-        self.ep.handle_frame(now, link, data, &mut *store);
+        self.ep
+            .handle_frame_at(now, arrived, link, data, &mut *store);
     }
 
     /// Builds and sends frames on every link while they take them. True if a link still
@@ -1839,6 +1869,28 @@ async fn forward_driver(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A datagram is timed by its kernel stamp, in the core's clock; a stamp the wall
+    /// clock's steps make implausible leaves the read time.
+    #[test]
+    fn datagrams_are_timed_by_their_kernel_stamp() {
+        let ms = Duration::from_millis;
+        let (now, wall) = (ms(5_000), Some(ms(1_700_000_000_000)));
+        let stamp = |ago: Duration| wall.map(|w| w - ago);
+        assert_eq!(arrival(now, wall, stamp(ms(3))), ms(4_997));
+        assert_eq!(arrival(now, wall, stamp(Duration::ZERO)), now);
+        // Two read together, 400 us apart on the wire, stay 400 us apart.
+        let gap = arrival(now, wall, stamp(Duration::from_micros(100)))
+            - arrival(now, wall, stamp(Duration::from_micros(500)));
+        assert_eq!(gap, Duration::from_micros(400));
+        // Ahead of the wall clock, older than a second, or missing: the read time.
+        assert_eq!(arrival(now, wall, wall.map(|w| w + ms(1))), now);
+        assert_eq!(arrival(now, wall, stamp(ms(1_500))), now);
+        assert_eq!(arrival(now, wall, None), now);
+        assert_eq!(arrival(now, None, stamp(ms(3))), now);
+        // Never before the core's clock began.
+        assert_eq!(arrival(ms(2), wall, stamp(ms(3))), Duration::ZERO);
+    }
 
     #[test]
     fn the_turn_flag_waits_for_the_frame_taken_under_it() {

@@ -53,7 +53,13 @@ impl Core {
 
     /// Opens a datagram of an encrypted link: handshake messages are answered, frames
     /// go to the endpoint, and every drop is counted by reason.
-    pub(super) fn on_sealed(&mut self, link: LinkId, data: &[u8], now: Duration) {
+    pub(super) fn on_sealed(
+        &mut self,
+        link: LinkId,
+        data: &[u8],
+        now: Duration,
+        arrived: Duration,
+    ) {
         let Some(e) = self.links.get_mut(&link) else {
             return;
         };
@@ -96,14 +102,16 @@ impl Core {
                 if o.frame {
                     let shared = self.shared.clone();
                     let mut store = shared.store();
-                    self.ep.handle_frame(now, link, &frame, &mut *store);
+                    self.ep
+                        .handle_frame_at(now, arrived, link, &frame, &mut *store);
                     let held = self
                         .links
                         .get_mut(&link)
                         .and_then(|e| e.sec.as_mut())
                         .is_some_and(|s| s.chan.take_held(&mut frame));
                     if held {
-                        self.ep.handle_frame(now, link, &frame, &mut *store);
+                        self.ep
+                            .handle_frame_at(now, arrived, link, &frame, &mut *store);
                     }
                 }
             }

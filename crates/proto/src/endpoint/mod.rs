@@ -904,6 +904,23 @@ impl Endpoint {
         frame: &[u8],
         store: &mut dyn BundleStore,
     ) {
+        self.handle_frame_at(now, now, link, frame, store);
+    }
+
+    /// [`Endpoint::handle_frame`] for a frame that reached the host at `arrived` (by the
+    /// same clock as `now`, at most `now`), as a kernel's receive stamp tells, while the
+    /// driver reads it later, often in a batch with others. Only the spacing of frames
+    /// sent back to back (SPACING) uses it: two frames read together are otherwise
+    /// stamped alike, or a read's own pace passes for the path's.
+    pub fn handle_frame_at(
+        &mut self,
+        now: Duration,
+        arrived: Duration,
+        link: LinkId,
+        frame: &[u8],
+        store: &mut dyn BundleStore,
+    ) {
+        let arrived = arrived.min(now);
         self.now = self.now.max(now);
         self.stats.frames_received += 1;
         self.stats.bytes_received += frame.len() as u64;
@@ -1078,7 +1095,7 @@ impl Endpoint {
             p.pauses_unanswered = 0;
             p.handed_us = handed;
             if paced {
-                p.record_pn(header.pn, frame.len() as u64, now);
+                p.record_pn(header.pn, frame.len() as u64, now, arrived);
             } else {
                 // Frames arrive in order on links without acks (radios, modems, streams).
                 // On a point-to-point one every frame of the peer's is for us: a gap in

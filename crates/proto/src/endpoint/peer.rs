@@ -1064,14 +1064,15 @@ impl Peer {
         out
     }
 
-    /// Records frame `pn` of `len` bytes as received, for acknowledgement and SPACING
+    /// Records frame `pn` of `len` bytes as received at `now` (read by the driver) and
+    /// `arrived` (reached the host: a pair's gap), for acknowledgement and SPACING
     /// (paced links).
-    pub fn record_pn(&mut self, pn: u64, len: u64, now: Duration) {
+    pub fn record_pn(&mut self, pn: u64, len: u64, now: Duration, arrived: Duration) {
         if let Some((last, at)) = self.rx_last
             && pn == last + 1
-            && now > at
+            && arrived > at
         {
-            let gap = now - at;
+            let gap = arrived - at;
             // The pair with the highest rate (len / gap) wins.
             let closer = self.rx_spacing.is_none_or(|(_, b, g)| {
                 u128::from(len) * g.as_nanos() > u128::from(b) * gap.as_nanos()
@@ -1080,7 +1081,7 @@ impl Peer {
                 self.rx_spacing = Some((pn, len, gap));
             }
         }
-        self.rx_last = Some((pn, now));
+        self.rx_last = Some((pn, arrived));
         let r = &mut self.ack_ranges;
         match r.iter_mut().find(|(lo, hi)| pn + 1 >= *lo && pn <= hi + 1) {
             Some(range) => {
@@ -1325,6 +1326,25 @@ pub(super) mod tests {
         assert_eq!(p.answer_time(19, ms(20_000)), Some(ms(18_100)));
         // A frame not remembered gives none.
         assert_eq!(p.answer_time(40, ms(21_000)), None);
+    }
+
+    /// A pair read together (a driver reading datagrams in a batch) is timed by when
+    /// each reached the host: the read time would make it no pair, or one far faster
+    /// than the path.
+    #[test]
+    fn pairs_are_timed_by_their_arrival_not_their_read() {
+        let us = Duration::from_micros;
+        let mut p = Peer::new([7; 32], 0, us(0), Cc::new(&hf_params()));
+        p.record_pn(1, 1400, us(10_000), us(9_200));
+        p.record_pn(2, 1400, us(10_000), us(9_600));
+        assert_eq!(p.rx_spacing, Some((2, 1400, us(400))));
+        // Read 100 us apart after arriving 900 us apart: the closer read does not win.
+        p.record_pn(3, 1400, us(10_100), us(10_500));
+        assert_eq!(p.rx_spacing, Some((2, 1400, us(400))));
+        // Frames that arrived together (one coalesced read) are no pair.
+        p.rx_spacing = None;
+        p.record_pn(4, 1400, us(10_200), us(10_500));
+        assert_eq!(p.rx_spacing, None);
     }
 
     #[test]
