@@ -360,6 +360,10 @@ fn arrival(now: Duration, wall: Option<Duration>, stamp: Option<Duration>) -> Du
     }
 }
 
+/// The longest a stopping daemon waits for a background write of `known_peers` before
+/// its own (a disk that slow loses the keys learnt meanwhile, as before).
+const KNOWN_SAVE_WAIT: Duration = Duration::from_secs(2);
+
 /// Receive slots per system call, each big enough for one coalesced (GRO) read.
 const RECV_SLOTS: usize = 8;
 const RECV_SLOT: usize = 64 * 1024;
@@ -1632,6 +1636,14 @@ impl Core {
     /// Writes `known_keys` if it changed: off the core's thread (`background`), or here
     /// (stopping).
     fn save_known_keys(&mut self, background: bool) {
+        if !background && let Some(h) = &self.known_saving {
+            // Stopping: the background write of an older text finishes first (it takes
+            // milliseconds), so a key learnt since still lands and is not overwritten.
+            let until = Instant::now() + KNOWN_SAVE_WAIT;
+            while !h.is_finished() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
         if !self.known_dirty || self.known_saving.as_ref().is_some_and(|h| !h.is_finished()) {
             return;
         }
