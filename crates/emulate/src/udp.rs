@@ -145,8 +145,9 @@ impl UdpEmulator {
         Ok(self.driver.summary())
     }
 
-    /// Reads every datagram waiting on either socket, and hands them to the model in
-    /// the order they arrived.
+    /// Reads the datagrams waiting on either socket (at most `DRAIN_MAX` from each, so
+    /// a flood cannot hold the timers back), and hands them to the model in the order
+    /// they arrived.
     fn drain(&mut self, buf: &mut [u8]) {
         let mut got: Vec<(Option<Duration>, usize, Datagram, Bytes)> = Vec::new();
         for port in 0..2 {
@@ -155,7 +156,7 @@ impl UdpEmulator {
             } else {
                 &self.sock_b
             };
-            loop {
+            for _ in 0..DRAIN_MAX {
                 match sock.try_io(Interest::READABLE, || recv_once(sock.as_raw_fd(), buf)) {
                     Ok(d) => {
                         let data = Bytes::copy_from_slice(&buf[..d.len]);
@@ -228,6 +229,9 @@ impl UdpEmulator {
 pub(crate) fn side_name(port: usize) -> &'static str {
     if port == 0 { "A" } else { "B" }
 }
+
+/// The most datagrams read from one socket before a timer fires.
+const DRAIN_MAX: usize = 1024;
 
 /// One datagram read: its length, sender, and when it reached the host (the kernel's
 /// receive stamp, `SO_TIMESTAMPNS`: wall-clock time since the Unix epoch).
