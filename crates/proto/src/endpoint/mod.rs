@@ -1124,6 +1124,13 @@ impl Endpoint {
                 p.cc.rtt_sample(sample);
             }
         }
+        // A DONE in the frame may prove that a frame of ours arrived: its reports then
+        // tell lost from late as a HEARD of it would.
+        let done_arrived = self.done_arrived(&key, &msgs);
+        let heard = match (heard, done_arrived) {
+            (Some(h), Some(d)) => Some(h.max(d)),
+            (h, d) => h.or(d),
+        };
         let mut eliciting = false;
         // The bundle the frame last named, which a PIECE_NEXT continues; first in a
         // frame, the bundle the peer's frame just before it (one packet number less)
@@ -1287,6 +1294,9 @@ impl Endpoint {
         }
         if let Some(p) = self.peers.get_mut(&key) {
             p.named_last = named.map(|r| (header.pn, r));
+        }
+        if let Some(a) = done_arrived {
+            self.lost_before_done(now, key, a);
         }
         if !fec_reports.is_empty() {
             self.apply_fec_reports(key, &fec_reports);

@@ -11,6 +11,7 @@ mod bad_input;
 mod beacons;
 mod continuation;
 mod cut_manifest;
+mod done_gap;
 mod empty_side;
 mod fanout_endpoint;
 mod frag_parity;
