@@ -157,7 +157,9 @@ impl UdpEmulator {
                 &self.sock_b
             };
             for _ in 0..DRAIN_MAX {
-                match sock.try_io(Interest::READABLE, || recv_once(sock.as_raw_fd(), buf)) {
+                // Straight to the (non-blocking) socket: tokio's cached readiness may be
+                // clear with datagrams waiting (a timer already past wakes no reactor).
+                match recv_once(sock.as_raw_fd(), buf) {
                     Ok(d) => {
                         let data = Bytes::copy_from_slice(&buf[..d.len]);
                         got.push((d.stamp, port, d, data));
@@ -170,7 +172,8 @@ impl UdpEmulator {
                 }
             }
         }
-        got.sort_by_key(|g| g.0);
+        // In arrival order; one without a stamp is taken as read now, after the rest.
+        got.sort_by_key(|g| g.0.unwrap_or(Duration::MAX));
         for (_, port, d, data) in got {
             self.take_bytes(port, d, data);
         }

@@ -220,9 +220,11 @@ impl Endpoint {
     }
 
     /// The last of our frames that a `DONE` among `msgs` shows the peer received, on a
-    /// shared channel (frames from one radio arrive there in order or not at all): a
-    /// bundle now whole that was sent once came in every frame that carried it. The
-    /// frame's reports then count as if `HEARD` named it (see `on_have`), and
+    /// shared channel (frames from one radio arrive there in order or not at all): the
+    /// peer learns an offer's number from the frame that carried its manifest, so a
+    /// `DONE` naming an offer whose manifest went once proves that frame arrived (whether
+    /// the bundle then came from us or from another neighbour). The frame's reports then
+    /// count as if `HEARD` named it (see `on_have`), and
     /// [`Endpoint::lost_before_done`] takes what it proves lost.
     pub(super) fn done_arrived(&self, key: &[u8; 32], msgs: &[Message<'_>]) -> Option<u64> {
         let p = self.peers.get(key)?;
@@ -238,33 +240,36 @@ impl Endpoint {
             .flat_map(|seqs| {
                 p.out
                     .iter()
-                    .filter(|o| !o.resent && o.offer_seq.is_some_and(|s| seqs.contains(s, s + 1)))
-                    .flat_map(|o| o.sends.iter().map(|s| s.3))
+                    .filter(|o| o.offer_seq.is_some_and(|s| seqs.contains(s, s + 1)))
+                    .filter_map(|o| o.manifest_pn)
             })
             .max()
     }
 
     /// After a frame whose `DONE` showed that our frame `arrived` reached the peer (see
-    /// `done_arrived`): a bundle started in an earlier frame that the peer never
-    /// reported, by that frame's reports or before, lost its first frame, manifest and
-    /// all, and goes again at once. Its resend timer, backed off by the collisions that
-    /// lose frames there, left the channel idle for seconds (a 9.6 kbit/s chain of hidden
-    /// radios waited 16 s).
+    /// `done_arrived`): a bundle whose only manifest went in an earlier frame, and which
+    /// the peer never reported, lost that frame (the peer drops pieces of a bundle it
+    /// has no manifest for), and goes again at once. Its resend timer, backed off by the
+    /// collisions that lose frames there, left the channel idle for seconds (a 9.6
+    /// kbit/s chain of hidden radios waited 16 s). Only bundles of at most two frames:
+    /// a peer's report of a bundle it holds in part may come a frame after its `DONE`
+    /// (reports wait for the channel to quiet), and then what goes again for nothing is
+    /// at most two frames.
     pub(super) fn lost_before_done(&mut self, now: Duration, key: [u8; 32], arrived: u64) {
         let Some(p) = self.peers.get_mut(&key) else {
+            return;
+        };
+        let Some(mtu) = self.links.get(&p.link).map(|l| l.params.mtu as u64) else {
             return;
         };
         for o in p.out.iter_mut().filter(|o| {
             !o.manifest_acked
                 && o.fec.is_none()
                 && o.manifest_sent_at.is_some()
-                && o.sends
-                    .iter()
-                    .map(|s| s.3)
-                    .min()
-                    .is_some_and(|first| first < arrived)
+                && o.manifest.len() as u64 + o.length <= 2 * mtu
+                && o.manifest_pn.is_some_and(|m| m < arrived)
         }) {
-            tracing::trace!(t = now.as_secs_f64(), id = %o.id, "first frame lost (a later bundle is whole): sent again");
+            tracing::trace!(t = now.as_secs_f64(), id = %o.id, "manifest's frame lost (a later offer is done): sent again");
             o.resend_from_manifest(now);
             self.stats.answered_resends += 1;
         }

@@ -23,6 +23,10 @@ pub(crate) struct Outgoing {
     /// The peer confirmed it has the manifest (any HAVE, or a piece accepted).
     pub manifest_acked: bool,
     pub manifest_sent_at: Option<Duration>,
+    /// The frame that carried the manifest, while that was its only copy (`None` once
+    /// it went again, or in fragments): a `DONE` naming the offer proves that frame
+    /// arrived (the peer learns the offer's number from it).
+    pub manifest_pn: Option<u64>,
     /// Ranges the peer reported holding.
     pub held: RangeSet,
     /// Ranges sent and not yet reported held or declared lost.

@@ -148,6 +148,7 @@ fn new_outgoing(
         manifest: encoded.clone(),
         manifest_acked: false,
         manifest_sent_at: None,
+        manifest_pn: None,
         held,
         in_flight,
         sends,

@@ -424,6 +424,7 @@ impl Endpoint {
                         .find(|o| o.r == r && o.manifest_sent_at == Some(start))
                     {
                         o.manifest_sent_at = Some(now);
+                        o.manifest_pn = None;
                         o.last_sent_at = now;
                         for m in p.notes.iter_mut().flat_map(|n| n.manifests.iter_mut()) {
                             if *m == (r, start) {
@@ -873,6 +874,11 @@ impl Endpoint {
                                     o.resent = true;
                                 }
                                 self.stats.manifests_sent += 1;
+                                // Only a first copy, whole in this frame, names its frame.
+                                o.manifest_pn = (o.offer_seq.is_none()
+                                    && seq.is_some()
+                                    && p.frag_out.is_none())
+                                .then_some(pn);
                                 if o.offer_seq.is_none() && seq.is_some() {
                                     o.offer_seq = seq;
                                     p.next_offer_seq += 1;
