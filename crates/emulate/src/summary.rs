@@ -71,7 +71,7 @@ pub struct TimerSummary {
     pub late_mean_us: f64,
     pub late_max_us: f64,
     /// The longest a datagram waited in the kernel before the emulator read it, in
-    /// microseconds (the model takes it at its arrival: `Driver::transmit_late`).
+    /// microseconds (the model takes it at its arrival: `Driver::transmit_stamped`).
     pub read_late_max_us: f64,
 }
 

@@ -149,7 +149,7 @@ impl UdpEmulator {
     /// a flood cannot hold the timers back), and hands them to the model in the order
     /// they arrived.
     fn drain(&mut self, buf: &mut [u8]) {
-        let mut got: Vec<(Option<Duration>, usize, Datagram, Bytes)> = Vec::new();
+        let mut got: Vec<(usize, Datagram, Bytes)> = Vec::new();
         for port in 0..2 {
             let sock = if port == 0 {
                 &self.sock_a
@@ -162,7 +162,7 @@ impl UdpEmulator {
                 match recv_once(sock.as_raw_fd(), buf) {
                     Ok(d) => {
                         let data = Bytes::copy_from_slice(&buf[..d.len]);
-                        got.push((d.stamp, port, d, data));
+                        got.push((port, d, data));
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     Err(e) => {
@@ -173,8 +173,8 @@ impl UdpEmulator {
             }
         }
         // In arrival order; one without a stamp is taken as read now, after the rest.
-        got.sort_by_key(|g| g.0.unwrap_or(Duration::MAX));
-        for (_, port, d, data) in got {
+        got.sort_by_key(|g| g.1.stamp.unwrap_or(Duration::MAX));
+        for (port, d, data) in got {
             self.take_bytes(port, d, data);
         }
     }

@@ -1127,10 +1127,7 @@ impl Endpoint {
         // A DONE in the frame may prove that a frame of ours arrived: its reports then
         // tell lost from late as a HEARD of it would.
         let done_arrived = self.done_arrived(&key, &msgs);
-        let heard = match (heard, done_arrived) {
-            (Some(h), Some(d)) => Some(h.max(d)),
-            (h, d) => h.or(d),
-        };
+        let heard = heard.max(done_arrived);
         let mut eliciting = false;
         // The bundle the frame last named, which a PIECE_NEXT continues; first in a
         // frame, the bundle the peer's frame just before it (one packet number less)
