@@ -175,8 +175,8 @@ impl SoftMac {
     /// protocol reads it: if it ends its sender's over, the channel is handed to us (our
     /// node tag `my_tag`) or to another station.
     pub fn read_heard(&mut self, now: Duration, frame: &[u8], my_tag: u32) {
-        if let Some(to) = wire::over_end(frame) {
-            self.handed_over(now, to == my_tag);
+        if let Some(to_us) = wire::over_end_to(frame, my_tag) {
+            self.handed_over(now, to_us);
         }
     }
 
@@ -259,7 +259,7 @@ impl SoftMac {
         match frame {
             Some(f) => {
                 self.sent(now, f.len());
-                if wire::over_end(f).is_some() {
+                if wire::ends_over(f) {
                     self.ended_over();
                 }
             }

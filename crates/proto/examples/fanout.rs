@@ -98,6 +98,7 @@ fn main() {
                     Header {
                         addr: Some((7, c.tag)),
                         pn: c.pn,
+                        short_tags: false,
                     },
                 )
                 .expect("piece index in range");
@@ -130,6 +131,7 @@ fn main() {
                     Header {
                         addr: Some((7, c.tag)),
                         pn: c.pn,
+                        short_tags: false,
                     },
                 )
                 .expect("piece index in range");
@@ -152,6 +154,7 @@ fn main() {
                 Header {
                     addr: Some((7, 99)),
                     pn: i as u64,
+                    short_tags: false,
                 },
             )
             .expect("in range")

@@ -16,13 +16,10 @@
 use bytes::Bytes;
 use skywave_bundle::{BundleId, varint};
 
-use crate::wire::{BundleRef, Header, VERSION, ty};
+use crate::wire::{BundleRef, HEADER_MAX, Header, ty};
 
 /// Frame header bytes reserved: an addressed frame with a packet number below 2^42.
 pub const HEADER_RESERVE: usize = 1 + 1 + 4 + 4 + 6;
-
-/// Longest frame header (an addressed frame, any packet number).
-const HEADER_MAX: usize = 1 + 1 + 4 + 4 + 10;
 
 #[derive(Debug, Clone, Copy)]
 struct PieceIndex {
@@ -113,15 +110,7 @@ impl EncodedBundle {
     pub fn frame(&self, i: usize, header: Header) -> Option<SharedFrame> {
         let p = self.pieces.get(i)?;
         let mut h = [0u8; HEADER_MAX];
-        h[0] = VERSION;
-        let mut n = 2;
-        if let Some((src, dst)) = header.addr {
-            h[1] = 1;
-            h[2..6].copy_from_slice(&src.to_le_bytes());
-            h[6..10].copy_from_slice(&dst.to_le_bytes());
-            n = 10;
-        }
-        n += put_varint(&mut h[n..], header.pn);
+        let n = header.encode(&mut h);
         let head_at = p.head_at as usize;
         let at = p.offset as usize;
         Some(SharedFrame {
@@ -130,20 +119,6 @@ impl EncodedBundle {
             head: self.heads.slice(head_at..head_at + p.head_len as usize),
             data: self.payload.slice(at..at + p.len as usize),
         })
-    }
-}
-
-fn put_varint(out: &mut [u8], mut v: u64) -> usize {
-    let mut n = 0;
-    loop {
-        let b = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out[n] = b;
-            return n + 1;
-        }
-        out[n] = b | 0x80;
-        n += 1;
     }
 }
 
@@ -220,12 +195,28 @@ mod tests {
             for i in 0..e.len() {
                 // Large packet numbers too: the header reserve covers pn < 2^42.
                 let pn = (i as u64) << 30;
-                let f = e.frame(i, Header { addr, pn }).unwrap();
+                let f = e
+                    .frame(
+                        i,
+                        Header {
+                            addr,
+                            pn,
+                            short_tags: false,
+                        },
+                    )
+                    .unwrap();
                 let bytes = f.to_vec();
                 assert_eq!(bytes.len(), f.len());
                 assert!(bytes.len() <= mtu, "{} > {mtu}", bytes.len());
                 let (h, msgs) = wire::parse(&bytes).unwrap();
-                assert_eq!(h, Header { addr, pn });
+                assert_eq!(
+                    h,
+                    Header {
+                        addr,
+                        pn,
+                        short_tags: false
+                    }
+                );
                 let [Message::Piece { r, offset, data }] = msgs.as_slice() else {
                     panic!("{msgs:?}")
                 };
@@ -234,7 +225,14 @@ mod tests {
                 got[*offset as usize..*offset as usize + data.len()].copy_from_slice(data);
                 covered += data.len() as u64;
                 // The same bytes as the endpoint's frame writer builds.
-                let mut w = FrameWriter::new(Header { addr, pn }, mtu);
+                let mut w = FrameWriter::new(
+                    Header {
+                        addr,
+                        pn,
+                        short_tags: false,
+                    },
+                    mtu,
+                );
                 assert!(w.piece(r, *offset, data));
                 assert_eq!(w.finish(), bytes);
             }
@@ -250,13 +248,23 @@ mod tests {
         let e = EncodedBundle::new(&id, 1, p.clone(), 1472).unwrap();
         // Per-piece bytes beyond the payload: a head and an index entry.
         assert!(e.overhead_bytes() <= e.len() * 64, "{}", e.overhead_bytes());
-        let a = e.frame(5, Header { addr: None, pn: 1 }).unwrap();
+        let a = e
+            .frame(
+                5,
+                Header {
+                    addr: None,
+                    pn: 1,
+                    short_tags: false,
+                },
+            )
+            .unwrap();
         let b = e
             .frame(
                 5,
                 Header {
                     addr: Some((1, 2)),
                     pn: 900,
+                    short_tags: false,
                 },
             )
             .unwrap();
@@ -272,6 +280,7 @@ mod tests {
                     Header {
                         addr: Some((1, 2)),
                         pn: 1 << 41,
+                        short_tags: false,
                     },
                 )
                 .unwrap();

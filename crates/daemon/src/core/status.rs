@@ -23,6 +23,7 @@ impl Core {
             ("unknown_version", stats.dropped_unknown_version),
             ("not_for_us", stats.dropped_not_for_us),
             ("unknown_peer", stats.dropped_unknown_peer),
+            ("ambiguous_tag", stats.dropped_ambiguous_tag),
             ("wrong_identity", stats.dropped_wrong_identity),
             ("bad_manifest", stats.bad_manifests),
             ("bad_payload", stats.bad_payloads),

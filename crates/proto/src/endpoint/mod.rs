@@ -16,6 +16,7 @@ mod pmtu;
 mod session;
 mod sketch;
 mod suspect;
+mod tags;
 mod timers;
 mod transmit;
 mod withhold;
@@ -226,6 +227,9 @@ pub struct Stats {
     pub dropped_unknown_version: u64,
     pub dropped_not_for_us: u64,
     pub dropped_unknown_peer: u64,
+    /// Frames whose short sender tag names two nodes we know (`SHORT_TAGS`); the sender
+    /// is told, by a HELLO, to use long tags.
+    pub dropped_ambiguous_tag: u64,
     pub bad_manifests: u64,
     pub recon_bytes_sent: u64,
     pub recon_messages_sent: u64,
@@ -386,6 +390,9 @@ pub struct Endpoint {
     links: BTreeMap<LinkId, Link>,
     peers: peer::Peers,
     by_tag: HashMap<(LinkId, u32), [u8; 32]>,
+    /// The tags known on each link, by short form (`wire::short_tag`): more than one
+    /// under a short tag, and frames naming it must carry long tags.
+    by_short: HashMap<(LinkId, u16), Vec<u32>>,
     /// Bundles held, by id prefix: what "already held" answers are based on.
     held: BTreeMap<[u8; 8], (BundleId, u64)>,
     held_loaded: bool,
@@ -435,6 +442,9 @@ const HELLO_HEARD: u8 = 1;
 const HELLO_CELLS: u8 = 2;
 /// HELLO flag: the sender numbers its offers (`OFFER`) and takes `DONE` reports.
 const HELLO_NUMBERS: u8 = 4;
+/// HELLO flag: the sender takes frames with short tags (`SHORT_TAGS`) from the
+/// receiver: it knows no other node on the link with the receiver's short tag.
+const HELLO_SHORT_TAGS: u8 = 8;
 /// Most offers a session remembers the peer's numbers of (a report on one forgotten
 /// goes as a `HAVE_ALL`).
 const MAX_OFFER_SEQS: usize = 65_536;
@@ -519,6 +529,7 @@ impl Endpoint {
             links: BTreeMap::new(),
             peers: peer::Peers::default(),
             by_tag: HashMap::new(),
+            by_short: HashMap::new(),
             held: BTreeMap::new(),
             held_loaded: false,
             queue_allowance: QUEUE_CHUNK,
@@ -584,7 +595,7 @@ impl Endpoint {
     }
 
     /// This node's tag on shared links (the first 4 bytes of its key, little-endian):
-    /// what a frame's `dst` names it by ([`wire::over_end`]).
+    /// what a frame's `dst` names it by ([`wire::over_end_to`]).
     pub fn tag(&self) -> u32 {
         self.tag
     }
@@ -936,10 +947,15 @@ impl Endpoint {
                 return;
             }
         };
-        let Some(l) = self.links.get(&link) else {
+        if !self.links.contains_key(&link) {
             self.stats.dropped_unknown_peer += 1;
             return;
+        }
+        let Some(header) = self.long_tags(now, link, header) else {
+            self.stats.dropped_ambiguous_tag += 1;
+            return;
         };
+        let l = &self.links[&link];
         let shared = l.params.shared;
         let paced = l.params.paced;
         let in_order = l.params.numbered_in_order();
@@ -948,7 +964,7 @@ impl Endpoint {
         // queueing, is below one way's latency and turnaround.
         let half_duplex_one_way = l.params.half_duplex.then(|| l.params.rtt_hint / 4);
         let turns = turns(&l.params);
-        let handed = shared && wire::over_end(frame) == Some(self.tag);
+        let handed = shared && wire::over_end_to(frame, self.tag) == Some(true);
         if let Some((src, dst)) = header.addr
             && dst != self.tag
             && dst != wire::BROADCAST

@@ -758,6 +758,8 @@ pub(crate) struct Peer {
     pub have_all_again: Vec<BundleRef>,
     /// The peer's HELLO said it numbers offers and takes `DONE` reports.
     pub numbers_offers: bool,
+    /// The peer's last HELLO took short tags from us (`HELLO_SHORT_TAGS`).
+    pub takes_short_tags: bool,
     /// The next number our offers to the peer take in this session.
     pub next_offer_seq: u64,
     /// Offers the peer numbered in this session, by bundle: a report on one goes in a
@@ -977,6 +979,7 @@ impl Peer {
             have_all: VecDeque::new(),
             have_all_again: Vec::new(),
             numbers_offers: false,
+            takes_short_tags: false,
             next_offer_seq: 0,
             offer_seqs: HashMap::new(),
             done_seqs: RangeSet::new(),

@@ -228,7 +228,10 @@ impl Endpoint {
             p.forget_answers();
         }
         p.no_sealed = self.no_sealed.contains(&link);
-        self.by_tag.insert((link, p.tag), key);
+        p.takes_short_tags = flags & HELLO_SHORT_TAGS != 0;
+        let tag = p.tag;
+        self.learn_tag(now, link, tag, key);
+        let p = self.peers.get_mut(&key).expect("inserted above");
         let new_session = !p.established || p.peer_nonce != nonce;
         // On a point-to-point link, a HELLO of the current session that comes more than
         // a round trip after our last one is not an answer to it, nor one crossing it: the

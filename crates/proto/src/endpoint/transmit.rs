@@ -197,7 +197,14 @@ impl Endpoint {
         if let Some(mut f) = l.frag_out.take() {
             // The rest of a HELLO too large for one frame.
             let addr = l.params.shared.then_some((self.tag, wire::BROADCAST));
-            let mut w = FrameWriter::new(Header { addr, pn: l.pn }, budget);
+            let mut w = FrameWriter::new(
+                Header {
+                    addr,
+                    pn: l.pn,
+                    short_tags: false,
+                },
+                budget,
+            );
             let (n, keep) = if f.parity_left() {
                 // Its parity, once every fragment is out (see `frag`).
                 let before = w.len();
@@ -230,18 +237,26 @@ impl Endpoint {
             l.hello_interval = (l.hello_interval * 2).min(self.cfg.hello_max);
             // +-25%: discovery beacons of radios started together drift apart.
             let jitter = 0.75 + 0.5 * self.unit();
+            let tags_flag = self.short_tags_flag(link, None);
             let l = self.links.get_mut(&link)?;
             l.hello_next = now + interval.mul_f64(jitter);
             let addr = l.params.shared.then_some((self.tag, wire::BROADCAST));
             let pn = l.pn;
             l.pn += 1;
-            let mut w = FrameWriter::new(Header { addr, pn }, budget);
+            let mut w = FrameWriter::new(
+                Header {
+                    addr,
+                    pn,
+                    short_tags: false,
+                },
+                budget,
+            );
             let sketch = super::sketch_words(&self.cells, &self.sketch);
             let greeting = Greeting {
                 key: &self.key,
                 nonce: self.nonce,
                 set_size: self.held.len() as u64,
-                flags: 0,
+                flags: if l.params.shared { tags_flag } else { 0 },
             };
             match hello_fitting(
                 &mut w,
@@ -337,6 +352,15 @@ impl Endpoint {
                 .peers
                 .values()
                 .any(|q| q.link == link && q.established && q.key != key && has_unsent(q));
+        // Shared channel: short tags where they name one node each (see `tags`), and the
+        // HELLO flag that says whether we take them from this peer.
+        let (short_tags, tags_flag) = match self.peers.get(&key) {
+            Some(p) if params.shared => (
+                p.takes_short_tags && self.may_use_short_tags(link, p.tag),
+                self.short_tags_flag(link, Some(p.tag)),
+            ),
+            _ => (false, 0),
+        };
         let mut fec_sent: Vec<(BundleRef, Vec<u64>)> = Vec::new();
         let p = self
             .peers
@@ -346,6 +370,7 @@ impl Endpoint {
         let header = Header {
             addr: params.shared.then_some((my_tag, p.tag)),
             pn,
+            short_tags,
         };
         // IP paths: frames of the size known to cross the path; now and then one with
         // data is padded to a larger size to probe for more (see `pmtu`).
@@ -466,7 +491,7 @@ impl Endpoint {
                 key: &my_key,
                 nonce,
                 set_size,
-                flags: HELLO_HEARD,
+                flags: HELLO_HEARD | tags_flag,
             };
             let out = hello_fitting(&mut w, &mut self.frag_ids, greeting, &sketch, loss);
             if !matches!(out, HelloOut::NoRoom) {

@@ -137,6 +137,7 @@ fn symbol_fits_the_frame() {
             let header = Header {
                 addr: Some((1, wire::BROADCAST)),
                 pn: (1 << 42) - 1,
+                short_tags: false,
             };
             let esi = l.esi_limit() - 1;
             let data = vec![0xa5u8; usize::from(t)];

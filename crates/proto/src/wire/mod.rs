@@ -14,6 +14,8 @@ const F_ADDRESSED: u8 = 1;
 /// The sender's over ends with this frame: on a shared channel the station it is
 /// addressed to may take the channel at once (docs/protocol.md, "Frame").
 const F_OVER_END: u8 = 2;
+/// With `ADDRESSED`: the tags are short, 2 bytes each (docs/protocol.md, "Frame").
+const F_SHORT_TAGS: u8 = 4;
 /// Destination tag meaning every neighbour.
 pub const BROADCAST: u32 = u32::MAX;
 /// Most hashes a HELLO's set sketch carries.
@@ -108,12 +110,87 @@ pub struct Header {
     /// `(src, dst)` node tags on shared media.
     pub addr: Option<(u32, u32)>,
     pub pn: u64,
+    /// The tags go in their short form (`SHORT_TAGS`): on a parsed frame, `addr` then
+    /// holds the two short tags, widened ([`short_tag`]).
+    pub short_tags: bool,
 }
 
 impl Header {
     /// Bytes the header takes in a frame.
     pub fn encoded_len(&self) -> usize {
-        2 + if self.addr.is_some() { 8 } else { 0 } + varint::len(self.pn)
+        2 + self.tags_len() + varint::len(self.pn)
+    }
+
+    /// Whether the frame is addressed to the node tagged `tag` (by its short form, if
+    /// the tags are short).
+    pub fn is_to(&self, tag: u32) -> bool {
+        self.addr.is_some_and(|(_, dst)| self.tag_is(dst, tag))
+    }
+
+    /// Whether the frame is addressed from the node tagged `tag`.
+    pub fn is_from(&self, tag: u32) -> bool {
+        self.addr.is_some_and(|(src, _)| self.tag_is(src, tag))
+    }
+
+    fn tag_is(&self, field: u32, tag: u32) -> bool {
+        if self.short_tags {
+            field == u32::from(short_tag(tag))
+        } else {
+            field == tag
+        }
+    }
+
+    /// Bytes of the two tags.
+    fn tags_len(&self) -> usize {
+        match (self.addr, self.short_tags) {
+            (None, _) => 0,
+            (Some(_), true) => 4,
+            (Some(_), false) => 8,
+        }
+    }
+
+    /// Writes the header into `out` (at least [`HEADER_MAX`] bytes); returns its length.
+    pub fn encode(&self, out: &mut [u8]) -> usize {
+        out[0] = VERSION;
+        out[1] = 0;
+        let mut n = 2;
+        if let Some((src, dst)) = self.addr {
+            out[1] = F_ADDRESSED;
+            if self.short_tags {
+                out[1] |= F_SHORT_TAGS;
+                out[2..4].copy_from_slice(&short_tag(src).to_le_bytes());
+                out[4..6].copy_from_slice(&short_tag(dst).to_le_bytes());
+            } else {
+                out[2..6].copy_from_slice(&src.to_le_bytes());
+                out[6..10].copy_from_slice(&dst.to_le_bytes());
+            }
+            n += self.tags_len();
+        }
+        n + put_varint(&mut out[n..], self.pn)
+    }
+}
+
+/// A node tag's short form: its low 16 bits (the node key's first two bytes), what a
+/// frame with `SHORT_TAGS` carries; [`BROADCAST`]'s is `ffff`.
+pub fn short_tag(tag: u32) -> u16 {
+    tag as u16
+}
+
+/// The longest frame header: version, flags, two long tags and the longest varint.
+pub const HEADER_MAX: usize = 2 + 8 + 10;
+
+/// `varint::put` into a slice long enough for any varint.
+fn put_varint(out: &mut [u8], mut v: u64) -> usize {
+    let mut n = 0;
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out[n] = b;
+            return n + 1;
+        }
+        out[n] = b | 0x80;
+        n += 1;
     }
 }
 
@@ -622,33 +699,54 @@ pub fn parse(frame: &[u8]) -> Result<(Header, Vec<Message<'_>>), WireError> {
         return Err(WireError::UnknownVersion(v));
     }
     let (&flags, mut rest) = rest.split_first().ok_or(WireError::Truncated)?;
+    let short_tags = flags & F_ADDRESSED != 0 && flags & F_SHORT_TAGS != 0;
     let addr = if flags & F_ADDRESSED != 0 {
-        if rest.len() < 8 {
-            return Err(WireError::Truncated);
-        }
-        let src = u32::from_le_bytes(rest[..4].try_into().expect("4 bytes"));
-        let dst = u32::from_le_bytes(rest[4..8].try_into().expect("4 bytes"));
-        rest = &rest[8..];
+        let (src, dst, n) = if short_tags {
+            let t = rest.get(..4).ok_or(WireError::Truncated)?;
+            let src = u16::from_le_bytes([t[0], t[1]]);
+            let dst = u16::from_le_bytes([t[2], t[3]]);
+            (u32::from(src), u32::from(dst), 4)
+        } else {
+            let t = rest.get(..8).ok_or(WireError::Truncated)?;
+            let src = u32::from_le_bytes(t[..4].try_into().expect("4 bytes"));
+            let dst = u32::from_le_bytes(t[4..].try_into().expect("4 bytes"));
+            (src, dst, 8)
+        };
+        rest = &rest[n..];
         Some((src, dst))
     } else {
         None
     };
     let (pn, n) = varint::get(rest).map_err(|_| WireError::Truncated)?;
     rest = &rest[n..];
-    Ok((Header { addr, pn }, parse_messages(rest)?))
+    let header = Header {
+        addr,
+        pn,
+        short_tags,
+    };
+    Ok((header, parse_messages(rest)?))
 }
 
-/// Whether `frame` ends its sender's over, and if so the node tag it hands the channel
-/// to ([`BROADCAST`] when it names nobody: an unaddressed frame). Reads only the header;
-/// `None` for anything that is not a skywave frame.
-pub fn over_end(frame: &[u8]) -> Option<u32> {
+/// Whether `frame` (a skywave frame) ends its sender's over.
+pub fn ends_over(frame: &[u8]) -> bool {
+    over_end_to(frame, 0).is_some()
+}
+
+/// Whether `frame` ends its sender's over, and if so whether it hands the channel to
+/// the node tagged `tag` (an unaddressed frame hands it to nobody in particular: `false`).
+/// Reads only the header; `None` for anything that is not a skywave frame.
+pub fn over_end_to(frame: &[u8], tag: u32) -> Option<bool> {
     match frame {
         [VERSION, flags, rest @ ..] if flags & F_OVER_END != 0 => {
             if flags & F_ADDRESSED == 0 {
-                return Some(BROADCAST);
+                return Some(false);
             }
-            rest.get(4..8)
-                .map(|d| u32::from_le_bytes(d.try_into().expect("4 bytes")))
+            if flags & F_SHORT_TAGS != 0 {
+                let d = rest.get(2..4)?;
+                return Some(u16::from_le_bytes([d[0], d[1]]) == short_tag(tag));
+            }
+            let d = rest.get(4..8)?;
+            Some(u32::from_le_bytes(d.try_into().expect("4 bytes")) == tag)
         }
         _ => None,
     }
@@ -687,7 +785,11 @@ pub fn for_each_message_size(frame: &[u8], total: usize, mut f: impl FnMut(u8, u
     let Some(&flags) = frame.get(1) else {
         return;
     };
-    let mut pos = 2 + if flags & F_ADDRESSED != 0 { 8 } else { 0 };
+    let mut pos = 2 + match (flags & F_ADDRESSED != 0, flags & F_SHORT_TAGS != 0) {
+        (false, _) => 0,
+        (true, true) => 4,
+        (true, false) => 8,
+    };
     let Some(Ok((_, n))) = frame.get(pos..).map(varint::get) else {
         return;
     };
@@ -722,17 +824,10 @@ pub struct FrameWriter {
 
 impl FrameWriter {
     pub fn new(header: Header, limit: usize) -> Self {
-        let mut buf = Vec::with_capacity(limit);
-        buf.push(VERSION);
-        match header.addr {
-            Some((src, dst)) => {
-                buf.push(F_ADDRESSED);
-                buf.extend_from_slice(&src.to_le_bytes());
-                buf.extend_from_slice(&dst.to_le_bytes());
-            }
-            None => buf.push(0),
-        }
-        varint::put(&mut buf, header.pn);
+        let mut buf = Vec::with_capacity(limit.max(HEADER_MAX));
+        let mut h = [0u8; HEADER_MAX];
+        let n = header.encode(&mut h);
+        buf.extend_from_slice(&h[..n]);
         let header_len = buf.len();
         Self {
             buf,

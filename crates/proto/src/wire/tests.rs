@@ -9,7 +9,14 @@ fn r() -> BundleRef {
 
 #[test]
 fn fixed_bytes_of_a_piece_frame() {
-    let mut w = FrameWriter::new(Header { addr: None, pn: 5 }, 200);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 5,
+            short_tags: false,
+        },
+        200,
+    );
     assert!(w.piece(&r(), 1000, b"abc"));
     let f = w.finish();
     assert_eq!(
@@ -23,7 +30,14 @@ fn fixed_bytes_of_a_piece_frame() {
         ]
     );
     let (h, msgs) = parse(&f).unwrap();
-    assert_eq!(h, Header { addr: None, pn: 5 });
+    assert_eq!(
+        h,
+        Header {
+            addr: None,
+            pn: 5,
+            short_tags: false
+        }
+    );
     assert_eq!(
         msgs,
         vec![Message::Piece {
@@ -40,6 +54,7 @@ fn addressed_frame_with_several_messages() {
         Header {
             addr: Some((0xaabbccdd, BROADCAST)),
             pn: 1,
+            short_tags: false,
         },
         1472,
     );
@@ -99,7 +114,14 @@ fn addressed_frame_with_several_messages() {
 
 #[test]
 fn unknown_messages_are_skipped_and_bad_frames_dropped() {
-    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 0,
+            short_tags: false,
+        },
+        100,
+    );
     assert!(w.raw(0x7f, b"from the future"));
     assert!(w.have_all(&r()));
     let f = w.finish();
@@ -117,7 +139,14 @@ fn unknown_messages_are_skipped_and_bad_frames_dropped() {
     assert_eq!(parse(&[]), Err(WireError::Truncated));
     assert_eq!(parse(&[0x52, 1, 0, 0]), Err(WireError::Truncated));
     // A symbols message whose size is not a multiple of 9.
-    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 0,
+            short_tags: false,
+        },
+        100,
+    );
     assert!(w.raw(ty::SYMBOLS, &[0, 0, 1, 2, 3]));
     assert_eq!(parse(&w.finish()), Err(WireError::Malformed("SYMBOLS")));
 }
@@ -128,6 +157,7 @@ fn writer_respects_the_budget() {
         Header {
             addr: Some((1, 2)),
             pn: 1,
+            short_tags: false,
         },
         200,
     );
@@ -136,7 +166,14 @@ fn writer_respects_the_budget() {
     assert!(w.piece(&r(), 0, &data));
     assert_eq!(w.len(), 200, "a full piece fills the frame exactly");
     assert!(!w.have_all(&r()));
-    let mut w = FrameWriter::new(Header { addr: None, pn: 1 }, 200);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 1,
+            short_tags: false,
+        },
+        200,
+    );
     let n = w.symbols(0, 0, 1000, |i| crate::recon::riblt::Symbol {
         sum: i,
         checksum: 1,
@@ -146,7 +183,14 @@ fn writer_respects_the_budget() {
 
 #[test]
 fn fixed_bytes_of_recon_messages() {
-    let mut w = FrameWriter::new(Header { addr: None, pn: 7 }, 200);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 7,
+            short_tags: false,
+        },
+        200,
+    );
     let sym = |i: u64| crate::recon::riblt::Symbol {
         sum: 0x0605_0403_0200 + (i - 299),
         checksum: 0x0c_0b0a,
@@ -192,7 +236,14 @@ fn fixed_bytes_of_recon_messages() {
         &[2],
         &[2, 1, 2, 3],
     ] {
-        let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+        let mut w = FrameWriter::new(
+            Header {
+                addr: None,
+                pn: 0,
+                short_tags: false,
+            },
+            100,
+        );
         assert!(w.raw(ty::WANT, body));
         assert_eq!(
             parse(&w.finish()),
@@ -200,7 +251,14 @@ fn fixed_bytes_of_recon_messages() {
             "{body:?}"
         );
     }
-    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 0,
+            short_tags: false,
+        },
+        100,
+    );
     assert_eq!(w.want(0, &[1]), 0);
     assert_eq!(w.want(7, &[1]), 0);
 }
@@ -222,7 +280,7 @@ proptest::proptest! {
             low = lo;
         }
         let ack = Ack { largest, delay_us: 5, ranges };
-        let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 1400);
+        let mut w = FrameWriter::new(Header { addr: None, pn: 0, short_tags: false }, 1400);
         proptest::prop_assert!(w.ack(&ack));
         let f = w.finish();
         let (_, msgs) = parse(&f).unwrap();
@@ -232,7 +290,14 @@ proptest::proptest! {
 
 #[test]
 fn fixed_bytes_of_fec_and_need() {
-    let mut w = FrameWriter::new(Header { addr: None, pn: 3 }, 200);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 3,
+            short_tags: false,
+        },
+        200,
+    );
     assert!(w.fec(&r(), 300, &[7, 8, 9, 10]));
     assert!(w.need(&r(), 130, 7));
     let f = w.finish();
@@ -256,7 +321,14 @@ fn fixed_bytes_of_fec_and_need() {
         }
     );
     // A NEED with bytes after its count is malformed.
-    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 0,
+            short_tags: false,
+        },
+        100,
+    );
     let mut body = r().prefix.to_vec();
     body.extend([0xac, 0x02, 1, 0, 0]);
     assert!(w.raw(ty::NEED, &body));
@@ -265,7 +337,14 @@ fn fixed_bytes_of_fec_and_need() {
 
 #[test]
 fn heard_is_a_varint_packet_number() {
-    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 0,
+            short_tags: false,
+        },
+        100,
+    );
     assert!(w.heard(300));
     let f = w.finish();
     assert_eq!(f, vec![0x52, 0x00, 0x00, 0x0d, 2, 0xac, 0x02]);
@@ -273,7 +352,14 @@ fn heard_is_a_varint_packet_number() {
     assert_eq!(msgs, vec![Message::Heard { pn: 300 }]);
     // Trailing bytes, or none at all, are malformed.
     for body in [&[0xac, 0x02, 0][..], &[][..]] {
-        let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+        let mut w = FrameWriter::new(
+            Header {
+                addr: None,
+                pn: 0,
+                short_tags: false,
+            },
+            100,
+        );
         assert!(w.raw(ty::HEARD, body));
         assert!(parse(&w.finish()).is_err(), "{body:?}");
     }
@@ -281,7 +367,14 @@ fn heard_is_a_varint_packet_number() {
 
 #[test]
 fn spacing_is_three_varints_none_zero_but_the_number() {
-    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 0,
+            short_tags: false,
+        },
+        100,
+    );
     assert!(w.spacing(300, 1200, 400_000));
     let f = w.finish();
     // 300 = ac 02; 1200 = b0 09; 400000 = 80 b5 18.
@@ -301,7 +394,14 @@ fn spacing_is_three_varints_none_zero_but_the_number() {
         }]
     );
     // A zero size or gap is not written, and is malformed when read.
-    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 0,
+            short_tags: false,
+        },
+        100,
+    );
     assert!(!w.spacing(1, 0, 5));
     assert!(!w.spacing(1, 5, 0));
     for body in [
@@ -310,7 +410,14 @@ fn spacing_is_three_varints_none_zero_but_the_number() {
         &[1, 5, 5, 0][..],
         &[1, 5][..],
     ] {
-        let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+        let mut w = FrameWriter::new(
+            Header {
+                addr: None,
+                pn: 0,
+                short_tags: false,
+            },
+            100,
+        );
         assert!(w.raw(ty::SPACING, body));
         assert_eq!(
             parse(&w.finish()),
@@ -322,7 +429,14 @@ fn spacing_is_three_varints_none_zero_but_the_number() {
 
 #[test]
 fn missed_names_ranges_of_packet_numbers() {
-    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 0,
+            short_tags: false,
+        },
+        100,
+    );
     assert_eq!(w.missed(&[(7, 7), (300, 302)]), 2);
     let f = w.finish();
     // First 7, count - 1 = 0; then 292 frames between, less one (0xa3 0x02), count - 1 = 2.
@@ -341,7 +455,14 @@ fn missed_names_ranges_of_packet_numbers() {
     // Writes `many` into a frame of `budget` bytes; checks the frame parses back to
     // the ranges written, and returns how many.
     let round_trip = |budget: usize| {
-        let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, budget);
+        let mut w = FrameWriter::new(
+            Header {
+                addr: None,
+                pn: 0,
+                short_tags: false,
+            },
+            budget,
+        );
         let n = w.missed(&many);
         let f = w.finish();
         let (_, msgs) = parse(&f).unwrap();
@@ -357,7 +478,14 @@ fn missed_names_ranges_of_packet_numbers() {
     let n = round_trip(48);
     assert!(n > 10 && n < MAX_MISSED_RANGES, "{n}");
     // Inverted, touching or falling ranges, or none, are not written.
-    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 0,
+            short_tags: false,
+        },
+        100,
+    );
     assert_eq!(w.missed(&[(5, 4)]), 0);
     assert_eq!(w.missed(&[(5, 6), (7, 8)]), 0);
     assert_eq!(w.missed(&[(9, 9), (5, 6)]), 0);
@@ -367,7 +495,14 @@ fn missed_names_ranges_of_packet_numbers() {
     let max = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
     let overflow: Vec<u8> = max.iter().copied().chain([0, 0, 0]).collect();
     for body in [&[][..], &[7][..], &overflow[..], &too_many[..]] {
-        let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 1000);
+        let mut w = FrameWriter::new(
+            Header {
+                addr: None,
+                pn: 0,
+                short_tags: false,
+            },
+            1000,
+        );
         assert!(w.raw(ty::MISSED, body));
         assert!(parse(&w.finish()).is_err(), "{body:?}");
     }
@@ -375,7 +510,14 @@ fn missed_names_ranges_of_packet_numbers() {
 
 #[test]
 fn nameless_names_a_bundle() {
-    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 0,
+            short_tags: false,
+        },
+        100,
+    );
     assert!(w.nameless(&r()));
     let f = w.finish();
     let (_, msgs) = parse(&f).unwrap();
@@ -384,14 +526,28 @@ fn nameless_names_a_bundle() {
     let mut body = Vec::new();
     r().put(&mut body);
     body.push(0);
-    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 0,
+            short_tags: false,
+        },
+        100,
+    );
     assert!(w.raw(ty::NAMELESS, &body));
     assert!(parse(&w.finish()).is_err());
 }
 
 #[test]
 fn a_fragments_parity_names_its_message_and_count() {
-    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 48);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 0,
+            short_tags: false,
+        },
+        48,
+    );
     assert!(w.frag_parity(300, 140, 5, &[9; 30]));
     let f = w.finish();
     let (_, msgs) = parse(&f).unwrap();
@@ -407,7 +563,14 @@ fn a_fragments_parity_names_its_message_and_count() {
     // The frame's header (3), then type, length, id (2), total (2), count and the data.
     assert_eq!(f.len(), 3 + 1 + 1 + 2 + 2 + 1 + 30);
     // Longer than a frame: not written.
-    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 48);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 0,
+            short_tags: false,
+        },
+        48,
+    );
     assert!(!w.frag_parity(300, 140, 5, &[9; 40]));
     // Malformed: fewer than two fragments, more than the message, nothing, a count
     // larger than the bytes.
@@ -417,7 +580,14 @@ fn a_fragments_parity_names_its_message_and_count() {
         skywave_bundle::varint::put(&mut body, total);
         skywave_bundle::varint::put(&mut body, count);
         body.extend(std::iter::repeat_n(9u8, len));
-        let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 100);
+        let mut w = FrameWriter::new(
+            Header {
+                addr: None,
+                pn: 0,
+                short_tags: false,
+            },
+            100,
+        );
         assert!(w.raw(ty::FRAG_PARITY, &body));
         assert!(
             parse(&w.finish()).is_err(),
@@ -432,6 +602,7 @@ fn a_shared_tail_gives_the_same_bytes() {
     let header = Header {
         addr: Some((1, 2)),
         pn: 9,
+        short_tags: false,
     };
     let mut plain = FrameWriter::new(header, 200);
     assert!(plain.piece(&r(), 64, &data));
@@ -470,7 +641,14 @@ fn a_piece_right_after_its_manifest_does_not_name_the_bundle_again() {
         prefix: [9; 8],
         version: 1,
     };
-    let mut w = FrameWriter::new(Header { addr: None, pn: 1 }, 200);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 1,
+            short_tags: false,
+        },
+        200,
+    );
     assert!(w.manifest(b"MANIFEST-OF-R"));
     let full = w.piece_room(&r(), 0);
     w.named(r());
@@ -515,7 +693,14 @@ fn a_piece_right_after_its_manifest_does_not_name_the_bundle_again() {
         ]
     );
     // Fixed bytes: type 0x10, length, offset, data.
-    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 200);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 0,
+            short_tags: false,
+        },
+        200,
+    );
     w.named(r());
     assert!(w.piece(&r(), 1000, b"abc"));
     assert_eq!(
@@ -523,7 +708,14 @@ fn a_piece_right_after_its_manifest_does_not_name_the_bundle_again() {
         [0x52, 0x00, 0x00, 0x10, 0x05, 0xe8, 0x07, b'a', b'b', b'c']
     );
     // An empty PIECE_NEXT is malformed.
-    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 200);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 0,
+            short_tags: false,
+        },
+        200,
+    );
     assert!(w.raw(ty::PIECE_NEXT, &[0]));
     assert!(parse(&w.finish()).is_err());
 }
@@ -531,7 +723,14 @@ fn a_piece_right_after_its_manifest_does_not_name_the_bundle_again() {
 #[test]
 fn a_frame_ending_its_senders_over_names_who_takes_the_channel() {
     let frame = |addr, end| {
-        let mut w = FrameWriter::new(Header { addr, pn: 300 }, 223);
+        let mut w = FrameWriter::new(
+            Header {
+                addr,
+                pn: 300,
+                short_tags: false,
+            },
+            223,
+        );
         assert!(w.have_all(&r()));
         if end {
             w.end_over();
@@ -541,22 +740,33 @@ fn a_frame_ending_its_senders_over_names_who_takes_the_channel() {
     let to_peer = Some((0xaabbccdd, 0x11223344));
     let f = frame(to_peer, true);
     assert_eq!(f[1], 0x03, "ADDRESSED | OVER_END");
-    assert_eq!(over_end(&f), Some(0x11223344));
+    assert_eq!(over_end_to(&f, 0x11223344), Some(true));
+    assert_eq!(over_end_to(&f, 0xaabbccdd), Some(false));
     // The flag changes nothing else: the frame parses as it would without it.
     let plain = frame(to_peer, false);
-    assert_eq!(over_end(&plain), None);
+    assert_eq!(over_end_to(&plain, 0x11223344), None);
     assert_eq!(parse(&f).unwrap(), parse(&plain).unwrap());
     // Unaddressed (point to point): it names nobody.
-    assert_eq!(over_end(&frame(None, true)), Some(BROADCAST));
+    assert_eq!(over_end_to(&frame(None, true), 0x11223344), Some(false));
     // Not a skywave frame, or cut short in the header: nothing.
-    assert_eq!(over_end(&[]), None);
-    assert_eq!(over_end(&[0x51, 0x03, 0, 0, 0, 0, 1, 2, 3, 4]), None);
-    assert_eq!(over_end(&f[..7]), None);
+    assert_eq!(over_end_to(&[], 0x11223344), None);
+    assert_eq!(
+        over_end_to(&[0x51, 0x03, 0, 0, 0, 0, 1, 2, 3, 4], 0x04030201),
+        None
+    );
+    assert_eq!(over_end_to(&f[..7], 0x11223344), None);
 }
 
 #[test]
 fn offers_are_numbered_and_done_names_them_by_ranges() {
-    let mut w = FrameWriter::new(Header { addr: None, pn: 3 }, 100);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 3,
+            short_tags: false,
+        },
+        100,
+    );
     assert!(w.offer(Some(300), b"M"));
     assert!(w.offer(None, b"N"));
     let mut seqs = RangeSet::new();
@@ -600,10 +810,78 @@ fn offers_are_numbered_and_done_names_them_by_ranges() {
     for i in 0..=MAX_DONE_RANGES as u64 {
         many.insert(2 * i, 2 * i + 1);
     }
-    let mut w = FrameWriter::new(Header { addr: None, pn: 0 }, 1000);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 0,
+            short_tags: false,
+        },
+        1000,
+    );
     assert!(!w.done(0, &many));
     let mut body = vec![0u8];
     body.extend_from_slice(&many.encode());
     assert!(w.raw(ty::DONE, &body));
     assert!(parse(&w.finish()).is_err());
+}
+
+#[test]
+fn short_tags_take_two_bytes_each_and_read_back_as_their_short_forms() {
+    let long = Header {
+        addr: Some((0xaabb_ccdd, 0x1122_3344)),
+        pn: 300,
+        short_tags: false,
+    };
+    let short = Header {
+        short_tags: true,
+        ..long
+    };
+    let frame = |h: Header, end: bool| {
+        let mut w = FrameWriter::new(h, 64);
+        assert!(w.heard(7));
+        if end {
+            w.end_over();
+        }
+        w.finish()
+    };
+    let (fl, fs) = (frame(long, false), frame(short, false));
+    assert_eq!(fl.len() - fs.len(), 4);
+    assert_eq!(short.encoded_len(), long.encoded_len() - 4);
+    assert_eq!(fs[1], 0x05, "ADDRESSED | SHORT_TAGS");
+    assert_eq!(&fs[2..6], &[0xdd, 0xcc, 0x44, 0x33]);
+    let (h, msgs) = parse(&fs).unwrap();
+    assert_eq!(h.addr, Some((0xccdd, 0x3344)));
+    assert!(h.short_tags && h.is_to(0x1122_3344) && h.is_from(0xaabb_ccdd));
+    assert!(
+        h.is_to(0x9999_3344),
+        "a short tag names every tag of its short form"
+    );
+    assert!(!h.is_to(0x1122_3345));
+    assert_eq!(msgs, parse(&fl).unwrap().1);
+    // A short broadcast is every neighbour's.
+    let all = Header {
+        addr: Some((0xaabb_ccdd, BROADCAST)),
+        ..short
+    };
+    assert!(parse(&frame(all, false)).unwrap().0.is_to(BROADCAST));
+    // Over's end, by the short form.
+    let ended = frame(short, true);
+    assert_eq!(over_end_to(&ended, 0x1122_3344), Some(true));
+    assert_eq!(over_end_to(&ended, 0x1122_3345), Some(false));
+    assert_eq!(over_end_to(&ended[..5], 0x1122_3344), None);
+    // Cut within the tags: truncated, whichever form.
+    for n in 2..6 {
+        assert_eq!(parse(&fs[..n]).unwrap_err(), WireError::Truncated);
+    }
+    // SHORT_TAGS alone, with no tags, means nothing.
+    let mut plain = frame(
+        Header {
+            addr: None,
+            ..short
+        },
+        false,
+    );
+    plain[1] |= 0x04;
+    let (h, _) = parse(&plain).unwrap();
+    assert!(h.addr.is_none() && !h.short_tags);
 }

@@ -468,8 +468,13 @@ fn frames_addressed_to_another_node_are_dropped() {
         .iter()
         .filter(|(from, _, f)| *from == 0 && f[1] & 1 == 1)
         .map(|(_, _, f)| {
+            // Long tags (4 B each) or short ones (flag bit 2: 2 B each).
             let mut g = f.clone();
-            g[6..10].copy_from_slice(&0x0bad_cafe_u32.to_le_bytes());
+            if g[1] & 4 == 0 {
+                g[6..10].copy_from_slice(&0x0bad_cafe_u32.to_le_bytes());
+            } else {
+                g[4..6].copy_from_slice(&0xcafe_u16.to_le_bytes());
+            }
             g
         })
         .collect();

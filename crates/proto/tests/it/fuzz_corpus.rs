@@ -58,7 +58,14 @@ fn r() -> BundleRef {
 }
 
 fn one(addr: Option<(u32, u32)>, pn: u64, build: impl FnOnce(&mut FrameWriter) -> bool) -> Vec<u8> {
-    let mut w = FrameWriter::new(Header { addr, pn }, 1472);
+    let mut w = FrameWriter::new(
+        Header {
+            addr,
+            pn,
+            short_tags: false,
+        },
+        1472,
+    );
     assert!(build(&mut w));
     w.finish()
 }

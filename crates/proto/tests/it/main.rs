@@ -25,5 +25,6 @@ mod queues;
 mod reliable;
 mod removal;
 mod report_copies;
+mod short_tags;
 mod turns;
 mod withhold;

@@ -77,19 +77,19 @@ fn the_last_frame_of_an_over_names_the_peer_and_no_other_frame_is_marked() {
         // Frames to B (a discovery HELLO to everyone may follow the over).
         let to_b: Vec<&Sent> = b
             .iter()
-            .filter(|s| wire::parse(&s.frame).unwrap().0.addr.unwrap().1 == tags[1])
+            .filter(|s| wire::parse(&s.frame).unwrap().0.is_to(tags[1]))
             .collect();
         let (last, before) = to_b.split_last().unwrap();
         for s in before {
             assert_eq!(
-                wire::over_end(&s.frame),
+                wire::over_end_to(&s.frame, tags[1]),
                 None,
                 "a frame mid-over at {:?}",
                 s.at
             );
         }
         // An over full to its length, or all A had: the peer is named.
-        if wire::over_end(&last.frame) == Some(tags[1]) {
+        if wire::over_end_to(&last.frame, tags[1]) == Some(true) {
             ended += 1;
         }
     }
@@ -102,8 +102,8 @@ fn the_last_frame_of_an_over_names_the_peer_and_no_other_frame_is_marked() {
     assert!(
         log.iter()
             .filter(|s| s.from == 1)
-            .filter_map(|s| wire::over_end(&s.frame))
-            .all(|to| to == tags[0])
+            .filter_map(|s| wire::over_end_to(&s.frame, tags[0]))
+            .all(|to_a| to_a)
     );
 }
 

@@ -235,7 +235,14 @@ impl Net {
 
 /// A frame from a peer on a point-to-point link, with the given messages.
 pub fn frame(pn: u64, build: impl FnOnce(&mut FrameWriter)) -> Vec<u8> {
-    let mut w = FrameWriter::new(Header { addr: None, pn }, 1472);
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn,
+            short_tags: false,
+        },
+        1472,
+    );
     build(&mut w);
     w.finish()
 }
@@ -260,7 +267,12 @@ pub fn hide_numbered_offers(f: &mut [u8]) {
     let Some(&flags) = f.get(1) else {
         return;
     };
-    let mut pos = 2 + if flags & 1 != 0 { 8 } else { 0 };
+    // Tags: none, long (4 B each) or short (flag bit 2: 2 B each).
+    let mut pos = 2 + match (flags & 1 != 0, flags & 4 != 0) {
+        (false, _) => 0,
+        (true, false) => 8,
+        (true, true) => 4,
+    };
     pos += skywave_bundle::varint::get(&f[pos..])
         .expect("a packet number")
         .1;
