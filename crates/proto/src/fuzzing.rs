@@ -99,6 +99,7 @@ pub fn frame(data: &[u8]) {
                 total,
                 data,
             } => w.frag_part(*id, *offset, *total, data),
+            Message::FragNext { data } => w.frag_next(data),
             Message::FragParity {
                 id,
                 total,

@@ -267,6 +267,9 @@ pub struct Stats {
     pub nameless_resent: u64,
     /// Messages put together from a parity, one fragment having been lost (FRAG_PARITY).
     pub fragments_rebuilt: u64,
+    /// Fragments that could not be placed: past their message's end, or a `FRAG_NEXT`
+    /// whose frame before was lost (its message is then lost too, and sent again).
+    pub fragments_dropped: u64,
     pub bundles_received: u64,
     pub bundles_delivered: u64,
     /// Bytes sent per message type (index = type code), headers included.
@@ -1000,19 +1003,42 @@ impl Endpoint {
         // fragment was.
         let mut whole: Vec<(usize, Vec<u8>)> = Vec::new();
         let src = header.addr.map_or(0, |a| a.0);
-        let is_frag =
-            |m: &Message<'_>| matches!(m, Message::Frag { .. } | Message::FragParity { .. });
-        let rebuilt = self.reassembly.rebuilt;
+        let is_frag = |m: &Message<'_>| {
+            matches!(
+                m,
+                Message::Frag { .. } | Message::FragNext { .. } | Message::FragParity { .. }
+            )
+        };
+        let (rebuilt, dropped) = (self.reassembly.rebuilt, self.reassembly.dropped);
+        let from = (link, src);
+        // The message the frame's last fragment left unfinished, if it ends with one.
+        let mut unfinished = None;
         for (i, m) in msgs.iter().enumerate() {
+            unfinished = None;
             let b = match m {
                 Message::Frag {
                     id,
                     offset,
                     total,
                     data,
-                } => self
-                    .reassembly
-                    .add(now, (link, src), *id, *offset, *total, data),
+                } => {
+                    unfinished = Some((*id, offset + data.len() as u64, *total));
+                    self.reassembly.add(now, from, *id, *offset, *total, data)
+                }
+                // Only first in a frame, right after the frame that ended with its
+                // message's fragment: else it cannot be placed (that frame was lost).
+                Message::FragNext { data } => {
+                    match self.reassembly.next_of(from, header.pn).filter(|_| i == 0) {
+                        Some((id, offset, total)) => {
+                            unfinished = Some((id, offset + data.len() as u64, total));
+                            self.reassembly.add(now, from, id, offset, total, data)
+                        }
+                        None => {
+                            self.reassembly.dropped += 1;
+                            None
+                        }
+                    }
+                }
                 // The one fragment missing, rebuilt: the message is handled here.
                 Message::FragParity {
                     id,
@@ -1021,14 +1047,18 @@ impl Endpoint {
                     data,
                 } => self
                     .reassembly
-                    .add_parity(now, (link, src), *id, *total, *count, data),
+                    .add_parity(now, from, *id, *total, *count, data),
                 _ => None,
             };
             if let Some(b) = b {
+                unfinished = None;
                 whole.push((i, b));
             }
         }
+        self.reassembly
+            .frame_ended(from, header.pn, unfinished.filter(|u| u.1 < u.2));
         self.stats.fragments_rebuilt += self.reassembly.rebuilt - rebuilt;
+        self.stats.fragments_dropped += self.reassembly.dropped - dropped;
         let msgs = if msgs.iter().any(is_frag) {
             let mut out = Vec::with_capacity(msgs.len());
             for (i, m) in msgs.into_iter().enumerate() {
@@ -1174,7 +1204,9 @@ impl Endpoint {
                 | Message::Padding { .. }
                 | Message::Unknown { .. } => {}
                 // Part of a message still incomplete (or not readable).
-                Message::Frag { .. } | Message::FragParity { .. } => named = None,
+                Message::Frag { .. } | Message::FragNext { .. } | Message::FragParity { .. } => {
+                    named = None
+                }
                 Message::Symbols { first, data, .. } => {
                     eliciting = true;
                     self.on_symbols(now, key, first, data, store);

@@ -211,7 +211,8 @@ impl Endpoint {
                 let gone = f.write_parity(&mut w);
                 (w.len() - before, !gone)
             } else {
-                let (n, done) = f.write(&mut w, 0);
+                let in_order_pn = (l.params.shared && !l.params.paced).then_some(l.pn);
+                let (n, done) = f.write_at(&mut w, 0, in_order_pn);
                 (n, !(done && f.write_parity(&mut w)))
             };
             if keep {
@@ -264,6 +265,7 @@ impl Endpoint {
                 greeting,
                 &sketch,
                 l.params.loss_hint,
+                (l.params.shared && !l.params.paced).then_some(pn),
             ) {
                 HelloOut::Fragments(f) => l.frag_out = Some(f),
                 HelloOut::Sent(false) => l.bare_beacon = true,
@@ -414,6 +416,9 @@ impl Endpoint {
             pn,
             ..Default::default()
         };
+        // Frames from one radio arrive in order or not at all: a fragment may go on from
+        // the one that ended the frame before (see `FragOut::write_at`).
+        let in_order_pn = (params.shared && !params.paced).then_some(pn);
 
         // 1. The rest of a message too large for one frame, before anything else:
         // it is worth nothing until whole.
@@ -431,7 +436,7 @@ impl Endpoint {
         } else if let Some(f) = p.frag_out.as_mut() {
             let mut about = f.about;
             let parity_id = f.parity_id();
-            let (n, done) = f.write(&mut w, 0);
+            let (n, done) = f.write_at(&mut w, 0, in_order_pn);
             if n > 0 {
                 note.parity_frag = parity_id;
             }
@@ -493,7 +498,14 @@ impl Endpoint {
                 set_size,
                 flags: HELLO_HEARD | tags_flag,
             };
-            let out = hello_fitting(&mut w, &mut self.frag_ids, greeting, &sketch, loss);
+            let out = hello_fitting(
+                &mut w,
+                &mut self.frag_ids,
+                greeting,
+                &sketch,
+                loss,
+                in_order_pn,
+            );
             if !matches!(out, HelloOut::NoRoom) {
                 if matches!(out, HelloOut::Sent(false)) {
                     p.bare_hello = true;
@@ -743,7 +755,9 @@ impl Endpoint {
                             if parity_pays(loss, f.len(), w.capacity(), 0) {
                                 f = f.with_parity();
                             }
-                            if f.fits_whole(&w) || f.write(&mut w, super::frag::MIN_FIRST).0 == 0 {
+                            if f.fits_whole(&w)
+                                || f.write_at(&mut w, super::frag::MIN_FIRST, in_order_pn).0 == 0
+                            {
                                 break;
                             }
                             f.about = FragAbout::Report(r);
@@ -882,7 +896,9 @@ impl Endpoint {
                                     if parity_pays(loss, f.len(), w.capacity(), after) {
                                         f = f.with_parity();
                                     }
-                                    if f.write(&mut w, super::frag::MIN_FIRST).0 == 0 {
+                                    if f.write_at(&mut w, super::frag::MIN_FIRST, in_order_pn).0
+                                        == 0
+                                    {
                                         break;
                                     }
                                     f.about = FragAbout::Manifest(o.r, now);
@@ -1361,6 +1377,7 @@ fn hello_fitting(
     g: Greeting<'_>,
     sketch: &[u64],
     loss: f64,
+    in_order_pn: Option<u64>,
 ) -> HelloOut {
     let Greeting {
         key,
@@ -1402,7 +1419,7 @@ fn hello_fitting(
     if parity_pays(loss, f.len(), w.capacity(), 0) {
         f = f.with_parity();
     }
-    match f.write(w, super::frag::MIN_FIRST) {
+    match f.write_at(w, super::frag::MIN_FIRST, in_order_pn) {
         (0, _) => HelloOut::NoRoom,
         (_, true) if f.write_parity(w) => HelloOut::Sent(true),
         _ => HelloOut::Fragments(f),

@@ -52,10 +52,11 @@ pub mod ty {
     pub const DONE: u8 = 0x14;
     pub const FRAG_PARITY: u8 = 0x15;
     pub const SPACING: u8 = 0x16;
+    pub const FRAG_NEXT: u8 = 0x17;
 }
 
 /// Message types there are (type codes are below this).
-pub const TYPES: usize = 0x17;
+pub const TYPES: usize = 0x18;
 
 /// Most ranges a DONE message names.
 pub const MAX_DONE_RANGES: usize = 64;
@@ -304,6 +305,13 @@ pub enum Message<'a> {
         total: u64,
         data: &'a [u8],
     },
+    /// Shared channels: the next bytes of the message whose fragment ended the sender's
+    /// frame just before this one (one packet number less), right after that fragment;
+    /// first in its frame. Frames from one radio arrive in order or not at all, so the
+    /// message's id, offset and total need not be said again.
+    FragNext {
+        data: &'a [u8],
+    },
     /// The XOR of the `count` fragments of message `id` (`total` bytes long), each
     /// aligned at its start and padded to the longest: with it, a receiver missing
     /// exactly one fragment rebuilds it without a round trip.
@@ -428,6 +436,7 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
         ty::OFFER => "OFFER",
         ty::DONE => "DONE",
         ty::FRAG => "FRAG",
+        ty::FRAG_NEXT => "FRAG_NEXT",
         ty::FRAG_PARITY => "FRAG_PARITY",
         ty::SPACING => "SPACING",
         ty::PADDING => return Ok(Message::Padding { data: body }),
@@ -650,6 +659,12 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
                 return Err(WireError::Malformed(name));
             }
             Message::Missed { ranges }
+        }
+        ty::FRAG_NEXT => {
+            if c.b.is_empty() || c.b.len() > MAX_FRAGMENTED {
+                return Err(WireError::Malformed(name));
+            }
+            Message::FragNext { data: c.b }
         }
         ty::FRAG => {
             let id = c.varint()?;
@@ -921,7 +936,7 @@ impl FrameWriter {
         }
         if matches!(
             ty,
-            ty::MANIFEST | ty::OFFER | ty::PIECE | ty::FRAG | ty::FRAG_PARITY
+            ty::MANIFEST | ty::OFFER | ty::PIECE | ty::FRAG | ty::FRAG_NEXT | ty::FRAG_PARITY
         ) {
             // The receiver's "last named" moves to whatever this names.
             self.named = None;
@@ -1231,21 +1246,38 @@ impl FrameWriter {
 
     /// Writes as much of `msg[offset..]` (message `id`, `msg.len()` bytes in all) as
     /// fits, if at least `min` bytes of it (or all that is left) do; returns how much.
-    pub fn frag(&mut self, id: u64, offset: usize, msg: &[u8], min: usize) -> usize {
+    pub fn frag(&mut self, id: u64, offset: usize, msg: &[u8], min: usize, next: bool) -> usize {
         let left = msg.len().saturating_sub(offset);
         if left == 0 {
             return 0;
         }
-        let head = varint::len(id) + varint::len(offset as u64) + varint::len(msg.len() as u64);
+        let head = if next {
+            0
+        } else {
+            varint::len(id) + varint::len(offset as u64) + varint::len(msg.len() as u64)
+        };
         let n = self.max_body().saturating_sub(head).min(left);
         if n == 0 || (n < left && n < min) {
             return 0;
         }
+        let data = &msg[offset..offset + n];
         let total = msg.len() as u64;
-        if !self.frag_part(id, offset as u64, total, &msg[offset..offset + n]) {
-            return 0;
+        let written = if next {
+            self.frag_next(data)
+        } else {
+            self.frag_part(id, offset as u64, total, data)
+        };
+        if written { n } else { 0 }
+    }
+
+    /// Writes a fragment continuing the one that ended the sender's frame before
+    /// ([`Message::FragNext`]).
+    pub fn frag_next(&mut self, data: &[u8]) -> bool {
+        if data.is_empty() || !self.begin(ty::FRAG_NEXT, data.len()) {
+            return false;
         }
-        n
+        self.buf.extend_from_slice(data);
+        true
     }
 
     /// Writes one fragment as given.

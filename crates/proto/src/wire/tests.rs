@@ -885,3 +885,48 @@ fn short_tags_take_two_bytes_each_and_read_back_as_their_short_forms() {
     let (h, _) = parse(&plain).unwrap();
     assert!(h.addr.is_none() && !h.short_tags);
 }
+
+#[test]
+fn frag_next_carries_only_its_bytes() {
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 7,
+            short_tags: false,
+        },
+        64,
+    );
+    let msg: Vec<u8> = (0..200u8).collect();
+    // As a continuation the fragment takes the frame's whole room less its type and length.
+    let n = w.frag(3, 50, &msg, 0, true);
+    assert_eq!(n, 64 - 3 - 2);
+    let f = w.finish();
+    let (_, msgs) = parse(&f).unwrap();
+    assert_eq!(
+        msgs,
+        vec![Message::FragNext {
+            data: &msg[50..50 + n]
+        }]
+    );
+    // Named in full (id 1 byte, offset 1, total 2), 4 bytes fewer of the message fit.
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 7,
+            short_tags: false,
+        },
+        64,
+    );
+    assert_eq!(w.frag(3, 50, &msg, 0, false), n - 4);
+    // Empty: malformed.
+    let mut w = FrameWriter::new(
+        Header {
+            addr: None,
+            pn: 7,
+            short_tags: false,
+        },
+        64,
+    );
+    assert!(w.raw(ty::FRAG_NEXT, &[]));
+    assert!(parse(&w.finish()).is_err());
+}

@@ -22,14 +22,17 @@ fn second_fragment_lost(
     let mut fragments: HashMap<u64, u32> = HashMap::new();
     let mut dropped: BTreeSet<u64> = BTreeSet::new();
     let (mut sent, mut parities) = (0, 0);
+    // The message whose fragment ended A's frame before (a FRAG_NEXT goes on with it).
+    let mut ended: Option<u64> = None;
     pair.run(Duration::from_secs(60), |side, _, f| {
         if side != 0 {
             return true;
         }
         let (_, msgs) = wire::parse(f).expect("A's frames parse");
         let mut keep = true;
-        for m in &msgs {
-            match m {
+        let last = ended.take();
+        for (i, m) in msgs.iter().enumerate() {
+            let frag = match m {
                 Message::Frag {
                     id, offset, data, ..
                 } => {
@@ -37,6 +40,17 @@ fn second_fragment_lost(
                         fragments.insert(*id, 0);
                         sent += 1;
                     }
+                    Some(*id)
+                }
+                Message::FragNext { .. } if i == 0 => last,
+                _ => None,
+            };
+            if i + 1 == msgs.len() {
+                ended = frag;
+            }
+            match (m, frag) {
+                (Message::Frag { .. } | Message::FragNext { .. }, Some(id)) => {
+                    let id = &id;
                     let Some(n) = fragments.get_mut(id) else {
                         continue;
                     };
@@ -46,7 +60,7 @@ fn second_fragment_lost(
                         keep = false;
                     }
                 }
-                Message::FragParity { id, .. } if fragments.contains_key(id) => parities += 1,
+                (Message::FragParity { id, .. }, _) if fragments.contains_key(id) => parities += 1,
                 _ => {}
             }
         }

@@ -14,6 +14,7 @@ mod cut_manifest;
 mod done_gap;
 mod empty_side;
 mod fanout_endpoint;
+mod frag_next;
 mod frag_parity;
 mod frame_order;
 mod fuzz_corpus;
