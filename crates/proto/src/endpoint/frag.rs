@@ -83,6 +83,7 @@ impl FragOut {
 
     /// Writes as much of the message as fits (at least `min` bytes unless that is all
     /// that is left); true when the whole message is out.
+    #[cfg(test)]
     pub fn write(&mut self, w: &mut FrameWriter, min: usize) -> (usize, bool) {
         self.write_at(w, min, None)
     }
