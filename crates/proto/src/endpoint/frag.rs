@@ -39,6 +39,11 @@ const PER_SENDER: usize = 4;
 /// less, and it waits for the next frame (whose whole room it gets).
 pub(super) const MIN_FIRST: usize = 16;
 
+/// [`MIN_FIRST`] where the next fragment can go on as a `FRAG_NEXT`: then the frame's
+/// last few bytes, which would go unused, also save the next frame the 5-6 bytes that
+/// name the message.
+const MIN_FIRST_GOING_ON: usize = 4;
+
 /// A message going out in fragments.
 #[derive(Debug)]
 pub(crate) struct FragOut {
@@ -75,6 +80,17 @@ pub(crate) enum FragAbout {
 }
 
 impl FragOut {
+    /// The least of the message worth starting in a frame already holding other
+    /// messages, the frame numbered `pn` on a link whose frames arrive in order (`None`
+    /// elsewhere; see [`FragOut::write_at`]).
+    pub fn min_first(&self, pn: Option<u64>) -> usize {
+        if pn.is_some() && self.parity.is_none() {
+            MIN_FIRST_GOING_ON
+        } else {
+            MIN_FIRST
+        }
+    }
+
     /// Whether the message would fit an empty frame of `w`'s budget after all (then it
     /// is sent whole, not in fragments).
     pub fn fits_whole(&self, w: &FrameWriter) -> bool {

@@ -756,7 +756,7 @@ impl Endpoint {
                                 f = f.with_parity();
                             }
                             if f.fits_whole(&w)
-                                || f.write_at(&mut w, super::frag::MIN_FIRST, in_order_pn).0 == 0
+                                || f.write_at(&mut w, f.min_first(in_order_pn), in_order_pn).0 == 0
                             {
                                 break;
                             }
@@ -896,9 +896,8 @@ impl Endpoint {
                                     if parity_pays(loss, f.len(), w.capacity(), after) {
                                         f = f.with_parity();
                                     }
-                                    if f.write_at(&mut w, super::frag::MIN_FIRST, in_order_pn).0
-                                        == 0
-                                    {
+                                    let min = f.min_first(in_order_pn);
+                                    if f.write_at(&mut w, min, in_order_pn).0 == 0 {
                                         break;
                                     }
                                     f.about = FragAbout::Manifest(o.r, now);
