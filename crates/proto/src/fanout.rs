@@ -248,16 +248,7 @@ mod tests {
         let e = EncodedBundle::new(&id, 1, p.clone(), 1472).unwrap();
         // Per-piece bytes beyond the payload: a head and an index entry.
         assert!(e.overhead_bytes() <= e.len() * 64, "{}", e.overhead_bytes());
-        let a = e
-            .frame(
-                5,
-                Header {
-                    addr: None,
-                    pn: 1,
-                    short_tags: false,
-                },
-            )
-            .unwrap();
+        let a = e.frame(5, Header::unaddressed(1)).unwrap();
         let b = e
             .frame(
                 5,

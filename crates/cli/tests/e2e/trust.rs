@@ -171,14 +171,7 @@ fn a_node_not_on_the_trust_list_reads_and_pushes_nothing() {
 
 /// Builds a HELLO frame naming `node` as the sender's key.
 fn forged_hello(node: &[u8; 32]) -> Vec<u8> {
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 1,
-            short_tags: false,
-        },
-        1200,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(1), 1200);
     assert!(w.hello(node, 0x5eed, 0, 0, &[]));
     w.finish()
 }

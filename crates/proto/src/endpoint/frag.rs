@@ -552,14 +552,7 @@ mod tests {
         let mut frames = Vec::new();
         let mut first = true;
         loop {
-            let mut w = FrameWriter::new(
-                Header {
-                    addr: None,
-                    pn: 1,
-                    short_tags: false,
-                },
-                budget,
-            );
+            let mut w = FrameWriter::new(Header::unaddressed(1), budget);
             if first {
                 // Something ahead of the first fragment: fragments of unequal length.
                 assert!(w.heard(77));
@@ -693,25 +686,11 @@ mod tests {
             .expect("fits")
             .with_parity();
         while !f.parity_left() {
-            let mut w = FrameWriter::new(
-                Header {
-                    addr: None,
-                    pn: 1,
-                    short_tags: false,
-                },
-                64,
-            );
+            let mut w = FrameWriter::new(Header::unaddressed(1), 64);
             assert!(f.write(&mut w, 0).0 > 0);
         }
         // The budget shrank below the parity's length: an empty frame cannot take it.
-        let mut w = FrameWriter::new(
-            Header {
-                addr: None,
-                pn: 1,
-                short_tags: false,
-            },
-            40,
-        );
+        let mut w = FrameWriter::new(Header::unaddressed(1), 40);
         assert!(f.write_parity(&mut w), "given up, not waited for");
         assert!(!f.parity_left());
         assert!(w.is_empty());
@@ -735,7 +714,7 @@ mod tests {
             let whole = f.msg.clone();
             let mut frames = Vec::new();
             loop {
-                let mut w = FrameWriter::new(Header { addr: None, pn: 1, short_tags: false }, budget);
+                let mut w = FrameWriter::new(Header::unaddressed(1), budget);
                 let done = if f.parity_left() {
                     f.write_parity(&mut w)
                 } else {

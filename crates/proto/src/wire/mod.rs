@@ -122,6 +122,15 @@ impl Header {
         2 + self.tags_len() + varint::len(self.pn)
     }
 
+    /// The header of a frame on a point-to-point link: no tags.
+    pub fn unaddressed(pn: u64) -> Self {
+        Self {
+            addr: None,
+            pn,
+            short_tags: false,
+        }
+    }
+
     /// Whether the frame is addressed to the node tagged `tag` (by its short form, if
     /// the tags are short).
     pub fn is_to(&self, tag: u32) -> bool {

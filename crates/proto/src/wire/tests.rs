@@ -9,14 +9,7 @@ fn r() -> BundleRef {
 
 #[test]
 fn fixed_bytes_of_a_piece_frame() {
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 5,
-            short_tags: false,
-        },
-        200,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(5), 200);
     assert!(w.piece(&r(), 1000, b"abc"));
     let f = w.finish();
     assert_eq!(
@@ -30,14 +23,7 @@ fn fixed_bytes_of_a_piece_frame() {
         ]
     );
     let (h, msgs) = parse(&f).unwrap();
-    assert_eq!(
-        h,
-        Header {
-            addr: None,
-            pn: 5,
-            short_tags: false
-        }
-    );
+    assert_eq!(h, Header::unaddressed(5));
     assert_eq!(
         msgs,
         vec![Message::Piece {
@@ -114,14 +100,7 @@ fn addressed_frame_with_several_messages() {
 
 #[test]
 fn unknown_messages_are_skipped_and_bad_frames_dropped() {
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 0,
-            short_tags: false,
-        },
-        100,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(0), 100);
     assert!(w.raw(0x7f, b"from the future"));
     assert!(w.have_all(&r()));
     let f = w.finish();
@@ -139,14 +118,7 @@ fn unknown_messages_are_skipped_and_bad_frames_dropped() {
     assert_eq!(parse(&[]), Err(WireError::Truncated));
     assert_eq!(parse(&[0x52, 1, 0, 0]), Err(WireError::Truncated));
     // A symbols message whose size is not a multiple of 9.
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 0,
-            short_tags: false,
-        },
-        100,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(0), 100);
     assert!(w.raw(ty::SYMBOLS, &[0, 0, 1, 2, 3]));
     assert_eq!(parse(&w.finish()), Err(WireError::Malformed("SYMBOLS")));
 }
@@ -166,14 +138,7 @@ fn writer_respects_the_budget() {
     assert!(w.piece(&r(), 0, &data));
     assert_eq!(w.len(), 200, "a full piece fills the frame exactly");
     assert!(!w.have_all(&r()));
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 1,
-            short_tags: false,
-        },
-        200,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(1), 200);
     let n = w.symbols(0, 0, 1000, |i| crate::recon::riblt::Symbol {
         sum: i,
         checksum: 1,
@@ -183,14 +148,7 @@ fn writer_respects_the_budget() {
 
 #[test]
 fn fixed_bytes_of_recon_messages() {
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 7,
-            short_tags: false,
-        },
-        200,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(7), 200);
     let sym = |i: u64| crate::recon::riblt::Symbol {
         sum: 0x0605_0403_0200 + (i - 299),
         checksum: 0x0c_0b0a,
@@ -236,14 +194,7 @@ fn fixed_bytes_of_recon_messages() {
         &[2],
         &[2, 1, 2, 3],
     ] {
-        let mut w = FrameWriter::new(
-            Header {
-                addr: None,
-                pn: 0,
-                short_tags: false,
-            },
-            100,
-        );
+        let mut w = FrameWriter::new(Header::unaddressed(0), 100);
         assert!(w.raw(ty::WANT, body));
         assert_eq!(
             parse(&w.finish()),
@@ -251,14 +202,7 @@ fn fixed_bytes_of_recon_messages() {
             "{body:?}"
         );
     }
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 0,
-            short_tags: false,
-        },
-        100,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(0), 100);
     assert_eq!(w.want(0, &[1]), 0);
     assert_eq!(w.want(7, &[1]), 0);
 }
@@ -280,7 +224,7 @@ proptest::proptest! {
             low = lo;
         }
         let ack = Ack { largest, delay_us: 5, ranges };
-        let mut w = FrameWriter::new(Header { addr: None, pn: 0, short_tags: false }, 1400);
+        let mut w = FrameWriter::new(Header::unaddressed(0), 1400);
         proptest::prop_assert!(w.ack(&ack));
         let f = w.finish();
         let (_, msgs) = parse(&f).unwrap();
@@ -290,14 +234,7 @@ proptest::proptest! {
 
 #[test]
 fn fixed_bytes_of_fec_and_need() {
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 3,
-            short_tags: false,
-        },
-        200,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(3), 200);
     assert!(w.fec(&r(), 300, &[7, 8, 9, 10]));
     assert!(w.need(&r(), 130, 7));
     let f = w.finish();
@@ -321,14 +258,7 @@ fn fixed_bytes_of_fec_and_need() {
         }
     );
     // A NEED with bytes after its count is malformed.
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 0,
-            short_tags: false,
-        },
-        100,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(0), 100);
     let mut body = r().prefix.to_vec();
     body.extend([0xac, 0x02, 1, 0, 0]);
     assert!(w.raw(ty::NEED, &body));
@@ -337,14 +267,7 @@ fn fixed_bytes_of_fec_and_need() {
 
 #[test]
 fn heard_is_a_varint_packet_number() {
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 0,
-            short_tags: false,
-        },
-        100,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(0), 100);
     assert!(w.heard(300));
     let f = w.finish();
     assert_eq!(f, vec![0x52, 0x00, 0x00, 0x0d, 2, 0xac, 0x02]);
@@ -352,14 +275,7 @@ fn heard_is_a_varint_packet_number() {
     assert_eq!(msgs, vec![Message::Heard { pn: 300 }]);
     // Trailing bytes, or none at all, are malformed.
     for body in [&[0xac, 0x02, 0][..], &[][..]] {
-        let mut w = FrameWriter::new(
-            Header {
-                addr: None,
-                pn: 0,
-                short_tags: false,
-            },
-            100,
-        );
+        let mut w = FrameWriter::new(Header::unaddressed(0), 100);
         assert!(w.raw(ty::HEARD, body));
         assert!(parse(&w.finish()).is_err(), "{body:?}");
     }
@@ -367,14 +283,7 @@ fn heard_is_a_varint_packet_number() {
 
 #[test]
 fn spacing_is_three_varints_none_zero_but_the_number() {
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 0,
-            short_tags: false,
-        },
-        100,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(0), 100);
     assert!(w.spacing(300, 1200, 400_000));
     let f = w.finish();
     // 300 = ac 02; 1200 = b0 09; 400000 = 80 b5 18.
@@ -394,14 +303,7 @@ fn spacing_is_three_varints_none_zero_but_the_number() {
         }]
     );
     // A zero size or gap is not written, and is malformed when read.
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 0,
-            short_tags: false,
-        },
-        100,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(0), 100);
     assert!(!w.spacing(1, 0, 5));
     assert!(!w.spacing(1, 5, 0));
     for body in [
@@ -410,14 +312,7 @@ fn spacing_is_three_varints_none_zero_but_the_number() {
         &[1, 5, 5, 0][..],
         &[1, 5][..],
     ] {
-        let mut w = FrameWriter::new(
-            Header {
-                addr: None,
-                pn: 0,
-                short_tags: false,
-            },
-            100,
-        );
+        let mut w = FrameWriter::new(Header::unaddressed(0), 100);
         assert!(w.raw(ty::SPACING, body));
         assert_eq!(
             parse(&w.finish()),
@@ -429,14 +324,7 @@ fn spacing_is_three_varints_none_zero_but_the_number() {
 
 #[test]
 fn missed_names_ranges_of_packet_numbers() {
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 0,
-            short_tags: false,
-        },
-        100,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(0), 100);
     assert_eq!(w.missed(&[(7, 7), (300, 302)]), 2);
     let f = w.finish();
     // First 7, count - 1 = 0; then 292 frames between, less one (0xa3 0x02), count - 1 = 2.
@@ -455,14 +343,7 @@ fn missed_names_ranges_of_packet_numbers() {
     // Writes `many` into a frame of `budget` bytes; checks the frame parses back to
     // the ranges written, and returns how many.
     let round_trip = |budget: usize| {
-        let mut w = FrameWriter::new(
-            Header {
-                addr: None,
-                pn: 0,
-                short_tags: false,
-            },
-            budget,
-        );
+        let mut w = FrameWriter::new(Header::unaddressed(0), budget);
         let n = w.missed(&many);
         let f = w.finish();
         let (_, msgs) = parse(&f).unwrap();
@@ -478,14 +359,7 @@ fn missed_names_ranges_of_packet_numbers() {
     let n = round_trip(48);
     assert!(n > 10 && n < MAX_MISSED_RANGES, "{n}");
     // Inverted, touching or falling ranges, or none, are not written.
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 0,
-            short_tags: false,
-        },
-        100,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(0), 100);
     assert_eq!(w.missed(&[(5, 4)]), 0);
     assert_eq!(w.missed(&[(5, 6), (7, 8)]), 0);
     assert_eq!(w.missed(&[(9, 9), (5, 6)]), 0);
@@ -495,14 +369,7 @@ fn missed_names_ranges_of_packet_numbers() {
     let max = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
     let overflow: Vec<u8> = max.iter().copied().chain([0, 0, 0]).collect();
     for body in [&[][..], &[7][..], &overflow[..], &too_many[..]] {
-        let mut w = FrameWriter::new(
-            Header {
-                addr: None,
-                pn: 0,
-                short_tags: false,
-            },
-            1000,
-        );
+        let mut w = FrameWriter::new(Header::unaddressed(0), 1000);
         assert!(w.raw(ty::MISSED, body));
         assert!(parse(&w.finish()).is_err(), "{body:?}");
     }
@@ -510,14 +377,7 @@ fn missed_names_ranges_of_packet_numbers() {
 
 #[test]
 fn nameless_names_a_bundle() {
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 0,
-            short_tags: false,
-        },
-        100,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(0), 100);
     assert!(w.nameless(&r()));
     let f = w.finish();
     let (_, msgs) = parse(&f).unwrap();
@@ -526,28 +386,14 @@ fn nameless_names_a_bundle() {
     let mut body = Vec::new();
     r().put(&mut body);
     body.push(0);
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 0,
-            short_tags: false,
-        },
-        100,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(0), 100);
     assert!(w.raw(ty::NAMELESS, &body));
     assert!(parse(&w.finish()).is_err());
 }
 
 #[test]
 fn a_fragments_parity_names_its_message_and_count() {
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 0,
-            short_tags: false,
-        },
-        48,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(0), 48);
     assert!(w.frag_parity(300, 140, 5, &[9; 30]));
     let f = w.finish();
     let (_, msgs) = parse(&f).unwrap();
@@ -563,14 +409,7 @@ fn a_fragments_parity_names_its_message_and_count() {
     // The frame's header (3), then type, length, id (2), total (2), count and the data.
     assert_eq!(f.len(), 3 + 1 + 1 + 2 + 2 + 1 + 30);
     // Longer than a frame: not written.
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 0,
-            short_tags: false,
-        },
-        48,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(0), 48);
     assert!(!w.frag_parity(300, 140, 5, &[9; 40]));
     // Malformed: fewer than two fragments, more than the message, nothing, a count
     // larger than the bytes.
@@ -580,14 +419,7 @@ fn a_fragments_parity_names_its_message_and_count() {
         skywave_bundle::varint::put(&mut body, total);
         skywave_bundle::varint::put(&mut body, count);
         body.extend(std::iter::repeat_n(9u8, len));
-        let mut w = FrameWriter::new(
-            Header {
-                addr: None,
-                pn: 0,
-                short_tags: false,
-            },
-            100,
-        );
+        let mut w = FrameWriter::new(Header::unaddressed(0), 100);
         assert!(w.raw(ty::FRAG_PARITY, &body));
         assert!(
             parse(&w.finish()).is_err(),
@@ -641,14 +473,7 @@ fn a_piece_right_after_its_manifest_does_not_name_the_bundle_again() {
         prefix: [9; 8],
         version: 1,
     };
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 1,
-            short_tags: false,
-        },
-        200,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(1), 200);
     assert!(w.manifest(b"MANIFEST-OF-R"));
     let full = w.piece_room(&r(), 0);
     w.named(r());
@@ -693,14 +518,7 @@ fn a_piece_right_after_its_manifest_does_not_name_the_bundle_again() {
         ]
     );
     // Fixed bytes: type 0x10, length, offset, data.
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 0,
-            short_tags: false,
-        },
-        200,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(0), 200);
     w.named(r());
     assert!(w.piece(&r(), 1000, b"abc"));
     assert_eq!(
@@ -708,14 +526,7 @@ fn a_piece_right_after_its_manifest_does_not_name_the_bundle_again() {
         [0x52, 0x00, 0x00, 0x10, 0x05, 0xe8, 0x07, b'a', b'b', b'c']
     );
     // An empty PIECE_NEXT is malformed.
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 0,
-            short_tags: false,
-        },
-        200,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(0), 200);
     assert!(w.raw(ty::PIECE_NEXT, &[0]));
     assert!(parse(&w.finish()).is_err());
 }
@@ -759,14 +570,7 @@ fn a_frame_ending_its_senders_over_names_who_takes_the_channel() {
 
 #[test]
 fn offers_are_numbered_and_done_names_them_by_ranges() {
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 3,
-            short_tags: false,
-        },
-        100,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(3), 100);
     assert!(w.offer(Some(300), b"M"));
     assert!(w.offer(None, b"N"));
     let mut seqs = RangeSet::new();
@@ -810,14 +614,7 @@ fn offers_are_numbered_and_done_names_them_by_ranges() {
     for i in 0..=MAX_DONE_RANGES as u64 {
         many.insert(2 * i, 2 * i + 1);
     }
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 0,
-            short_tags: false,
-        },
-        1000,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(0), 1000);
     assert!(!w.done(0, &many));
     let mut body = vec![0u8];
     body.extend_from_slice(&many.encode());
@@ -888,14 +685,7 @@ fn short_tags_take_two_bytes_each_and_read_back_as_their_short_forms() {
 
 #[test]
 fn frag_next_carries_only_its_bytes() {
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 7,
-            short_tags: false,
-        },
-        64,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(7), 64);
     let msg: Vec<u8> = (0..200u8).collect();
     // As a continuation the fragment takes the frame's whole room less its type and length.
     let n = w.frag(3, 50, &msg, 0, true);
@@ -909,24 +699,10 @@ fn frag_next_carries_only_its_bytes() {
         }]
     );
     // Named in full (id 1 byte, offset 1, total 2), 4 bytes fewer of the message fit.
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 7,
-            short_tags: false,
-        },
-        64,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(7), 64);
     assert_eq!(w.frag(3, 50, &msg, 0, false), n - 4);
     // Empty: malformed.
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn: 7,
-            short_tags: false,
-        },
-        64,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(7), 64);
     assert!(w.raw(ty::FRAG_NEXT, &[]));
     assert!(parse(&w.finish()).is_err());
 }

@@ -75,28 +75,14 @@ fn fec_raw(pn: u64, r: &BundleRef, size: u64, esi: u64, data: &[u8]) -> Vec<u8> 
     varint::put(&mut body, size);
     varint::put(&mut body, esi);
     body.extend_from_slice(data);
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn,
-            short_tags: false,
-        },
-        body.len() + 64,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(pn), body.len() + 64);
     assert!(w.raw(ty::FEC, &body));
     w.finish()
 }
 
 /// A frame with one FEC message, of any size.
 fn fec_frame(pn: u64, r: &BundleRef, esi: u64, data: &[u8]) -> Vec<u8> {
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn,
-            short_tags: false,
-        },
-        data.len() + 64,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(pn), data.len() + 64);
     assert!(w.fec(r, esi, data));
     w.finish()
 }

@@ -235,14 +235,7 @@ impl Net {
 
 /// A frame from a peer on a point-to-point link, with the given messages.
 pub fn frame(pn: u64, build: impl FnOnce(&mut FrameWriter)) -> Vec<u8> {
-    let mut w = FrameWriter::new(
-        Header {
-            addr: None,
-            pn,
-            short_tags: false,
-        },
-        1472,
-    );
+    let mut w = FrameWriter::new(Header::unaddressed(pn), 1472);
     build(&mut w);
     w.finish()
 }
