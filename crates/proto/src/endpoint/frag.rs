@@ -323,6 +323,12 @@ impl Reassembly {
             .map(|e| (e.id, e.end, e.total))
     }
 
+    /// Forgets where `from`'s last frame ended (its sender started a new session, and
+    /// its packet numbers start again).
+    pub fn forget_ended(&mut self, from: (LinkId, u32)) {
+        self.ended.retain(|e| e.from != from);
+    }
+
     /// `from`'s frame numbered `pn` ended with a fragment of message `id` that left it
     /// unfinished at `end` of `total` bytes (`last`), or with anything else (`None`).
     pub fn frame_ended(&mut self, from: (LinkId, u32), pn: u64, last: Option<(u64, u64, u64)>) {

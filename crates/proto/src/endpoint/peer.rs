@@ -758,7 +758,7 @@ pub(crate) struct Peer {
     pub have_all_again: Vec<BundleRef>,
     /// The peer's HELLO said it numbers offers and takes `DONE` reports.
     pub numbers_offers: bool,
-    /// The peer's last HELLO took short tags from us (`HELLO_SHORT_TAGS`).
+    /// The peer's last HELLO that heard us took short tags from us (`HELLO_SHORT_TAGS`).
     pub takes_short_tags: bool,
     /// The next number our offers to the peer take in this session.
     pub next_offer_seq: u64,

@@ -228,11 +228,25 @@ impl Endpoint {
             p.forget_answers();
         }
         p.no_sealed = self.no_sealed.contains(&link);
-        p.takes_short_tags = flags & HELLO_SHORT_TAGS != 0;
+        let new_session = !p.established || p.peer_nonce != nonce;
+        // Short tags (see `tags`): taken from a HELLO that heard us (a beacon's flag
+        // would be for whoever hears it); a new session starts without them.
+        if new_session {
+            p.takes_short_tags = false;
+        }
+        if flags & HELLO_HEARD != 0 {
+            p.takes_short_tags = flags & HELLO_SHORT_TAGS != 0;
+        }
         let tag = p.tag;
+        if p.established && p.peer_nonce != nonce {
+            // The peer restarted: its packet numbers start again, and a fragment that
+            // ended one of its old frames is nothing to go on from. (Not at first
+            // contact: the frame that completed this HELLO may end with a fragment the
+            // next one goes on from.)
+            self.reassembly.forget_ended((link, tag));
+        }
         self.learn_tag(now, link, tag, key);
         let p = self.peers.get_mut(&key).expect("inserted above");
-        let new_session = !p.established || p.peer_nonce != nonce;
         // On a point-to-point link, a HELLO of the current session that comes more than
         // a round trip after our last one is not an answer to it, nor one crossing it: the
         // peer is probing (a keep-alive, or it lost our HELLO) and is answered. Within the

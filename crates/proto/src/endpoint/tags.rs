@@ -5,10 +5,10 @@
 //! saved are a tenth of the frame. Short tags are used only where they name one node:
 //!
 //! - a receiver takes short tags from a peer only while it knows no other node on the
-//!   link with that peer's short tag, and says so in each HELLO (`HELLO_SHORT_TAGS`);
-//!   learning of a second such node, it greets the peers concerned again without the
-//!   flag, and drops (counted) short-tagged frames it cannot attribute until they
-//!   switch;
+//!   link with that peer's short tag, and says so in each HELLO to it that says it heard
+//!   it (`HELLO_SHORT_TAGS`; never in a beacon); learning of a second such node, it
+//!   greets the peers concerned again without the flag, and drops (counted)
+//!   short-tagged frames to it that it cannot attribute until they switch;
 //! - a sender uses them only to a peer whose last HELLO took them, and only while it
 //!   knows no other node on the link sharing its own short tag or the peer's (a third
 //!   node with the peer's short tag would take the frame for its own).
@@ -74,17 +74,11 @@ impl Endpoint {
             .map_or(&[], Vec::as_slice)
     }
 
-    /// Whether we take short tags from the node tagged `tag` on `link` (the HELLO flag
-    /// we send it); `None` for a HELLO to every neighbour: whether no two nodes we know
-    /// there share a short tag.
-    pub(super) fn short_tags_flag(&self, link: LinkId, tag: Option<u32>) -> u8 {
-        let takes = match tag {
-            Some(t) => short_tag(t) != SHORT_BROADCAST && self.under_short(link, t).len() <= 1,
-            None => self
-                .by_short
-                .iter()
-                .all(|((l, s), tags)| *l != link || (tags.len() <= 1 && *s != SHORT_BROADCAST)),
-        };
+    /// Whether we take short tags from the node tagged `tag` on `link`: the flag of a
+    /// HELLO to it (one that says we heard it: a beacon, to whoever hears it, never
+    /// carries the flag, and a node honours it only from a HELLO that heard it).
+    pub(super) fn short_tags_flag(&self, link: LinkId, tag: u32) -> u8 {
+        let takes = short_tag(tag) != SHORT_BROADCAST && self.under_short(link, tag).len() <= 1;
         if takes { HELLO_SHORT_TAGS } else { 0 }
     }
 
@@ -100,9 +94,10 @@ impl Endpoint {
     }
 
     /// `header` with its tags in long form, as the rest of the endpoint reads them; `None`
-    /// when its short sender tag names two nodes we know (the senders under it are
-    /// greeted again). A sender we know nothing of keeps its short tag: no known tag
-    /// equals it, so it is answered as any unknown sender.
+    /// when it is addressed to us (or everyone) and its short sender tag names two nodes
+    /// we know (the senders under it are greeted again). A sender we know nothing of
+    /// keeps its short tag: no known tag equals it, so it is answered as any unknown
+    /// sender.
     pub(super) fn long_tags(
         &mut self,
         now: Duration,
@@ -112,8 +107,34 @@ impl Endpoint {
         let (true, Some((src, dst))) = (header.short_tags, header.addr) else {
             return Some(header);
         };
-        let src = match self.under_short(link, src) {
-            [] => src,
+        let mine = short_tag(self.tag);
+        let to_us = mine != SHORT_BROADCAST && dst == u32::from(mine);
+        let to_all = dst == u32::from(SHORT_BROADCAST);
+        // Someone else's: any tag but ours and every neighbour's.
+        let other = if self.tag ^ 1 == BROADCAST {
+            self.tag ^ 2
+        } else {
+            self.tag ^ 1
+        };
+        let long = |src, dst| {
+            Some(Header {
+                addr: Some((src, dst)),
+                short_tags: false,
+                ..header
+            })
+        };
+        let senders = self.under_short(link, src);
+        if !to_us && !to_all {
+            // Not ours: the sender only where it is plain (its FEC symbols serve us
+            // too); an ambiguous one is no business of ours.
+            let src = match senders {
+                [tag] => *tag,
+                _ => BROADCAST,
+            };
+            return long(src, other);
+        }
+        let src = match senders {
+            [] => return long(src, if to_us { self.tag } else { BROADCAST }),
             [tag] => *tag,
             tags => {
                 // Each such frame may ask again, at most once a round trip: the HELLO
@@ -123,24 +144,7 @@ impl Endpoint {
                 return None;
             }
         };
-        let dst = if dst == u32::from(SHORT_BROADCAST) {
-            BROADCAST
-        } else if dst == u32::from(short_tag(self.tag)) {
-            self.tag
-        } else {
-            // Someone else's: any tag but ours and every neighbour's.
-            let other = self.tag ^ 1;
-            if other == BROADCAST {
-                self.tag ^ 2
-            } else {
-                other
-            }
-        };
-        Some(Header {
-            addr: Some((src, dst)),
-            short_tags: false,
-            ..header
-        })
+        long(src, if to_us { self.tag } else { BROADCAST })
     }
 }
 

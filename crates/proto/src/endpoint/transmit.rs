@@ -238,7 +238,6 @@ impl Endpoint {
             l.hello_interval = (l.hello_interval * 2).min(self.cfg.hello_max);
             // +-25%: discovery beacons of radios started together drift apart.
             let jitter = 0.75 + 0.5 * self.unit();
-            let tags_flag = self.short_tags_flag(link, None);
             let l = self.links.get_mut(&link)?;
             l.hello_next = now + interval.mul_f64(jitter);
             let addr = l.params.shared.then_some((self.tag, wire::BROADCAST));
@@ -257,7 +256,7 @@ impl Endpoint {
                 key: &self.key,
                 nonce: self.nonce,
                 set_size: self.held.len() as u64,
-                flags: if l.params.shared { tags_flag } else { 0 },
+                flags: 0,
             };
             match hello_fitting(
                 &mut w,
@@ -359,7 +358,7 @@ impl Endpoint {
         let (short_tags, tags_flag) = match self.peers.get(&key) {
             Some(p) if params.shared => (
                 p.takes_short_tags && self.may_use_short_tags(link, p.tag),
-                self.short_tags_flag(link, Some(p.tag)),
+                self.short_tags_flag(link, p.tag),
             ),
             _ => (false, 0),
         };
