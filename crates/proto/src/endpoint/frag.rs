@@ -332,7 +332,7 @@ impl Reassembly {
     /// `from`'s frame numbered `pn` ended with a fragment of message `id` that left it
     /// unfinished at `end` of `total` bytes (`last`), or with anything else (`None`).
     pub fn frame_ended(&mut self, from: (LinkId, u32), pn: u64, last: Option<(u64, u64, u64)>) {
-        self.ended.retain(|e| e.from != from);
+        self.forget_ended(from);
         if let Some((id, end, total)) = last {
             if self.ended.len() >= MAX_PARTIAL {
                 self.ended.pop_front();

@@ -107,6 +107,14 @@ impl LinkParams {
         !self.shared || self.duty_limit().is_some()
     }
 
+    /// A shared channel without acks: frames from one radio arrive in order or not at
+    /// all, so a message may go on from the sender's frame before without naming itself
+    /// again (PIECE_NEXT across frames, FRAG_NEXT). Not on IP paths: datagrams may be
+    /// reordered.
+    pub fn goes_on_across_frames(&self) -> bool {
+        self.shared && !self.paced
+    }
+
     /// A link to one peer without acks (a modem, a serial line): the peer's frames
     /// arrive in order and all are for us, so a gap in their numbers is frames lost
     /// (MISSED, NAMELESS; docs/protocol.md, "Frames a peer missed").

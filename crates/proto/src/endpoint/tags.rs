@@ -13,9 +13,11 @@
 //!   knows no other node on the link sharing its own short tag or the peer's (a third
 //!   node with the peer's short tag would take the frame for its own).
 //!
-//! What a node knows is every node whose HELLO it heard on the link (a session needs
-//! both sides to have heard each other), so a node that could misread a frame is known
-//! to its sender.
+//! What a node knows is every node whose HELLO it heard on the link, and a sender uses
+//! short tags only to a peer whose HELLO heard it, so it knows every node that heard it
+//! and shares that peer's short tag. A node under the peer's short tag that hears the
+//! sender while the sender never heard it is not covered (docs/protocol.md, "Short
+//! tags").
 
 use std::time::Duration;
 
@@ -134,7 +136,7 @@ impl Endpoint {
             return long(src, other);
         }
         let src = match senders {
-            [] => return long(src, if to_us { self.tag } else { BROADCAST }),
+            [] => src,
             [tag] => *tag,
             tags => {
                 // Each such frame may ask again, at most once a round trip: the HELLO

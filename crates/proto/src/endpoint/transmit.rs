@@ -211,7 +211,7 @@ impl Endpoint {
                 let gone = f.write_parity(&mut w);
                 (w.len() - before, !gone)
             } else {
-                let in_order_pn = (l.params.shared && !l.params.paced).then_some(l.pn);
+                let in_order_pn = l.params.goes_on_across_frames().then_some(l.pn);
                 let (n, done) = f.write_at(&mut w, 0, in_order_pn);
                 (n, !(done && f.write_parity(&mut w)))
             };
@@ -264,7 +264,7 @@ impl Endpoint {
                 greeting,
                 &sketch,
                 l.params.loss_hint,
-                (l.params.shared && !l.params.paced).then_some(pn),
+                l.params.goes_on_across_frames().then_some(pn),
             ) {
                 HelloOut::Fragments(f) => l.frag_out = Some(f),
                 HelloOut::Sent(false) => l.bare_beacon = true,
@@ -316,8 +316,7 @@ impl Endpoint {
             .get(&link)?
             .last_named
             .filter(|&(last, to, r)| {
-                params.shared
-                    && !params.paced
+                params.goes_on_across_frames()
                     && last.checked_add(1) == Some(pn)
                     && to == key
                     && self.peers.get(&key).is_some_and(|p| {
@@ -417,7 +416,7 @@ impl Endpoint {
         };
         // Frames from one radio arrive in order or not at all: a fragment may go on from
         // the one that ended the frame before (see `FragOut::write_at`).
-        let in_order_pn = (params.shared && !params.paced).then_some(pn);
+        let in_order_pn = params.goes_on_across_frames().then_some(pn);
 
         // 1. The rest of a message too large for one frame, before anything else:
         // it is worth nothing until whole.

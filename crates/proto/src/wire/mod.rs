@@ -150,34 +150,55 @@ impl Header {
         }
     }
 
-    /// Bytes of the two tags.
-    fn tags_len(&self) -> usize {
+    /// The header's flags byte (without `OVER_END`, which the writer adds).
+    fn flags(&self) -> u8 {
         match (self.addr, self.short_tags) {
             (None, _) => 0,
-            (Some(_), true) => 4,
-            (Some(_), false) => 8,
+            (Some(_), false) => F_ADDRESSED,
+            (Some(_), true) => F_ADDRESSED | F_SHORT_TAGS,
         }
+    }
+
+    /// Bytes of the two tags.
+    fn tags_len(&self) -> usize {
+        tags_len(self.flags())
     }
 
     /// Writes the header into `out` (at least [`HEADER_MAX`] bytes); returns its length.
     pub fn encode(&self, out: &mut [u8]) -> usize {
         out[0] = VERSION;
-        out[1] = 0;
-        let mut n = 2;
+        out[1] = self.flags();
         if let Some((src, dst)) = self.addr {
-            out[1] = F_ADDRESSED;
             if self.short_tags {
-                out[1] |= F_SHORT_TAGS;
                 out[2..4].copy_from_slice(&short_tag(src).to_le_bytes());
                 out[4..6].copy_from_slice(&short_tag(dst).to_le_bytes());
             } else {
                 out[2..6].copy_from_slice(&src.to_le_bytes());
                 out[6..10].copy_from_slice(&dst.to_le_bytes());
             }
-            n += self.tags_len();
         }
+        let n = 2 + self.tags_len();
         n + put_varint(&mut out[n..], self.pn)
     }
+}
+
+/// Bytes of the tags a frame with header flags `flags` carries: none, two long (4 B
+/// each) or, with `SHORT_TAGS`, two short (2 B each).
+fn tags_len(flags: u8) -> usize {
+    match (flags & F_ADDRESSED != 0, flags & F_SHORT_TAGS != 0) {
+        (false, _) => 0,
+        (true, false) => 8,
+        (true, true) => 4,
+    }
+}
+
+/// Bytes of `frame`'s header (version, flags, tags, packet number); `None` if it is
+/// cut short within it.
+pub fn header_len(frame: &[u8]) -> Option<usize> {
+    let &flags = frame.get(1)?;
+    let pos = 2 + tags_len(flags);
+    let (_, n) = varint::get(frame.get(pos..)?).ok()?;
+    Some(pos + n)
 }
 
 /// A node tag's short form: its low 16 bits (the node key's first two bytes), what a
@@ -724,22 +745,19 @@ pub fn parse(frame: &[u8]) -> Result<(Header, Vec<Message<'_>>), WireError> {
     }
     let (&flags, mut rest) = rest.split_first().ok_or(WireError::Truncated)?;
     let short_tags = flags & F_ADDRESSED != 0 && flags & F_SHORT_TAGS != 0;
-    let addr = if flags & F_ADDRESSED != 0 {
-        let (src, dst, n) = if short_tags {
-            let t = rest.get(..4).ok_or(WireError::Truncated)?;
-            let src = u16::from_le_bytes([t[0], t[1]]);
-            let dst = u16::from_le_bytes([t[2], t[3]]);
-            (u32::from(src), u32::from(dst), 4)
-        } else {
-            let t = rest.get(..8).ok_or(WireError::Truncated)?;
-            let src = u32::from_le_bytes(t[..4].try_into().expect("4 bytes"));
-            let dst = u32::from_le_bytes(t[4..].try_into().expect("4 bytes"));
-            (src, dst, 8)
-        };
-        rest = &rest[n..];
-        Some((src, dst))
-    } else {
-        None
+    let n = tags_len(flags);
+    let t = rest.get(..n).ok_or(WireError::Truncated)?;
+    rest = &rest[n..];
+    let addr = match n {
+        0 => None,
+        4 => Some((
+            u32::from(u16::from_le_bytes([t[0], t[1]])),
+            u32::from(u16::from_le_bytes([t[2], t[3]])),
+        )),
+        _ => Some((
+            u32::from_le_bytes(t[..4].try_into().expect("4 bytes")),
+            u32::from_le_bytes(t[4..].try_into().expect("4 bytes")),
+        )),
     };
     let (pn, n) = varint::get(rest).map_err(|_| WireError::Truncated)?;
     rest = &rest[n..];
@@ -762,15 +780,18 @@ pub fn ends_over(frame: &[u8]) -> bool {
 pub fn over_end_to(frame: &[u8], tag: u32) -> Option<bool> {
     match frame {
         [VERSION, flags, rest @ ..] if flags & F_OVER_END != 0 => {
-            if flags & F_ADDRESSED == 0 {
-                return Some(false);
+            // The destination is the second of the two tags.
+            match tags_len(*flags) {
+                0 => Some(false),
+                4 => {
+                    let d = rest.get(2..4)?;
+                    Some(u16::from_le_bytes([d[0], d[1]]) == short_tag(tag))
+                }
+                _ => {
+                    let d = rest.get(4..8)?;
+                    Some(u32::from_le_bytes(d.try_into().expect("4 bytes")) == tag)
+                }
             }
-            if flags & F_SHORT_TAGS != 0 {
-                let d = rest.get(2..4)?;
-                return Some(u16::from_le_bytes([d[0], d[1]]) == short_tag(tag));
-            }
-            let d = rest.get(4..8)?;
-            Some(u32::from_le_bytes(d.try_into().expect("4 bytes")) == tag)
         }
         _ => None,
     }
@@ -806,18 +827,9 @@ pub fn message_sizes(frame: &[u8]) -> Vec<(u8, usize)> {
 /// `frame` is the start, holding every message header (a [`FrameWriter::finish_parts`]
 /// head), without allocating (once per frame sent, for the accounting).
 pub fn for_each_message_size(frame: &[u8], total: usize, mut f: impl FnMut(u8, usize)) {
-    let Some(&flags) = frame.get(1) else {
+    let Some(mut pos) = header_len(frame) else {
         return;
     };
-    let mut pos = 2 + match (flags & F_ADDRESSED != 0, flags & F_SHORT_TAGS != 0) {
-        (false, _) => 0,
-        (true, true) => 4,
-        (true, false) => 8,
-    };
-    let Some(Ok((_, n))) = frame.get(pos..).map(varint::get) else {
-        return;
-    };
-    pos += n;
     while pos < total.min(frame.len()) {
         let ty = frame[pos];
         let Ok((len, n)) = varint::get(&frame[pos + 1..]) else {

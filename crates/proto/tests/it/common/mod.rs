@@ -257,18 +257,10 @@ pub fn has_type(f: &[u8], ty: u8) -> bool {
 pub fn hide_numbered_offers(f: &mut [u8]) {
     const HELLO_NUMBERS: u8 = 4;
     let sizes = wire::message_sizes(f);
-    let Some(&flags) = f.get(1) else {
+    if f.len() < 2 {
         return;
-    };
-    // Tags: none, long (4 B each) or short (flag bit 2: 2 B each).
-    let mut pos = 2 + match (flags & 1 != 0, flags & 4 != 0) {
-        (false, _) => 0,
-        (true, false) => 8,
-        (true, true) => 4,
-    };
-    pos += skywave_bundle::varint::get(&f[pos..])
-        .expect("a packet number")
-        .1;
+    }
+    let mut pos = wire::header_len(f).expect("a packet number");
     for (ty, size) in sizes {
         if ty == wire::ty::HELLO {
             let len = skywave_bundle::varint::get(&f[pos + 1..])
