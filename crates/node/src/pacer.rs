@@ -171,7 +171,11 @@ struct Mine<T> {
 /// The other side's stream, as received: its modem held the turn throughout.
 #[derive(Debug, Clone, Copy)]
 struct Run<T> {
+    /// When its first byte arrived.
+    first: T,
     last: T,
+    /// An announcement (or a copy of one) was heard in it.
+    announced: bool,
     /// Bytes we wrote while the other side certainly held the turn: still in our modem
     /// when its stream ends.
     secured: f64,
@@ -305,6 +309,11 @@ pub struct Pacer<T: PacerTime> {
     /// The other side repeated the idle over we answered with our own idle one (the
     /// turn became no one's here): it never heard our answer, and waits for it.
     reanswer: bool,
+    /// The other side's stream answering our over ended, unannounced, when its last
+    /// byte arrived at this time ([`Pacer::over_unannounced`]).
+    unannounced: Option<T>,
+    /// Overs of the other side taken as ended without their announcement.
+    pub unannounced_ends: u64,
 }
 
 impl<T: PacerTime> Pacer<T> {
@@ -349,6 +358,8 @@ impl<T: PacerTime> Pacer<T> {
             repeats: 0,
             repeat_now: false,
             reanswer: false,
+            unannounced: None,
+            unannounced_ends: 0,
         }
     }
 
@@ -583,6 +594,7 @@ impl<T: PacerTime> Pacer<T> {
         }
         self.settle();
         self.check_stream_end(now, &h);
+        self.over_unannounced(now, &h);
     }
 
     fn settle(&mut self) {
@@ -601,6 +613,12 @@ impl<T: PacerTime> Pacer<T> {
             return;
         }
         self.run = None;
+        if let Token::Passed { at, .. } = self.token
+            && !run.announced
+            && run.first >= at + Self::latency_min(h) * 2 + h.turnaround
+        {
+            self.unannounced = Some(run.last);
+        }
         // A turn that went to us and back within a gap would not show: only trusted when
         // two turnarounds are longer than the gap.
         if self.mine.is_some() || run.secured <= EPS || h.turnaround * 2 <= gap {
@@ -620,6 +638,51 @@ impl<T: PacerTime> Pacer<T> {
             end_late,
             "the other side's stream ended",
         );
+    }
+
+    /// A stream that began after the other side could have heard our announcement is
+    /// its over answering ours, and a side holding the turn keeps its modem fed until
+    /// it announces that over's end. A stream that ended unannounced and stays silent
+    /// for longer than a burst of lost chunks could last (four chunks) lost its
+    /// announcement with its last chunk: the over is taken as ended then and announced
+    /// with the count the other side gave it (the next after its last heard), as if
+    /// heard. Waiting for the other side to say it again cost a whole answer's wait
+    /// (14 s at 9600 bit/s and 4 s of latency; a third of the time on a lossy link went
+    /// so). Had the other side announced nothing since (it gave up waiting, an older
+    /// version), our answer names an over it did not end and it takes the two as
+    /// crossed, as before; had its stream only paused, hearing it again ends our hold
+    /// ([`Pacer::received`]).
+    fn over_unannounced(&mut self, now: T, h: &HalfDuplex) {
+        let Some(last) = self.unannounced else {
+            return;
+        };
+        if !matches!(self.token, Token::Passed { .. }) || self.run.is_some() {
+            self.unannounced = None;
+            return;
+        }
+        let silence = self.chunk_time(h) * 4 + h.jitter * 2 + HOST_DELAY * 2;
+        if now < last + silence {
+            return;
+        }
+        self.unannounced = None;
+        self.unannounced_ends += 1;
+        let m = OverEnd {
+            after: 0,
+            seq: if self.their_seq == u8::MAX {
+                1
+            } else {
+                self.their_seq + 1
+            },
+            heard: self.my_seq,
+            rank: 0,
+            idle: false,
+        };
+        tracing::debug!(t = ?now, ?m, "modem pacer: the other side's over ended unannounced (its announcement was lost with its last chunk); taken as announced");
+        // Its last chunk, the announcement's, would have arrived a chunk after the last
+        // one heard.
+        // Not an answer the endpoint can read the lost end of our over from: the
+        // chunk lost may have held the other side's report (a short over is all report).
+        self.passed_to_us(now, last + self.chunk_time(h), h, m, false);
     }
 
     /// The least our modem can hold at `now`: `secured` bytes held when it may first have
@@ -957,6 +1020,9 @@ impl<T: PacerTime> Pacer<T> {
     /// it while it has data: its drain is certain until we announce our own end.
     pub fn over_end(&mut self, now: T, m: OverEnd) {
         self.advance(now);
+        if let Some(r) = self.run.as_mut() {
+            r.announced = true;
+        }
         let Some(h) = self.half else {
             return;
         };
@@ -982,6 +1048,14 @@ impl<T: PacerTime> Pacer<T> {
             }
             return;
         }
+        self.passed_to_us(now, now, &h, m, true);
+    }
+
+    /// The other side passed us the turn (`m`, new), its announcement heard at
+    /// `heard_at`; `answers`: the endpoint may learn from it what our over lost
+    /// ([`Pacer::take_answered`]).
+    fn passed_to_us(&mut self, now: T, heard_at: T, h: &HalfDuplex, m: OverEnd, answers: bool) {
+        let h = *h;
         self.announce_ok = true;
         self.their_seq = m.seq;
         if let Token::Passed { seq, .. } = self.token
@@ -1006,8 +1080,8 @@ impl<T: PacerTime> Pacer<T> {
         // chunk of what follows it left with it.
         let after = f64::from(m.after);
         let (Some(aired_early), Some(aired_late)) = (
-            now.checked_sub_duration(h.latency + self.margin),
-            now.checked_sub_duration(Self::latency_min(&h)),
+            heard_at.checked_sub_duration(h.latency + self.margin),
+            heard_at.checked_sub_duration(Self::latency_min(&h)),
         ) else {
             return;
         };
@@ -1072,7 +1146,7 @@ impl<T: PacerTime> Pacer<T> {
             turn_pending,
         });
         let answered = match self.token {
-            Token::Passed { seq, at, .. } if m.heard == seq => Some(at),
+            Token::Passed { seq, at, .. } if answers && m.heard == seq => Some(at),
             _ => None,
         };
         self.token = Token::Held {
@@ -1237,7 +1311,9 @@ impl<T: PacerTime> Pacer<T> {
                     }
                 }
                 Run {
+                    first: now,
                     last: now,
+                    announced: false,
                     secured: 0.0,
                 }
             }
@@ -1574,6 +1650,75 @@ mod tests {
         p.advance(t0 + ms(12_000));
         assert_eq!(p.queued(), 400 - 182);
         assert!(p.holding());
+    }
+
+    /// The other side took the turn (its over 1 passed it to us) and we passed it back
+    /// with ours at 11 s: its answer can arrive from 21 s (a latency, a turnaround and a
+    /// latency later).
+    fn turn_passed_back(t0: Instant) -> (Pacer<Instant>, OverEnd) {
+        let mut p = Pacer::half(t0, 184.0, 508, hf()).with_seed(7);
+        hear(&mut p, t0 + ms(4000), t0 + ms(9000));
+        p.over_end(t0 + ms(9000), marker(1, 0, 10, false));
+        p.wrote(t0 + ms(10_000), 100);
+        let ours = p.announce(t0 + ms(11_000), 0, false);
+        let _ = p.take_answered();
+        (p, ours)
+    }
+
+    #[test]
+    fn an_answer_ending_unannounced_passes_the_turn() {
+        let t0 = Instant::now();
+        let (mut p, ours) = turn_passed_back(t0);
+        // Its over answering ours, whose announcement was lost with its last chunk.
+        hear(&mut p, t0 + ms(21_000), t0 + ms(25_000));
+        // A pause as long as a burst of three lost chunks does not end it.
+        p.advance(t0 + ms(25_200 + 1100));
+        assert!(!p.holding() && !p.may_take());
+        // Four chunks' silence (348 ms each, and the host's delay) does.
+        p.advance(t0 + ms(25_200 + 1600));
+        assert!(p.holding() && p.may_take(), "the turn is ours");
+        assert_eq!(p.unannounced_ends, 1);
+        // Not an answer to read our over's losses from (the lost chunk may have held
+        // the other side's report).
+        assert_eq!(p.take_answered(), None);
+        // Our next over answers its over 2 (the count it gave that over), so the other
+        // side, waiting for an answer to it, takes the turn as usual.
+        p.wrote(t0 + ms(27_000), 50);
+        let next = p.announce(t0 + ms(27_000), 0, false);
+        assert_eq!((next.heard, next.seq), (2, ours.seq + 1));
+        // Had its announcement arrived after all (late), it is a copy: no change.
+        p.over_end(t0 + ms(27_100), marker(2, ours.seq, 10, false));
+        assert!(!p.may_take());
+    }
+
+    #[test]
+    fn an_unannounced_end_is_not_taken_from_a_crossing_a_copy_or_a_pause() {
+        let t0 = Instant::now();
+        // A stream that began before the other side could have heard ours is not its
+        // answer (it may be waiting for ours to arrive).
+        let (mut p, _) = turn_passed_back(t0);
+        hear(&mut p, t0 + ms(15_000), t0 + ms(16_000));
+        p.advance(t0 + ms(19_000));
+        assert!(!p.holding() && !p.may_take());
+        // A stream carrying a copy of its last announcement is its repeat (it never
+        // heard our answer): the usual answer to a copy, not a turn taken.
+        let (mut p, _) = turn_passed_back(t0);
+        hear(&mut p, t0 + ms(21_000), t0 + ms(21_000));
+        p.over_end(t0 + ms(21_000), marker(1, 0, 10, false));
+        p.advance(t0 + ms(24_000));
+        assert!(!p.holding() && !p.may_take());
+        assert_eq!(p.unannounced_ends, 0);
+        // A stream that pauses (a burst of lost chunks) and goes on is still its over;
+        // its announcement then passes the turn with the other side's own count.
+        let (mut p, _) = turn_passed_back(t0);
+        hear(&mut p, t0 + ms(21_000), t0 + ms(23_000));
+        p.advance(t0 + ms(23_100 + 1000));
+        hear(&mut p, t0 + ms(24_200), t0 + ms(26_000));
+        assert!(!p.holding());
+        p.over_end(t0 + ms(26_000), marker(2, 1, 10, false));
+        assert!(p.holding());
+        assert!(p.take_answered().is_some(), "a heard answer");
+        assert_eq!(p.unannounced_ends, 0);
     }
 
     #[test]
