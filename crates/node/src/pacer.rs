@@ -642,9 +642,13 @@ impl<T: PacerTime> Pacer<T> {
 
     /// A stream that began after the other side could have heard our announcement is
     /// its over answering ours, and a side holding the turn keeps its modem fed until
-    /// it announces that over's end. A stream that ended unannounced and stays silent
-    /// for longer than a burst of lost chunks could last (four chunks) lost its
-    /// announcement with its last chunk: the over is taken as ended then and announced
+    /// it announces that over's end, but for two waits: for drain to be confirmed
+    /// before it writes more than a buffer (at most a latency, a turnaround and a chunk
+    /// after its modem may have run dry), and for our over to have all arrived before
+    /// it ends its own (at most a latency after its modem took the turn). A stream that
+    /// ended unannounced and stays silent for longer than those, and than a burst of
+    /// lost chunks could last (four chunks), lost its announcement with its last chunk:
+    /// the over is taken as ended then and announced
     /// with the count the other side gave it (the next after its last heard), as if
     /// heard. Waiting for the other side to say it again cost a whole answer's wait
     /// (14 s at 9600 bit/s and 4 s of latency; a third of the time on a lossy link went
@@ -660,7 +664,8 @@ impl<T: PacerTime> Pacer<T> {
             self.unannounced = None;
             return;
         }
-        let silence = self.chunk_time(h) * 4 + h.jitter * 2 + HOST_DELAY * 2;
+        let silence =
+            h.latency + h.turnaround + self.chunk_time(h) * 4 + h.jitter * 2 + HOST_DELAY * 2;
         if now < last + silence {
             return;
         }
@@ -1671,11 +1676,12 @@ mod tests {
         let (mut p, ours) = turn_passed_back(t0);
         // Its over answering ours, whose announcement was lost with its last chunk.
         hear(&mut p, t0 + ms(21_000), t0 + ms(25_000));
-        // A pause as long as a burst of three lost chunks does not end it.
-        p.advance(t0 + ms(25_200 + 1100));
+        // A pause as long as its driver may wait to confirm drain (a latency and a
+        // turnaround) and a burst of three lost chunks does not end it.
+        p.advance(t0 + ms(25_200 + 6000 + 1100));
         assert!(!p.holding() && !p.may_take());
-        // Four chunks' silence (348 ms each, and the host's delay) does.
-        p.advance(t0 + ms(25_200 + 1600));
+        // That and four chunks' silence (348 ms each, and the host's delay) does.
+        p.advance(t0 + ms(25_200 + 6000 + 1600));
         assert!(p.holding() && p.may_take(), "the turn is ours");
         assert_eq!(p.unannounced_ends, 1);
         // Not an answer to read our over's losses from (the lost chunk may have held
@@ -1683,11 +1689,11 @@ mod tests {
         assert_eq!(p.take_answered(), None);
         // Our next over answers its over 2 (the count it gave that over), so the other
         // side, waiting for an answer to it, takes the turn as usual.
-        p.wrote(t0 + ms(27_000), 50);
-        let next = p.announce(t0 + ms(27_000), 0, false);
+        p.wrote(t0 + ms(33_000), 50);
+        let next = p.announce(t0 + ms(33_000), 0, false);
         assert_eq!((next.heard, next.seq), (2, ours.seq + 1));
         // Had its announcement arrived after all (late), it is a copy: no change.
-        p.over_end(t0 + ms(27_100), marker(2, ours.seq, 10, false));
+        p.over_end(t0 + ms(33_100), marker(2, ours.seq, 10, false));
         assert!(!p.may_take());
     }
 
@@ -1698,24 +1704,24 @@ mod tests {
         // answer (it may be waiting for ours to arrive).
         let (mut p, _) = turn_passed_back(t0);
         hear(&mut p, t0 + ms(15_000), t0 + ms(16_000));
-        p.advance(t0 + ms(19_000));
+        p.advance(t0 + ms(24_000));
         assert!(!p.holding() && !p.may_take());
         // A stream carrying a copy of its last announcement is its repeat (it never
         // heard our answer): the usual answer to a copy, not a turn taken.
         let (mut p, _) = turn_passed_back(t0);
         hear(&mut p, t0 + ms(21_000), t0 + ms(21_000));
         p.over_end(t0 + ms(21_000), marker(1, 0, 10, false));
-        p.advance(t0 + ms(24_000));
+        p.advance(t0 + ms(29_000));
         assert!(!p.holding() && !p.may_take());
         assert_eq!(p.unannounced_ends, 0);
         // A stream that pauses (a burst of lost chunks) and goes on is still its over;
         // its announcement then passes the turn with the other side's own count.
         let (mut p, _) = turn_passed_back(t0);
         hear(&mut p, t0 + ms(21_000), t0 + ms(23_000));
-        p.advance(t0 + ms(23_100 + 1000));
-        hear(&mut p, t0 + ms(24_200), t0 + ms(26_000));
+        p.advance(t0 + ms(23_100 + 7000));
+        hear(&mut p, t0 + ms(30_200), t0 + ms(32_000));
         assert!(!p.holding());
-        p.over_end(t0 + ms(26_000), marker(2, 1, 10, false));
+        p.over_end(t0 + ms(32_000), marker(2, 1, 10, false));
         assert!(p.holding());
         assert!(p.take_answered().is_some(), "a heard answer");
         assert_eq!(p.unannounced_ends, 0);
