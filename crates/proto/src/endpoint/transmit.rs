@@ -644,14 +644,18 @@ impl Endpoint {
                 if tells_missed {
                     note.reports.extend_from_slice(&sent_now);
                 }
-                // Half duplex: a whole over separates a loss from its repair anyway, and the
-                // sender's manifest retry is answered by another; the copy would cost airtime
-                // on every over. On a shared channel the copy is left out once the channel
+                // On a shared or half-duplex channel the copy is left out once the channel
                 // has shown itself clean: no loss expected by the driver (a hint of 0 may
                 // only mean it does not know) and none found in the data we sent the peer
-                // so far (a receiver that sends nothing keeps its copies).
-                let clean = params.shared && params.loss_hint == 0.0 && p.loss.measured_clean();
-                if !params.half_duplex && !clean {
+                // so far (a receiver that sends nothing keeps its copies). Half duplex: the
+                // copy goes in the over's next frame (or, if the over has no more, with the
+                // next over's report, in the same message); without it, a lost report left
+                // the peer to send again all it covered once its resend timers ran out (a
+                // whole over's data: 14 KB at 9600 bit/s, a link losing 5% of chunks).
+                let clean = (params.shared || params.half_duplex)
+                    && params.loss_hint == 0.0
+                    && p.loss.measured_clean();
+                if !clean {
                     again_rest.extend(sent_now);
                 }
                 p.have_all_again = again_rest;
