@@ -58,11 +58,20 @@ fn r() -> BundleRef {
 }
 
 fn one(addr: Option<(u32, u32)>, pn: u64, build: impl FnOnce(&mut FrameWriter) -> bool) -> Vec<u8> {
+    framed(addr, false, pn, build)
+}
+
+fn framed(
+    addr: Option<(u32, u32)>,
+    short_tags: bool,
+    pn: u64,
+    build: impl FnOnce(&mut FrameWriter) -> bool,
+) -> Vec<u8> {
     let mut w = FrameWriter::new(
         Header {
             addr,
             pn,
-            short_tags: false,
+            short_tags,
         },
         1472,
     );
@@ -129,6 +138,26 @@ fn seed_frames() -> Vec<Vec<u8>> {
                 && w.ack(&ack)
                 && w.manifest(m[2].as_bytes())
                 && w.piece(&r(), 0, &[1; 300])
+        }),
+        // Reports by number, the half-duplex reports, fragments of a message too long
+        // for a frame (its first part, the parts that go on, its parity), and the
+        // addressed frames with short tags that small radio frames carry.
+        one(None, 13, |w| w.offer(Some(300), m[0].as_bytes())),
+        one(None, 14, |w| w.done(3, &ranges)),
+        one(None, 15, |w| {
+            w.heard(12) && w.missed(&[(3, 5), (9, 9)]) == 2
+        }),
+        one(None, 16, |w| w.nameless(&r()) && w.need(&r(), 12, 40)),
+        one(None, 17, |w| w.spacing(16, 1400, 2_000_000)),
+        one(None, 18, |w| w.frag_part(7, 0, 500, &[3; 90])),
+        one(None, 19, |w| w.frag_next(&[4; 90])),
+        one(None, 20, |w| {
+            w.frag_next(&[5; 60]) && w.frag_parity(7, 500, 3, &[6; 90])
+        }),
+        framed(shared, true, 21, |w| w.frag_part(8, 90, 300, &[7; 40])),
+        framed(shared, true, 22, |w| w.frag_next(&[8; 40])),
+        framed(Some((0x1234, 0x5678)), true, 23, |w| {
+            w.done(1, &ranges) && w.piece(&r(), 100, b"short tags")
         }),
     ];
     // Truncations and single-bit flips of each.
