@@ -933,16 +933,21 @@ impl<T: PacerTime> Pacer<T> {
         let Some(h) = self.half else {
             return Duration::ZERO;
         };
-        // And the wait before an answer to an over whose announcement was lost: the
-        // other side's answer may come that much later (`over_unannounced`), and a repeat
-        // written before it arrives would wait in our modem and take the turn at the
-        // first gap in that answer, while the other side's driver counts its own modem as
-        // sending (a call dropped at 9600 bit/s, 4 s, 256 B, 5%).
-        (h.latency + h.turnaround) * 2
-            + self.secs(held)
-            + self.gap(&h)
-            + self.margin * 4
-            + self.unannounced_silence(&h)
+        // And, for an over that answered one of the other side's, the wait before an
+        // answer to an over whose announcement was lost: the other side's answer may
+        // come that much later (`over_unannounced`), and a repeat written before it
+        // arrives would wait in our modem and take the turn at the first gap in that
+        // answer, while the other side's driver counts its own modem as sending (a call
+        // dropped at 9600 bit/s, 4 s, 256 B, 5%). An over that answered nothing (the
+        // call's first, which may cross the other side's) began with the call, before
+        // anything of ours could be heard, and is not taken as ended so: its repeat
+        // keeps the shorter wait (the call's start is where announcements cross).
+        let late = if self.said.is_some_and(|m| m.heard != 0) {
+            self.unannounced_silence(&h)
+        } else {
+            Duration::ZERO
+        };
+        (h.latency + h.turnaround) * 2 + self.secs(held) + self.gap(&h) + self.margin * 4 + late
     }
 
     /// How long a stream answering our over stays silent before it is taken as ended
