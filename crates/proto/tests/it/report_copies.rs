@@ -10,6 +10,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::common::{RadioPair, hide_numbered_offers, shared_radio};
+use skywave_proto::LinkParams;
+use skywave_proto::fuzzing::Profile;
 use skywave_proto::wire::{self, Message};
 
 /// What B, the receiver, said of A's 30 bundles.
@@ -24,13 +26,21 @@ struct Said {
     bytes: usize,
     /// A sent numbered offers.
     offers_numbered: bool,
+    /// Frames B sent.
+    frames: usize,
 }
 
 /// A holds 30 bundles of 200 B, and B `b_holds` of its own, on a channel that loses
 /// nothing but whose driver expects `loss_hint`. `numbered`: B's HELLOs say it takes
 /// numbered offers (else A takes it for a node that does not).
 fn reports(loss_hint: f64, b_holds: u64, numbered: bool) -> Said {
-    let mut pair = RadioPair::new(shared_radio(223, loss_hint), (11, 22));
+    reports_on(shared_radio(223, loss_hint), b_holds, numbered)
+}
+
+/// [`reports`] on a link of `params`.
+fn reports_on(params: LinkParams, b_holds: u64, numbered: bool) -> Said {
+    let loss_hint = params.loss_hint;
+    let mut pair = RadioPair::new(params, (11, 22));
     let mut ids: Vec<_> = (0..30).map(|k| pair.insert(0, 700 + k, 200)).collect();
     ids.extend((0..b_holds).map(|k| pair.insert(1, 900 + k, 200)));
     let ours: Vec<[u8; 8]> = ids[..30]
@@ -44,12 +54,14 @@ fn reports(loss_hint: f64, b_holds: u64, numbered: bool) -> Said {
         dones: 0,
         bytes: 0,
         offers_numbered: false,
+        frames: 0,
     };
     pair.run(Duration::from_secs(120), |side, _, f| {
         if side == 1 && !numbered {
             hide_numbered_offers(f);
         }
         let (_, msgs) = wire::parse(f).expect("well formed");
+        s.frames += side;
         for (m, (_, size)) in msgs.iter().zip(wire::message_sizes(f)) {
             match m {
                 Message::Manifest {
@@ -126,4 +138,32 @@ fn reports_are_copied_until_the_channel_shows_itself_clean() {
     );
     // Every DONE a copy rode in named each report at least twice.
     assert!(n_lossy.reports >= 60, "{n_lossy:?}");
+}
+
+#[test]
+fn half_duplex_reports_are_copied_until_the_link_shows_itself_clean() {
+    // A point-to-point half-duplex modem: a lost report (the first frame of the peer's
+    // over) left the sender to send again all it covered once its timers ran out. The
+    // copy rides in a frame the over sends anyway, by the same rule as on a shared
+    // channel.
+    let modem = |loss_hint: f64| LinkParams {
+        loss_hint,
+        ..Profile::pick(3).params
+    };
+    assert!(modem(0.0).half_duplex && !modem(0.0).shared);
+    let lossy = reports_on(modem(0.05), 30, true);
+    assert!(lossy.offers_numbered, "{lossy:?}");
+    assert!(
+        lossy.reports >= 60,
+        "each bundle reported twice where the link loses frames: {lossy:?}"
+    );
+    // The copy rides in a frame sent anyway: not a frame (an over) of its own.
+    let clean = reports_on(modem(0.0), 30, true);
+    assert!(
+        lossy.frames <= clean.frames + 1,
+        "the copies cost frames: {lossy:?}, {clean:?}"
+    );
+    // B sends nothing else: its copy waits for a frame it sends anyway.
+    let mute = reports_on(modem(0.05), 0, true);
+    assert!(mute.dones >= 1, "{mute:?}");
 }
