@@ -302,6 +302,9 @@ pub struct Stats {
     /// Transfers sent again because the peer answered the over that carried them
     /// without reporting them (half-duplex links, one peer each side).
     pub answered_resends: u64,
+    /// Requests (short ids in a `WANT`) asked again at once because the peer answered
+    /// the over that carried them with nothing (half-duplex links, one peer each side).
+    pub answered_wants: u64,
     /// Sealed manifests offered on a link that withholds them: not taken (answered as
     /// held, so the sender stops offering).
     pub withheld_offers_refused: u64,

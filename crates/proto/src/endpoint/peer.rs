@@ -451,6 +451,21 @@ impl Asked {
         stale
     }
 
+    /// Removes and returns the ids asked for at or before `t` (whatever their wait):
+    /// the peer's answer shows it never got those requests.
+    pub fn take_asked_by(&mut self, t: Duration) -> Vec<u64> {
+        let mut lost = Vec::new();
+        while let Some(&(at, sid)) = self.by_time.first() {
+            if at > t {
+                break;
+            }
+            self.by_time.pop_first();
+            self.by_sid.remove(&sid);
+            lost.push(sid);
+        }
+        lost
+    }
+
     pub fn clear(&mut self) {
         self.by_sid.clear();
         self.by_time.clear();

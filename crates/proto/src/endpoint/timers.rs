@@ -258,6 +258,7 @@ impl Endpoint {
                     o.progress_at = now;
                 }
             }
+            let mut idle_answer = None;
             if let Some(a) = p.answered
                 && now >= a.all_in
             {
@@ -265,6 +266,9 @@ impl Endpoint {
                 // Its answer is whole if idle, or if a frame of it was heard and none of
                 // the peer's frames went missing since our over ended.
                 let whole = a.idle || (p.last_heard > a.over_ended && p.gap_at <= a.over_ended);
+                if a.idle {
+                    idle_answer = Some(a.over_ended);
+                }
                 for o in p.out.iter_mut().filter(|o| o.fec.is_none() && whole) {
                     if o.in_flight.is_empty() || o.last_sent_at > a.over_ended {
                         continue;
@@ -289,9 +293,19 @@ impl Endpoint {
                 // A fresh draw for the next wait (see `Peer::rto_jitter`).
                 p.rto_jitter = draw;
             }
-            let stale = p
+            let mut stale = p
                 .asked
                 .take_stale(now, rto * WANT_PATIENCE, waits_from(Duration::ZERO));
+            if let Some(over_ended) = idle_answer {
+                // The peer answered the over that asked with nothing at all: it never
+                // got the requests (it would have sent what they name), so they go
+                // again now, not after twice a resend timeout (220 s of silence at 9600
+                // bit/s, 4 s, 15%: three WANT frames lost, the announcement after them
+                // not).
+                let lost = p.asked.take_asked_by(over_ended);
+                self.stats.answered_wants += lost.len() as u64;
+                stale.extend(lost);
+            }
             let coming = if stale.is_empty() {
                 Default::default()
             } else {
