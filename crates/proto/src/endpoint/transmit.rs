@@ -594,16 +594,12 @@ impl Endpoint {
                 }
                 // Offers the peer numbered go first, all in one DONE, by number.
                 let mut sent_now = Vec::new();
-                // Copies ride in frames sent anyway on a shared channel (a frame of its
-                // own is a contention) and on half duplex (a frame of its own at the
-                // end of a sync is an over of its own: a whole turn for a copy).
-                let rides = params.shared || params.half_duplex;
                 if !p.offer_seqs.is_empty() {
                     let fresh = numbered(
                         p,
                         p.have_all
                             .iter()
-                            .chain(p.have_all_again.iter().filter(|_| !rides)),
+                            .chain(p.have_all_again.iter().filter(|_| !params.shared)),
                     );
                     if let Some(written) = write_done(&mut w, p, &fresh) {
                         done_written = Some(written.clone());
@@ -614,7 +610,7 @@ impl Endpoint {
                             p.have_all.iter().partition(|r| told(r));
                         p.have_all = rest.into();
                         sent_now = told_now;
-                        if !rides {
+                        if !params.shared {
                             let (copies, rest): (Vec<_>, Vec<_>) =
                                 p.have_all_again.iter().partition(|r| told(r));
                             p.have_all_again = rest;
@@ -627,7 +623,7 @@ impl Endpoint {
                 let again = std::mem::take(&mut p.have_all_again);
                 let mut again_rest = Vec::new();
                 for r in again {
-                    if rides {
+                    if params.shared {
                         again_riding.push(r);
                     } else if w.have_all(&r) {
                         substantive = true;
@@ -652,8 +648,8 @@ impl Endpoint {
                 // has shown itself clean: no loss expected by the driver (a hint of 0 may
                 // only mean it does not know) and none found in the data we sent the peer
                 // so far (a receiver that sends nothing keeps its copies). Half duplex: the
-                // copy rides in the over's next frame (or, if the over has no more, the
-                // next over's first); without it, a lost report left
+                // copy goes in the over's next frame (or, if the over has no more, with the
+                // next over's report, in the same message); without it, a lost report left
                 // the peer to send again all it covered once its resend timers ran out (a
                 // whole over's data: 14 KB at 9600 bit/s, a link losing 5% of chunks).
                 let clean = (params.shared || params.half_duplex)
