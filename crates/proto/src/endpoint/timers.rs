@@ -293,9 +293,9 @@ impl Endpoint {
                 // A fresh draw for the next wait (see `Peer::rto_jitter`).
                 p.rto_jitter = draw;
             }
-            let mut stale = p
-                .asked
-                .take_stale(now, rto * WANT_PATIENCE, waits_from(Duration::ZERO));
+            let mut stale =
+                p.asked
+                    .take_stale(now, rto * WANT_PATIENCE, waits_from(Duration::ZERO));
             if let Some(over_ended) = idle_answer {
                 // The peer answered the over that asked with nothing at all: it never
                 // got the requests (it would have sent what they name), so they go
