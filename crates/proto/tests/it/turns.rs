@@ -299,3 +299,86 @@ fn what_the_peer_answered_without_reporting_goes_again_at_once() {
         assert_eq!(counted, 1, "{told:?}");
     }
 }
+
+/// Side 0 asks for side 1's bundles ([`two_sets`]); every frame of side 0's from its
+/// first WANT on is lost until 100 ms later, when side 0's driver says the peer answered
+/// the over that carried them with nothing (`idle_answer`), or says nothing. Returns how
+/// long after that side 0 asked again (by the whole short id, as a repeat asks), and
+/// the endpoint's count of requests asked again for an answer.
+fn want_again_after(idle_answer: bool) -> (Duration, u64) {
+    let mut pair = two_sets();
+    // (first WANT, a WANT by the whole short id)
+    let want = |f: &[u8]| {
+        let (_, msgs) = wire::parse(f).unwrap();
+        let any = msgs.iter().any(|m| matches!(m, Message::Want { .. }));
+        let whole = msgs
+            .iter()
+            .any(|m| matches!(m, Message::Want { len, .. } if *len == wire::MAX_WANT_LEN));
+        (any, whole)
+    };
+    let mut first: Option<Duration> = None;
+    let mut again: Option<Duration> = None;
+    let step = |pair: &mut RadioPair,
+                first: &mut Option<Duration>,
+                again: &mut Option<Duration>,
+                until: Duration| {
+        let end = pair.now + Duration::from_millis(10);
+        pair.run(end, |side, now, f| {
+            if side != 0 {
+                return true;
+            }
+            let (any, whole) = want(f);
+            if any && first.is_none() {
+                *first = Some(now);
+            }
+            if whole && now > until && again.is_none() {
+                *again = Some(now);
+            }
+            // Everything side 0 says from its first request on is lost until then (so
+            // that no later frame of its shows side 1 a gap to tell: MISSED).
+            first.is_none() || now > until
+        });
+    };
+    while first.is_none() {
+        assert!(pair.now < secs(60), "side 0 never asked");
+        step(&mut pair, &mut first, &mut again, secs(3600));
+    }
+    let lose_until = first.unwrap() + Duration::from_millis(100);
+    while pair.now < lose_until {
+        step(&mut pair, &mut first, &mut again, lose_until);
+    }
+    let now = pair.now;
+    let before = pair.eps[0].stats().answered_wants;
+    if idle_answer {
+        let answer = Answer {
+            over_ended: lose_until,
+            all_in: now,
+            idle: true,
+        };
+        pair.eps[0].link_heard(now, 0, Some(answer));
+    }
+    while again.is_none() {
+        assert!(pair.now < secs(300), "side 0 never asked again");
+        step(&mut pair, &mut first, &mut again, lose_until);
+    }
+    (
+        again.unwrap().saturating_sub(now),
+        pair.eps[0].stats().answered_wants - before,
+    )
+}
+
+#[test]
+fn requests_the_peer_answered_with_nothing_go_again_at_once() {
+    // Without an answer, once side 1 tells of the gap in side 0's frames, or twice a
+    // resend timeout.
+    let (timer, counted) = want_again_after(false);
+    assert!(timer >= Duration::from_millis(300), "{timer:?}");
+    assert_eq!(counted, 0);
+    // The peer answered the over that asked with nothing: it never got the requests.
+    let (answered, counted) = want_again_after(true);
+    assert!(
+        answered <= Duration::from_millis(20),
+        "asked again {answered:?} after the answer (by the timer: {timer:?})"
+    );
+    assert!(counted >= 1, "{counted}");
+}
