@@ -436,15 +436,7 @@ impl Asked {
         if self.answered_at.max(from) > before {
             return Vec::new();
         }
-        let mut stale = Vec::new();
-        while let Some(&(t, sid)) = self.by_time.first() {
-            if t > before {
-                break;
-            }
-            self.by_time.pop_first();
-            self.by_sid.remove(&sid);
-            stale.push(sid);
-        }
+        let stale = self.take_asked_by(before);
         if !stale.is_empty() {
             self.rounds += 1;
         }
