@@ -131,6 +131,9 @@ const MAX_MSG: usize = 65535;
 pub const AMPLIFICATION: u64 = 3;
 
 const PROLOGUE: &[u8] = b"skywave/1";
+/// IK's answer payload when the responder holds the first frame until the initiator uses
+/// the new session (it had one with the peer: a replay must not replace it).
+const IK2_HELD: u8 = 1;
 const FIRST_RETRY: Duration = Duration::from_secs(1);
 const MAX_RETRY: Duration = Duration::from_secs(30);
 /// IK attempts with a key that may be stale (a beacon's, an old session's) before XX.
@@ -609,7 +612,8 @@ impl Channel {
                     let first_proof = !self.proven;
                     self.proven = true;
                     return Ok(Opened {
-                        frame: true,
+                        // Empty: a session confirmed (see `on_answer`), nothing to hand on.
+                        frame: !frame.is_empty(),
                         reply: false,
                         established: first_proof.then_some(s.remote),
                     });
@@ -626,11 +630,13 @@ impl Channel {
             let remote = s.remote;
             self.replace_cur(s);
             self.proven = true;
-            if !first.is_empty() {
+            if frame.is_empty() {
+                *frame = first;
+            } else if !first.is_empty() {
                 self.held_in = std::mem::replace(frame, first);
             }
             return Ok(Opened {
-                frame: true,
+                frame: !frame.is_empty(),
                 reply: false,
                 established: Some(remote),
             });
@@ -639,7 +645,7 @@ impl Channel {
             && p.open(d, frame).is_ok()
         {
             return Ok(Opened {
-                frame: true,
+                frame: !frame.is_empty(),
                 reply: false,
                 established: None,
             });
@@ -696,9 +702,14 @@ impl Channel {
             admitted(&hs, p)?;
         }
         let mut msg = vec![0u8; MAX_MSG];
+        // IK beside a session: the frame is held until the peer uses the new session
+        // (below), and the answer asks it to show it does at once, with no frame to wait
+        // for (else its HELLO waited for the endpoint's retry, a second or more).
+        let holds = ik && self.cur.is_some();
+        let answer: &[u8] = if holds { &[IK2_HELD] } else { &[] };
         // One answer per first message, smaller than 3x it (XX: 97 B for 33 B).
         let w = hs
-            .write_message(&[], &mut msg)
+            .write_message(answer, &mut msg)
             .map_err(|_| Drop::Handshake)?;
         reply.push(if ik { kind::IK2 } else { kind::XX2 });
         reply.extend_from_slice(&msg[..w]);
@@ -719,7 +730,7 @@ impl Channel {
         let s = Session::new(t, false).ok_or(Drop::Handshake)?;
         let remote = s.remote;
         self.known = Some(remote);
-        if self.cur.is_some() {
+        if holds {
             // Until the peer uses the new session, it may be a replay (or a duplicate
             // the path made): keep the old. Replacing even an unconfirmed one left the
             // ends on different sessions, each unable to open the other's data.
@@ -758,12 +769,13 @@ impl Channel {
             unreachable!("matched above");
         };
         let mut payload = vec![0u8; m.len()];
-        if hs.read_message(m, &mut payload).is_err() {
+        let Ok(n) = hs.read_message(m, &mut payload) else {
             // Keep waiting: the real answer may still come (snow restores its state
             // after a failed read).
             self.hs = Hs::Initiating { e, hs, ik };
             return Err(Drop::Handshake);
-        }
+        };
+        let held = ik && payload[..n] == [IK2_HELD];
         let remote = admitted(&hs, p)?;
         let mut out = false;
         if !ik {
@@ -784,7 +796,13 @@ impl Channel {
         // has it only once our last message arrives, which may be lost: the session is
         // confirmed when its first datagram opens, and until then data we cannot open
         // (the peer still on an older session) starts a handshake again (`kick`).
-        let s = Session::new(t, ik).ok_or(Drop::Handshake)?;
+        let mut s = Session::new(t, ik).ok_or(Drop::Handshake)?;
+        if held {
+            // The responder holds our first frame until we use the session: an empty
+            // datagram under it hands the frame over now.
+            s.seal(&[], reply);
+            out = true;
+        }
         self.known = Some(remote);
         self.ik_failures = 0;
         self.attempts = 0;

@@ -24,6 +24,12 @@ fn key(n: u64) -> SecretKey {
 /// A store holding `count` bundles of `size` bytes, keys numbered from `first`.
 fn store_with(first: u64, count: u64, size: usize) -> MemStore {
     let mut s = MemStore::new();
+    fill(&mut s, first, count, size);
+    s
+}
+
+/// Adds bundles `first..first + count` of `size` bytes to `s`.
+fn fill(s: &mut MemStore, first: u64, count: u64, size: usize) {
     for i in first..first + count {
         let k = key(i);
         let payload: Vec<u8> = (0..size).map(|j| (i as usize * 7 + j) as u8).collect();
@@ -32,7 +38,6 @@ fn store_with(first: u64, count: u64, size: usize) -> MemStore {
         m.name = Some(format!("obs-{i:06}.txt"));
         s.insert(m.sign(&k).unwrap(), payload);
     }
-    s
 }
 
 fn node_key(n: u8) -> [u8; 32] {
@@ -794,6 +799,65 @@ fn frames_too_small_for_the_whole_sketch_still_sync() {
     let t = run_until_synced(&mut p, 40, Duration::from_secs(60));
     let t = t.expect("seed 1: 150 B frames did not sync in 60 s");
     assert!(t < Duration::from_secs(10), "took {t:?}");
+}
+
+/// Two nodes, 20 small bundles and one of 1 MB each, over the cellular profile's path
+/// (MTU 1400) with UDP links configured for `link_mtu` B datagrams: the time to sync,
+/// and the datagrams the path dropped as too large.
+fn sync_through_a_1400_path(link_mtu: usize, seed: u64) -> (Duration, u64) {
+    let cfg = LinkConfig::profile("cellular").unwrap();
+    let mut sim = Simulator::new(seed);
+    let mut a = store_with(0, 20, 200);
+    fill(&mut a, 100, 1, 1_000_000);
+    let mut b = store_with(1000, 20, 200);
+    fill(&mut b, 1100, 1, 1_000_000);
+    let na = sim.add_node(SimNode::new(Config::default(), node_key(1), 1, a));
+    let nb = sim.add_node(SimNode::new(Config::default(), node_key(2), 2, b));
+    let link = sim.connect(na, nb, &cfg).unwrap();
+    for n in [na, nb] {
+        let port = sim.port(n, link).unwrap();
+        sim.node_mut::<SimNode<MemStore>>(n).unwrap().attach(
+            port,
+            skywave_node::LinkAdapter::udp(skywave_node::IpLinkConfig {
+                mtu: link_mtu,
+                rate_bps: None,
+                rtt: Duration::from_millis(100),
+                discover_mtu: true,
+            }),
+        );
+    }
+    let mut p = Pair { sim, a: na, b: nb };
+    let t = run_until_synced(&mut p, 42, Duration::from_secs(60));
+    let too_big: u64 = [p.a, p.b]
+        .iter()
+        .map(|&n| p.sim.node::<SimNode<MemStore>>(n).unwrap().path_too_big)
+        .sum();
+    let t = t.unwrap_or_else(|| panic!("link MTU {link_mtu}, seed {seed}: no sync in 60 s"));
+    (t, too_big)
+}
+
+/// Path MTU probes (padded frames larger than the path may carry) are lost whenever the
+/// size does not cross: a link whose MTU is far above the path's (loopback's route, a
+/// jumbo-frame LAN: 16 KB) must sync as fast as one configured near the path's. A
+/// probe once carried the session's HELLO and symbols (each lost cost a retry timer, 2 s
+/// after a restart), and a 16 KB probe in a first window of 12 KB held every other frame
+/// back until a timeout declared it lost.
+#[test]
+fn path_mtu_probes_cost_no_time_whatever_the_interface_mtu() {
+    for seed in 1..=3 {
+        let (near, _) = sync_through_a_1400_path(1472, seed);
+        let (far, too_big) = sync_through_a_1400_path(16_359, seed);
+        eprintln!("seed {seed}: link MTU 1472 {near:?}, 16359 {far:?} ({too_big} too big)");
+        assert!(
+            far.as_secs_f64() <= near.as_secs_f64() * 1.15 + 0.1,
+            "seed {seed}: a 16 KB link MTU took {far:?} against {near:?}"
+        );
+        // The search's probes, two per size tried, for both sides.
+        assert!(
+            too_big <= 2 * 2 * 8,
+            "seed {seed}: {too_big} datagrams too large"
+        );
+    }
 }
 
 /// A UDP link configured for 1472 B datagrams (the daemon's default) over a path whose

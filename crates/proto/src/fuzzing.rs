@@ -107,6 +107,7 @@ pub fn frame(data: &[u8]) {
                 data,
             } => w.frag_parity(*id, *total, *count, data),
             Message::Padding { data } => w.raw(wire::ty::PADDING, data),
+            Message::Ping => w.ping(),
             Message::Unknown { ty } => {
                 unknown = true;
                 w.raw(*ty, &[])

@@ -290,17 +290,35 @@ fn a_replayed_first_message_does_not_break_a_session() {
 fn a_restarted_side_gets_a_new_session_from_either_direction() {
     let (pa, pb) = (policy(1), policy(2));
     // B restarts and has something to say: its first message replaces the session
-    // once B uses it, and the HELLO that came with it is handed over first.
+    // once B uses it, and the HELLO that came with it is handed over then. The answer
+    // says A holds it, and B uses the session at once with an empty datagram (its HELLO
+    // would otherwise wait for the endpoint's next frame, a retry a second later).
     let (mut a, _) = pair(&pa, &pb, true);
     let mut b = Channel::new(Some(*pa.public()));
     let (_, m1) = seal(&mut b, &pb, t(1.0), b"b again");
     let (got, m2) = deliver(&mut a, &pa, t(1.0), &m1).unwrap();
     assert!(got.is_empty());
-    deliver(&mut b, &pb, t(1.1), &m2.unwrap()).unwrap();
+    let (got, confirm) = deliver(&mut b, &pb, t(1.1), &m2.unwrap()).unwrap();
+    assert!(got.is_empty());
+    let confirm = confirm.expect("an answer that holds the frame is confirmed");
+    assert_eq!((confirm[0], confirm.len()), (kind::DATA, DATA_OVERHEAD));
+    let (got, none) = deliver(&mut a, &pa, t(1.1), &confirm).unwrap();
+    assert_eq!(got, vec![b"b again".to_vec()]);
+    assert!(none.is_none());
     let (_, d) = seal(&mut b, &pb, t(1.2), b"next");
     let (got, _) = deliver(&mut a, &pa, t(1.2), &d).unwrap();
-    assert_eq!(got, vec![b"b again".to_vec(), b"next".to_vec()]);
+    assert_eq!(got, vec![b"next".to_vec()]);
     exchange(&mut a, &pa, &mut b, &pb, t(1.3));
+    // The confirmation lost: B's next frame hands over both, in order.
+    let mut b = Channel::new(Some(*pa.public()));
+    let (_, m1) = seal(&mut b, &pb, t(1.5), b"b once more");
+    let (_, m2) = deliver(&mut a, &pa, t(1.5), &m1).unwrap();
+    let (_, lost) = deliver(&mut b, &pb, t(1.6), &m2.unwrap()).unwrap();
+    assert!(lost.is_some());
+    let (_, d) = seal(&mut b, &pb, t(1.7), b"then");
+    let (got, _) = deliver(&mut a, &pa, t(1.7), &d).unwrap();
+    assert_eq!(got, vec![b"b once more".to_vec(), b"then".to_vec()]);
+    exchange(&mut a, &pa, &mut b, &pb, t(1.8));
     // B restarts and only listens: A's data cannot be opened, so B starts a handshake.
     let mut b = Channel::new(None);
     let (_, d) = seal(&mut a, &pa, t(2.0), b"lost");

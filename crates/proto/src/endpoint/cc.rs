@@ -36,6 +36,8 @@ pub(crate) struct Sent {
     /// When the newest frame acknowledged by then was sent (the delivery-rate sample's
     /// send interval starts there).
     pub first_sent: Duration,
+    /// Sent while the sender was application-limited (see [`Cc::set_app_limited`]).
+    pub app_limited: bool,
     pub pieces: Vec<PieceRef>,
 }
 
@@ -78,7 +80,6 @@ const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone)]
 pub(crate) struct Cc {
     pub enabled: bool,
-    mtu: u64,
     /// The link's expected round trip, until one is measured: a probe timeout shorter
     /// than the path's RTT would declare the whole first flight lost.
     initial_rtt: Duration,
@@ -159,11 +160,14 @@ pub(crate) struct Cc {
     /// the last packet number declared lost.
     round_loss_events: u32,
     last_lost_pn: Option<u64>,
+    /// While non-zero, the sender is application-limited until `delivered` passes it.
+    app_limited: u64,
 }
 
 impl Cc {
     pub fn new(params: &super::LinkParams) -> Self {
         let mtu = params.mtu;
+        let pmtu = super::pmtu::Pmtu::new(mtu as u64, params.paced && params.discover_mtu);
         // Without a hint, 10 frames per 100 ms (TCP's initial window at a 100 ms round
         // trip) paces the first window, and the first window's pairs measure the path
         // (`cwnd`). With one, at half the nominal rate: startup's gain then overshoots
@@ -171,10 +175,9 @@ impl Cc {
         // docs/protocol.md, "Startup".
         let initial_rate = params
             .rate_bps
-            .map_or(10.0 * mtu as f64 / 0.1, |r| r as f64 / 8.0 / 2.0);
+            .map_or(10.0 * pmtu.size as f64 / 0.1, |r| r as f64 / 8.0 / 2.0);
         Self {
             enabled: params.paced,
-            mtu: mtu as u64,
             initial_rtt: params.rtt_hint.max(Duration::from_millis(1)),
             srtt: None,
             rttvar: Duration::ZERO,
@@ -204,7 +207,7 @@ impl Cc {
             largest_acked: None,
             pto_count: 0,
             lost_bytes: 0,
-            pmtu: super::pmtu::Pmtu::new(mtu as u64, params.paced && params.discover_mtu),
+            pmtu,
             inflight_hi: None,
             round_lost: 0,
             round_start_delivered: 0,
@@ -219,7 +222,15 @@ impl Cc {
             round_cut: false,
             round_loss_events: 0,
             last_lost_pn: None,
+            app_limited: 0,
         }
+    }
+
+    /// Bytes of a full frame now: the size known to cross the path (windows counted in
+    /// frames use it: in frames of an interface's MTU, 65 KB on loopback, TCP's first
+    /// window of 10 frames put 163 KB into a path of 1500 B and a 64 KiB queue).
+    fn frame(&self) -> u64 {
+        self.pmtu.size
     }
 
     fn btl_bw(&self) -> f64 {
@@ -341,9 +352,9 @@ impl Cc {
                 (2.0 * self.btl_bw() * self.min_rtt().as_secs_f64()) as u64
             };
             return measured
-                .max(INITIAL_WINDOW_FRAMES * self.mtu)
+                .max(INITIAL_WINDOW_FRAMES * self.frame())
                 .min(self.inflight_hi.unwrap_or(u64::MAX))
-                .max(4 * self.mtu);
+                .max(4 * self.frame());
         }
         let bdp = self.btl_bw() * self.min_rtt().as_secs_f64();
         // Twice the BDP, in startup too (BBRv3's startup cwnd gain): the queue's signal
@@ -352,7 +363,7 @@ impl Cc {
         // 1 BDP overflowed (10.4% of a 1 Mbit/s, 600 ms transfer dropped; now 3.7%).
         let w = (2.0 * bdp) as u64 + self.extra_acked();
         w.min(self.inflight_hi.unwrap_or(u64::MAX))
-            .max(4 * self.mtu)
+            .max(4 * self.frame())
     }
 
     /// Bytes acknowledged beyond what the delivery rate explains, at most ~100 ms of
@@ -392,6 +403,16 @@ impl Cc {
         Some(self.next_send)
     }
 
+    /// The sender has nothing more to send now: frames sent until what is in flight
+    /// now has been delivered are marked application-limited, and their delivery-rate
+    /// samples do not lower the estimate (draft-cheng-iccrg-delivery-rate-estimation's
+    /// `C.app_limited`).
+    pub fn set_app_limited(&mut self) {
+        if self.enabled {
+            self.app_limited = (self.delivered + self.in_flight).max(1);
+        }
+    }
+
     pub fn on_sent(&mut self, now: Duration, pn: u64, bytes: u64, pieces: Vec<PieceRef>) {
         if !self.enabled {
             return;
@@ -419,7 +440,7 @@ impl Cc {
         let bdp = self.btl_bw() * self.min_rtt().as_secs_f64();
         // While the rate is a guess, always: the first window's pairs measure it.
         let pairing = self.guessing()
-            || ((self.startup || self.gain() > 1.0) && bdp >= (4 * self.mtu) as f64);
+            || ((self.startup || self.gain() > 1.0) && bdp >= (4 * self.frame()) as f64);
         self.next_send = match self.pair_held.take() {
             Some((held, first, at)) => {
                 // Only a second frame right behind its first is a pair: one that waited
@@ -443,6 +464,7 @@ impl Cc {
                 delivered: self.delivered,
                 delivered_at: self.delivered_at,
                 first_sent: self.first_sent,
+                app_limited: self.app_limited != 0,
                 pieces,
             },
         );
@@ -465,8 +487,8 @@ impl Cc {
         // catch-up burst, which a bottleneck holding less than a frame drops. (No
         // catch-up at all lost 1% on the lossy cellular path, and dropped more at 1 ms
         // with 1% loss: 3.6-3.8% against 0.05-0.6% at 30 Mbit/s, 0.05 BDP.)
-        if self.enabled && self.in_flight + self.mtu > self.cwnd() {
-            let one = Duration::from_secs_f64(self.mtu as f64 / self.pacing_rate().max(1.0));
+        if self.enabled && self.in_flight + self.frame() > self.cwnd() {
+            let one = Duration::from_secs_f64(self.frame() as f64 / self.pacing_rate().max(1.0));
             self.next_send = self.next_send.max(now.saturating_sub(one));
         }
         let mut newest: Option<Sent> = None;
@@ -476,6 +498,9 @@ impl Cc {
                 let s = self.sent.remove(&pn).expect("listed above");
                 self.in_flight = self.in_flight.saturating_sub(s.bytes);
                 self.delivered += s.bytes;
+                if self.app_limited != 0 && self.delivered > self.app_limited {
+                    self.app_limited = 0;
+                }
                 acked_bytes += s.bytes;
                 self.pmtu.on_acked(pn, s.bytes);
                 self.delivered_at = now;
@@ -492,8 +517,13 @@ impl Cc {
                     .saturating_sub(s.delivered_at)
                     .max(s.time.saturating_sub(s.first_sent));
                 self.first_sent = s.time;
-                if dt > Duration::ZERO {
-                    let rate = (self.delivered - s.delivered) as f64 / dt.as_secs_f64();
+                let rate = (self.delivered - s.delivered) as f64 / dt.as_secs_f64().max(1e-9);
+                // A sample of frames sent while we had nothing more to send counts only
+                // if it raises the estimate (the delivery-rate estimation draft): it
+                // measures our pace. After a restart, the session's first frames (a
+                // HELLO, a manifest) measured 40 KB/s on a 2 MB/s path, which replaced
+                // the initial rate and paced startup at it for half a second.
+                if dt > Duration::ZERO && (!s.app_limited || rate > self.btl_bw()) {
                     // One sample per round (its maximum) keeps the windowed max cheap.
                     match self.bw_samples.last_mut() {
                         Some(last) if last.0 == self.round => last.1 = last.1.max(rate),
@@ -654,14 +684,14 @@ impl Cc {
         self.probed_last_round = probing;
         if !cut
             && let Some(h) = self.inflight_hi
-            && self.round_peak_inflight + self.mtu >= h
+            && self.round_peak_inflight + self.frame() >= h
         {
             // A clean round the bound held back: probe for more room (the path may have
             // freed up). Only then (BBRv3 raises `inflight_hi` only while the window
             // limits): grown through rounds that never came near it, the bound stood
             // twice the loss point by the next probe and bounded nothing, and each probe
             // overran a small queue again (real daemons, 0.05 BDP: 100-146 KB lost each).
-            self.inflight_hi = Some(((h as f64 * INFLIGHT_HI_GROWTH) as u64).max(h + self.mtu));
+            self.inflight_hi = Some(((h as f64 * INFLIGHT_HI_GROWTH) as u64).max(h + self.frame()));
         }
         self.round_lost = 0;
         self.round_start_delivered = self.delivered;
@@ -720,7 +750,7 @@ impl Cc {
             sent = sent.max(self.round_peak_inflight);
         }
         if sent == 0
-            || lost < 2 * self.mtu
+            || lost < 2 * self.frame()
             || (self.startup && self.round_loss_events < STARTUP_LOSS_EVENTS)
         {
             return false;
@@ -739,7 +769,7 @@ impl Cc {
         // The smoothed RTT, not the least: a path whose delay varies (cellular jitter)
         // needs the rate times its usual round trip in flight.
         let rtt = self.srtt.unwrap_or(self.initial_rtt).max(self.min_rtt());
-        let floor = ((self.btl_bw() * rtt.as_secs_f64()) as u64).max(4 * self.mtu);
+        let floor = ((self.btl_bw() * rtt.as_secs_f64()) as u64).max(4 * self.frame());
         let hi = (self.round_peak_inflight as f64 * LOSS_BETA) as u64;
         self.inflight_hi = Some(self.inflight_hi.map_or(hi, |h| h.min(hi)).max(floor));
         tracing::debug!(

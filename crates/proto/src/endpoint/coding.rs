@@ -49,6 +49,9 @@ pub(super) struct PathView {
     /// Bytes per second.
     pub rate: u64,
     pub params: LinkParams,
+    /// The largest frame the path carries (the link's MTU, or on IP paths the path MTU
+    /// found so far): symbols are sized to it.
+    pub frame: usize,
     /// Bytes queued for this peer, all transfers.
     pub queued_total: u64,
 }
@@ -113,7 +116,7 @@ impl Endpoint {
         if mode == FecMode::Off || o.journal || o.length == 0 || o.length > FEC_MAX_LEN {
             return;
         }
-        let Ok(t) = fec::symbol_size_for_frame(path.params.mtu, &o.r, o.length) else {
+        let Ok(t) = fec::symbol_size_for_frame(path.frame, &o.r, o.length) else {
             return;
         };
         let Ok(layout) = Layout::new(o.length, t) else {

@@ -1214,6 +1214,7 @@ impl Endpoint {
                 | Message::Heard { .. }
                 | Message::Padding { .. }
                 | Message::Unknown { .. } => {}
+                Message::Ping => eliciting = true,
                 // Part of a message still incomplete (or not readable).
                 Message::Frag { .. } | Message::FragNext { .. } | Message::FragParity { .. } => {
                     named = None

@@ -3,8 +3,8 @@
 //! Datagrams leave with don't-fragment set: a path with a smaller MTU than the link's
 //! configured one (a VPN, PPPoE, a cellular carrier, IPv6 tunnels) drops the larger ones
 //! without a word. So frames start at a size every path carries ([`BASE`], or the
-//! configured MTU if smaller) and probe upward: a probe is an ordinary data frame padded
-//! to the size being tried. Its acknowledgement raises the size; two losses of the same
+//! configured MTU if smaller) and probe upward: a probe is a frame of data padded to
+//! the size being tried (only data, whose loss the acknowledgements repair at once). Its acknowledgement raises the size; two losses of the same
 //! size lower the search's upper bound (one loss may be random). The search halves the
 //! gap until it is under [`DONE_WITHIN`] bytes. A probe's loss is not congestion.
 //! If frames at the size in use later vanish while smaller ones arrive (the path
@@ -74,10 +74,14 @@ impl Pmtu {
         if self.done || self.probe.is_some() {
             return None;
         }
-        // The configured size first (most paths carry it), then halving the gap.
+        // Upward by half again (the configured 1472 B at once from 1200, which most
+        // paths carry) until a size fails, then halving the gap. Not the configured size
+        // first whatever it is: an interface's MTU (65 KB on loopback, 9000 B on a
+        // jumbo-frame LAN) says little of the path beyond, and each failed size costs two
+        // probes of it, lost, and their time on the first hop.
         let hi = self.too_big - 1;
         Some(if self.too_big > self.max {
-            self.max
+            self.max.min(self.size * 3 / 2)
         } else {
             self.size + (hi - self.size).div_ceil(2)
         })

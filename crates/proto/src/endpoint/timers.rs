@@ -136,7 +136,9 @@ impl Endpoint {
             if let Some(a) = p.answered {
                 at(a.all_in);
             }
-            if p.cc.enabled && has_data(p) && p.cc.send_time(l.params.mtu as u64).is_some() {
+            // A frame of the size the path carries (not the link's MTU: 16 KB on
+            // loopback's route, which a window with room for a frame would never wake for).
+            if p.cc.enabled && has_data(p) && p.cc.send_time(p.cc.pmtu.size).is_some() {
                 send_at(p.cc.next_send(), &mut at);
             }
             let hd = l.params.half_duplex;

@@ -372,17 +372,19 @@ impl Endpoint {
             pn,
             short_tags,
         };
-        // IP paths: frames of the size known to cross the path; now and then one with
-        // data is padded to a larger size to probe for more (see `pmtu`).
+        // IP paths: frames of the size known to cross the path; now and then one is
+        // padded to a larger size to probe for more (see `pmtu`, and below).
         let mut probe = None;
         let budget = if params.paced {
-            match p.cc.pmtu.probe_size(now) {
-                Some(s) if (s as usize) <= budget && has_data(p) => {
-                    probe = Some(s as usize);
-                    s as usize
-                }
-                _ => budget.min(p.cc.pmtu.size as usize),
-            }
+            probe =
+                p.cc.pmtu
+                    .probe_size(now)
+                    .map(|s| s as usize)
+                    // Only where the window has room for all of it: a 16 KB probe (the MTU of
+                    // loopback's route) in a first window of 12 KB held every other frame
+                    // back until a timeout declared it lost, a quarter second each.
+                    .filter(|&s| s <= budget && p.cc.send_time(s as u64).is_some_and(|t| t <= now));
+            budget.min(p.cc.pmtu.size as usize)
         } else {
             // Modems and point-to-point radios: frames sized to what the measured loss
             // lets through (IP paths lose datagrams whatever their size, and are left
@@ -829,6 +831,11 @@ impl Endpoint {
                         params.rate_bps.map_or(0, |r| r / 8)
                     },
                     params,
+                    frame: if params.paced {
+                        p.cc.pmtu.size as usize
+                    } else {
+                        params.mtu
+                    },
                     // Bytes still to send: what keeps the link busy while a report is due.
                     // Only counted while a transfer waits for the rule (every frame else).
                     queued_total: if fec_mode != FecMode::Off
@@ -1110,6 +1117,18 @@ impl Endpoint {
                 }
             }
         }
+        // A probe due with nothing of ours to carry it (the data ran out before the
+        // search ended, or none came): a PING, acknowledged like data, padded to the size.
+        let pure_probe = probe.is_some()
+            && !eliciting
+            && !has_data(p)
+            && p.frag_out.is_none()
+            && w.only_expendable()
+            && w.ping();
+        if pure_probe {
+            substantive = true;
+            eliciting = true;
+        }
         if !substantive {
             // Nothing worth a frame: the riding copies wait for the next one.
             again_riding.append(&mut p.have_all_again);
@@ -1152,7 +1171,15 @@ impl Endpoint {
         if spacing_written {
             p.rx_spacing = None;
         }
-        let probe = probe.filter(|&s| eliciting && w.pad_to(s));
+        // A probe is lost whenever the size does not cross: only a frame whose loss the
+        // acknowledgements repair at once is one: data and acknowledgements, with more
+        // data to follow (the next frames' acknowledgements show it lost). A HELLO, the
+        // symbols or a report in a lost probe waited for a timer (after a restart on a
+        // path smaller than the link's MTU, the answering HELLO and symbols went in two
+        // probes, and the session took 2 s more), and so did the last piece of a queue.
+        let probe = probe.filter(|&s| {
+            eliciting && w.only_expendable() && (has_unsent(p) || pure_probe) && w.pad_to_beyond(s)
+        });
         let named_last = w.last_named();
         // Shared channel: the last frame of our over says so, and the peer may take the
         // channel at once instead of waiting out a silence long enough to be sure.
@@ -1187,6 +1214,11 @@ impl Endpoint {
         if eliciting {
             p.data_sent_at = now;
             p.cc.on_sent(now, pn, f.len() as u64, pieces);
+            if params.paced && !has_unsent(p) {
+                // Nothing more to send: what this frame's acknowledgement shows is our
+                // pace, not the path's (see `Cc::set_app_limited`).
+                p.cc.set_app_limited();
+            }
             if let Some(size) = probe {
                 p.cc.pmtu.probe_sent(pn, size as u64);
             }

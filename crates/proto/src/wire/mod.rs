@@ -53,10 +53,11 @@ pub mod ty {
     pub const FRAG_PARITY: u8 = 0x15;
     pub const SPACING: u8 = 0x16;
     pub const FRAG_NEXT: u8 = 0x17;
+    pub const PING: u8 = 0x18;
 }
 
 /// Message types there are (type codes are below this).
-pub const TYPES: usize = 0x18;
+pub const TYPES: usize = 0x19;
 
 /// Most ranges a DONE message names.
 pub const MAX_DONE_RANGES: usize = 64;
@@ -366,6 +367,9 @@ pub enum Message<'a> {
     Padding {
         data: &'a [u8],
     },
+    /// Asks for an acknowledgement and carries nothing: a path MTU probe with no data
+    /// to go in it (RFC 9000's PING). Its body, if any, is ignored.
+    Ping,
     Unknown {
         ty: u8,
     },
@@ -470,6 +474,7 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
         ty::FRAG_PARITY => "FRAG_PARITY",
         ty::SPACING => "SPACING",
         ty::PADDING => return Ok(Message::Padding { data: body }),
+        ty::PING => return Ok(Message::Ping),
         _ => return Ok(Message::Unknown { ty }),
     };
     let mut c = Cursor {
@@ -1353,6 +1358,41 @@ impl FrameWriter {
         }
         self.buf.resize(self.buf.len() + body, 0);
         true
+    }
+
+    /// [`Self::pad_to`] past the frame's budget (a path MTU probe).
+    pub fn pad_to_beyond(&mut self, len: usize) -> bool {
+        let limit = self.limit;
+        self.limit = self.limit.max(len);
+        let padded = self.pad_to(len);
+        if !padded {
+            self.limit = limit;
+        }
+        padded
+    }
+
+    /// Whether the frame holds only messages whose loss costs nothing the next
+    /// acknowledgement does not repair: data (pieces, FEC symbols) and acknowledgements.
+    pub fn only_expendable(&self) -> bool {
+        let mut only = true;
+        for_each_message_size(&self.buf, self.len(), |t, _| {
+            only &= matches!(
+                t,
+                ty::PIECE
+                    | ty::PIECE_NEXT
+                    | ty::FEC
+                    | ty::ACK
+                    | ty::SPACING
+                    | ty::PADDING
+                    | ty::PING
+            );
+        });
+        only
+    }
+
+    /// PING (see [`Message::Ping`]).
+    pub fn ping(&mut self) -> bool {
+        self.begin(ty::PING, 0)
     }
 
     /// SPACING (see [`Message::Spacing`]).
