@@ -159,6 +159,8 @@ fn seed_frames() -> Vec<Vec<u8>> {
         framed(Some((0x1234, 0x5678)), true, 23, |w| {
             w.done(1, &ranges) && w.piece(&r(), 100, b"short tags")
         }),
+        // A path MTU probe with no data: a PING padded to the size tried.
+        one(None, 24, |w| w.ping() && w.pad_to(300)),
     ];
     // Truncations and single-bit flips of each.
     let base = v.clone();
