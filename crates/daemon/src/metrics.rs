@@ -74,10 +74,15 @@ pub fn render(st: &Status, o: &mut String) {
         o,
         "skywave_link_over_ends_total",
         "counter",
-        "Half-duplex modems: over-end announcements (turns passed) sent and heard.",
+        "Half-duplex modems: over-end announcements (turns passed) sent and heard, and the \
+         other side's overs taken as ended with no announcement heard (unannounced).",
     );
     for l in &st.links {
-        for (dir, v) in [("sent", l.over_ends_sent), ("heard", l.over_ends_heard)] {
+        for (dir, v) in [
+            ("sent", l.over_ends_sent),
+            ("heard", l.over_ends_heard),
+            ("unannounced", l.over_ends_unannounced),
+        ] {
             if let Some(v) = v {
                 let _ = writeln!(
                     o,
@@ -273,6 +278,7 @@ mod tests {
             utilisation: Some(0.5),
             over_ends_sent: Some(4),
             over_ends_heard: Some(3),
+            over_ends_unannounced: Some(2),
             device: [("duty_cycle_used_s".to_string(), 12.5)].into(),
             ..Default::default()
         });
@@ -298,6 +304,7 @@ mod tests {
         );
         assert!(o.contains("skywave_frames_dropped_total{reason=\"malformed\"} 3"));
         assert!(o.contains("skywave_link_over_ends_total{link=\"0\",direction=\"heard\"} 3"));
+        assert!(o.contains("skywave_link_over_ends_total{link=\"0\",direction=\"unannounced\"} 2"));
         assert!(o.contains("skywave_peers{state=\"synced\"} 1"));
         assert!(o.contains("name=\"udp:\\\"odd\\\"\\nname\""));
     }

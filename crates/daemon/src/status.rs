@@ -71,6 +71,11 @@ pub struct LinkView {
     pub over_ends_sent: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub over_ends_heard: Option<u64>,
+    /// The other side's overs that ended with no announcement heard (lost with the
+    /// over's last chunk), taken as announced after a silence: many say the link loses
+    /// the ends of overs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub over_ends_unannounced: Option<u64>,
     /// What the driver reports of its device, by name (an RNode: `duty_cycle_used_s`,
     /// `duty_cycle_remaining_s`, `duty_cycle_limit_pct`, `airtime_short_pct`,
     /// `channel_load_long_pct`, `rssi_dbm`, `noise_floor_dbm`, ...); absent when empty.

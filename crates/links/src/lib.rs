@@ -101,6 +101,9 @@ pub struct LinkCounters {
     /// way; none heard on a busy link means the other side does not announce).
     pub over_ends_sent: AtomicU64,
     pub over_ends_heard: AtomicU64,
+    /// Of the other side's overs, those that ended with no announcement heard (lost
+    /// with the over's last chunk) and were taken as announced after a silence.
+    pub over_ends_unannounced: AtomicU64,
     /// Figures a driver reports of its device for status (e.g. an RNode's duty-cycle
     /// budget and channel load), by name; empty for most drivers.
     pub device_state: std::sync::Mutex<std::collections::BTreeMap<String, f64>>,

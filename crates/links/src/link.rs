@@ -344,6 +344,10 @@ impl StreamTx {
     pub(crate) fn account(&self, counters: &LinkCounters) {
         LinkCounters::set(&counters.over_ends_sent, self.modem.announced);
         LinkCounters::set(&counters.over_ends_heard, self.modem.heard);
+        LinkCounters::set(
+            &counters.over_ends_unannounced,
+            self.modem.pacer.unannounced_ends,
+        );
     }
 
     /// Writes what the device has room for.

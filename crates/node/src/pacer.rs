@@ -75,6 +75,11 @@ impl PacerTime for Duration {
     }
 }
 
+/// The over count after `seq`: 1..=255, wrapping past 0 (which says "none heard").
+fn next_seq(seq: u8) -> u8 {
+    if seq == u8::MAX { 1 } else { seq + 1 }
+}
+
 /// Bytes a modem sending at `rate` bytes/s puts on the air while an announcement
 /// written in front of them crosses the latency (and a chunk, and the host's delay).
 pub fn announce_lead(rate: f64, h: &HalfDuplex) -> usize {
@@ -671,11 +676,7 @@ impl<T: PacerTime> Pacer<T> {
         self.unannounced_ends += 1;
         let m = OverEnd {
             after: 0,
-            seq: if self.their_seq == u8::MAX {
-                1
-            } else {
-                self.their_seq + 1
-            },
+            seq: next_seq(self.their_seq),
             heard: self.my_seq,
             rank: 0,
             idle: false,
@@ -685,7 +686,7 @@ impl<T: PacerTime> Pacer<T> {
         // one heard.
         // Not an answer the endpoint can read the lost end of our over from: the
         // chunk lost may have held the other side's report (a short over is all report).
-        self.passed_to_us(now, last + self.chunk_time(h), h, m, false);
+        self.passed_to_us(now, last + self.chunk_time(h), *h, m, false);
     }
 
     /// The least our modem can hold at `now`: `secured` bytes held when it may first have
@@ -861,11 +862,7 @@ impl<T: PacerTime> Pacer<T> {
     /// the announcement to write.
     pub fn announce(&mut self, now: T, after: u16, idle: bool) -> OverEnd {
         self.advance(now);
-        self.my_seq = if self.my_seq == u8::MAX {
-            1
-        } else {
-            self.my_seq + 1
-        };
+        self.my_seq = next_seq(self.my_seq);
         self.step_rng();
         let rank = (self.rng >> 32) as u16;
         let m = OverEnd {
@@ -1071,14 +1068,13 @@ impl<T: PacerTime> Pacer<T> {
             }
             return;
         }
-        self.passed_to_us(now, now, &h, m, true);
+        self.passed_to_us(now, now, h, m, true);
     }
 
     /// The other side passed us the turn (`m`, new), its announcement heard at
     /// `heard_at`; `answers`: the endpoint may learn from it what our over lost
     /// ([`Pacer::take_answered`]).
-    fn passed_to_us(&mut self, now: T, heard_at: T, h: &HalfDuplex, m: OverEnd, answers: bool) {
-        let h = *h;
+    fn passed_to_us(&mut self, now: T, heard_at: T, h: HalfDuplex, m: OverEnd, answers: bool) {
         self.announce_ok = true;
         self.their_seq = m.seq;
         if let Token::Passed { seq, .. } = self.token

@@ -61,17 +61,18 @@ impl Core {
                     d.insert("bad_tag".into(), e.bad_tags);
                 }
                 let rate = e.adapter.params().rate_bps.filter(|_| e.up);
-                let (over_ends_sent, over_ends_heard) = match &e.io {
+                let (over_ends_sent, over_ends_heard, over_ends_unannounced) = match &e.io {
                     Io::Driver { counters, .. } => {
                         let sent = LinkCounters::get(&counters.over_ends_sent);
                         let heard = LinkCounters::get(&counters.over_ends_heard);
-                        if sent + heard > 0 {
-                            (Some(sent), Some(heard))
+                        let unannounced = LinkCounters::get(&counters.over_ends_unannounced);
+                        if sent + heard + unannounced > 0 {
+                            (Some(sent), Some(heard), Some(unannounced))
                         } else {
-                            (None, None)
+                            (None, None, None)
                         }
                     }
-                    _ => (None, None),
+                    _ => (None, None, None),
                 };
                 let (state, reason) = self.link_health(id, e, Instant::now());
                 LinkView {
@@ -102,6 +103,7 @@ impl Core {
                         .map(|t| (t - now).as_secs_f64() * 1000.0),
                     over_ends_sent,
                     over_ends_heard,
+                    over_ends_unannounced,
                     device: match &e.io {
                         Io::Driver { counters, .. } => counters
                             .device_state
