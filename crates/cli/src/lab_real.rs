@@ -938,10 +938,12 @@ impl<'a> RealRun<'a> {
     }
 
     /// A UDP link configured as the lab configures its agents' (a fair user's settings,
-    /// `skywave_node::adapter::ip_config_for`): the largest datagram the path carries and
-    /// the round trip to expect; not the path's rate or loss.
+    /// `skywave_node::adapter::ip_config_for`): datagrams of what an Ethernet route
+    /// carries (the emulator listens on loopback, whose route would allow 16 KB), the
+    /// path's MTU left to discovery, and the round trip to expect; not the path's rate
+    /// or loss.
     fn udp_config(&self, peer: Option<SocketAddr>) -> String {
-        let mtu = self.cfg.up.max_datagram().min(self.cfg.down.max_datagram());
+        let mtu = skywave_node::adapter::DEFAULT_UDP_MTU;
         let rtt = self.cfg.up.delay + self.cfg.down.delay;
         let mut t = format!(
             "[[link]]\ntype = \"udp\"\nbind = \"127.0.0.1:0\"\nmtu = {mtu}\nrtt = \"{}us\"\n",

@@ -88,7 +88,7 @@ pub enum Readiness {
 }
 
 /// What a user configures for an IP link (the daemon's `[[link]] type = "udp"` and
-/// `"tcp"`); the lab sets it as a fair user would (the path's MTU and expected RTT).
+/// `"tcp"`); the lab sets it as a fair user would (see [`ip_config_for`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IpLinkConfig {
     /// Largest datagram payload (UDP) or frame (TCP).
@@ -535,23 +535,18 @@ pub fn device_params(cfg: &LinkConfig) -> LinkParams {
     }
 }
 
-/// What a fair user configures for a UDP link over the IP path `cfg`: the largest
-/// datagram the path carries (`mtu`, the sender's port limit) and the round trip they
-/// expect. Not the path's rate or loss: a user rarely knows them, and the daemon does
-/// not need them.
+/// What a fair user configures for a UDP link over the IP path `cfg`, as the daemon
+/// runs it: datagrams of the daemon's default size (what an Ethernet route carries,
+/// 1472 B; the user does not know what a VPN, a tunnel or a cellular path takes on the
+/// way), the path MTU discovered, and the round trip they expect. Not the path's rate or
+/// loss: a user rarely knows them, and the daemon does not need them.
 pub fn ip_config_for(cfg: &LinkConfig) -> IpLinkConfig {
     IpLinkConfig {
-        mtu: datagram_mtu(cfg),
+        mtu: DEFAULT_UDP_MTU,
         rate_bps: None,
         rtt: cfg.up.delay + cfg.down.delay,
-        discover_mtu: false,
+        discover_mtu: true,
     }
-}
-
-/// The largest datagram payload an IP path `cfg` carries in both directions (its MTU
-/// less the IP and UDP headers).
-fn datagram_mtu(cfg: &LinkConfig) -> usize {
-    cfg.up.max_datagram().min(cfg.down.max_datagram())
 }
 
 /// The adapter for a simulated link `cfg`, as seen from the sending side.

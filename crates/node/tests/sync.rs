@@ -801,6 +801,24 @@ fn frames_too_small_for_the_whole_sketch_still_sync() {
     assert!(t < Duration::from_secs(10), "took {t:?}");
 }
 
+/// Connects two nodes by `cfg`'s path with UDP links of `link_mtu` B datagrams that
+/// discover the path's MTU.
+fn attach_udp(sim: &mut Simulator, cfg: &LinkConfig, na: NodeId, nb: NodeId, link_mtu: usize) {
+    let link = sim.connect(na, nb, cfg).unwrap();
+    for n in [na, nb] {
+        let port = sim.port(n, link).unwrap();
+        sim.node_mut::<SimNode<MemStore>>(n).unwrap().attach(
+            port,
+            LinkAdapter::udp(skywave_node::IpLinkConfig {
+                mtu: link_mtu,
+                rate_bps: None,
+                rtt: Duration::from_millis(100),
+                discover_mtu: true,
+            }),
+        );
+    }
+}
+
 /// Two nodes, 20 small bundles and one of 1 MB each, over the cellular profile's path
 /// (MTU 1400) with UDP links configured for `link_mtu` B datagrams: the time to sync,
 /// and the datagrams the path dropped as too large.
@@ -813,19 +831,7 @@ fn sync_through_a_1400_path(link_mtu: usize, seed: u64) -> (Duration, u64) {
     fill(&mut b, 1100, 1, 1_000_000);
     let na = sim.add_node(SimNode::new(Config::default(), node_key(1), 1, a));
     let nb = sim.add_node(SimNode::new(Config::default(), node_key(2), 2, b));
-    let link = sim.connect(na, nb, &cfg).unwrap();
-    for n in [na, nb] {
-        let port = sim.port(n, link).unwrap();
-        sim.node_mut::<SimNode<MemStore>>(n).unwrap().attach(
-            port,
-            skywave_node::LinkAdapter::udp(skywave_node::IpLinkConfig {
-                mtu: link_mtu,
-                rate_bps: None,
-                rtt: Duration::from_millis(100),
-                discover_mtu: true,
-            }),
-        );
-    }
+    attach_udp(&mut sim, &cfg, na, nb, link_mtu);
     let mut p = Pair { sim, a: na, b: nb };
     let t = run_until_synced(&mut p, 42, Duration::from_secs(60));
     let too_big: u64 = [p.a, p.b]
@@ -881,19 +887,7 @@ fn a_path_mtu_smaller_than_configured_is_found() {
         2,
         MemStore::new(),
     ));
-    let link = sim.connect(na, nb, &cfg).unwrap();
-    for n in [na, nb] {
-        let port = sim.port(n, link).unwrap();
-        sim.node_mut::<SimNode<MemStore>>(n).unwrap().attach(
-            port,
-            skywave_node::LinkAdapter::udp(skywave_node::IpLinkConfig {
-                mtu: 1472,
-                rate_bps: None,
-                rtt: Duration::from_millis(100),
-                discover_mtu: true,
-            }),
-        );
-    }
+    attach_udp(&mut sim, &cfg, na, nb, 1472);
     let mut p = Pair { sim, a: na, b: nb };
     let t = run_until_synced(&mut p, 1, Duration::from_secs(60));
     let a = p.sim.node::<SimNode<MemStore>>(p.a).unwrap();

@@ -229,7 +229,7 @@ impl Cc {
     /// Bytes of a full frame now: the size known to cross the path (windows counted in
     /// frames use it: in frames of an interface's MTU, 65 KB on loopback, TCP's first
     /// window of 10 frames put 163 KB into a path of 1500 B and a 64 KiB queue).
-    fn frame(&self) -> u64 {
+    pub(crate) fn frame(&self) -> u64 {
         self.pmtu.size
     }
 
@@ -250,6 +250,20 @@ impl Cc {
     }
 
     /// Startup with nothing measured or configured: the initial rate is a guess.
+    /// Whether frames now leave in pairs (see `on_sent`).
+    fn pairing(&self) -> bool {
+        // A path holding fewer than a few frames is run by the window, not the pacing.
+        let bdp = self.btl_bw() * self.min_rtt().as_secs_f64();
+        // While the rate is a guess, always: the first window's pairs measure it.
+        self.guessing() || ((self.startup || self.gain() > 1.0) && bdp >= (4 * self.frame()) as f64)
+    }
+
+    /// Whether the next frame sent is one of a pair whose spacing measures the path's
+    /// rate (a frame lost in it leaves the measure undone).
+    pub(crate) fn in_pair(&self) -> bool {
+        self.pair_held.is_some() || self.pairing()
+    }
+
     fn guessing(&self) -> bool {
         self.startup && !self.rate_hinted && self.path_rate.is_none()
     }
@@ -436,11 +450,7 @@ impl Cc {
         // Only while looking for the path's rate (startup, the gain cycle's probe): at
         // the estimated rate a pair keeps a frame queued, which a bottleneck holding
         // little more than one overflows on any early send.
-        // A path holding fewer than a few frames is run by the window, not the pacing.
-        let bdp = self.btl_bw() * self.min_rtt().as_secs_f64();
-        // While the rate is a guess, always: the first window's pairs measure it.
-        let pairing = self.guessing()
-            || ((self.startup || self.gain() > 1.0) && bdp >= (4 * self.frame()) as f64);
+        let pairing = self.pairing();
         self.next_send = match self.pair_held.take() {
             Some((held, first, at)) => {
                 // Only a second frame right behind its first is a pair: one that waited
@@ -517,17 +527,26 @@ impl Cc {
                     .saturating_sub(s.delivered_at)
                     .max(s.time.saturating_sub(s.first_sent));
                 self.first_sent = s.time;
-                let rate = (self.delivered - s.delivered) as f64 / dt.as_secs_f64().max(1e-9);
-                // A sample of frames sent while we had nothing more to send counts only
-                // if it raises the estimate (the delivery-rate estimation draft): it
-                // measures our pace. After a restart, the session's first frames (a
-                // HELLO, a manifest) measured 40 KB/s on a 2 MB/s path, which replaced
-                // the initial rate and paced startup at it for half a second.
-                if dt > Duration::ZERO && (!s.app_limited || rate > self.btl_bw()) {
-                    // One sample per round (its maximum) keeps the windowed max cheap.
-                    match self.bw_samples.last_mut() {
-                        Some(last) if last.0 == self.round => last.1 = last.1.max(rate),
-                        _ => self.bw_samples.push((self.round, rate)),
+                // No sample over an interval shorter than the path's round trip (the
+                // draft, and Linux's tcp_rate.c): data cannot be delivered faster than
+                // it goes there and back, and such an interval is a measurement fault
+                // (one traced run saw a 38 us interval read as 62 MB/s on a 2 MB/s path,
+                // and pacing at it lost 1.3 MB).
+                let floor = self.min_rtt.map_or(Duration::ZERO, |m| m.0);
+                if dt > Duration::ZERO && dt >= floor {
+                    let rate = (self.delivered - s.delivered) as f64 / dt.as_secs_f64();
+                    // A sample of frames sent while we had nothing more to send counts
+                    // only if it raises the estimate (the delivery-rate estimation
+                    // draft): it measures our pace. After a restart, the session's first
+                    // frames (a HELLO, a manifest) measured 40 KB/s on a 2 MB/s path,
+                    // which replaced the initial rate and paced startup at it for half a
+                    // second.
+                    if !s.app_limited || rate > self.btl_bw() {
+                        // One sample per round (its maximum) keeps the windowed max cheap.
+                        match self.bw_samples.last_mut() {
+                            Some(last) if last.0 == self.round => last.1 = last.1.max(rate),
+                            _ => self.bw_samples.push((self.round, rate)),
+                        }
                     }
                 }
                 if self.delivered >= self.round_end_delivered

@@ -4,9 +4,12 @@
 //! configured one (a VPN, PPPoE, a cellular carrier, IPv6 tunnels) drops the larger ones
 //! without a word. So frames start at a size every path carries ([`BASE`], or the
 //! configured MTU if smaller) and probe upward: a probe is a frame of data padded to
-//! the size being tried (only data, whose loss the acknowledgements repair at once). Its acknowledgement raises the size; two losses of the same
-//! size lower the search's upper bound (one loss may be random). The search halves the
-//! gap until it is under [`DONE_WITHIN`] bytes. A probe's loss is not congestion.
+//! the size being tried (only data, whose loss the acknowledgements repair at once).
+//! [`PROBES`] sizes spread over the range still open go at once, so the search takes a
+//! few round trips, not one per size tried (one at a time, a 1280 B path took ten round
+//! trips, half a minute on a 3 s satellite path). An acknowledged probe raises the
+//! size; the second smallest size lost bounds the search from above (one loss may be
+//! random), until the gap is under [`done_within`]. A probe's loss is not congestion.
 //! If frames at the size in use later vanish while smaller ones arrive (the path
 //! changed: a black hole), the size falls back to the largest acknowledged and the search
 //! runs again after [`RAISE_AFTER`].
@@ -15,10 +18,15 @@ use std::time::Duration;
 
 /// Frames up to this size are assumed to cross any IP path (QUIC's minimum datagram).
 pub(crate) const BASE: u64 = 1200;
-/// The search stops when the size in use is this close to the largest that failed.
-const DONE_WITHIN: u64 = 16;
-/// Losses of one probe size before it is taken as too large.
-const PROBE_TRIES: u32 = 2;
+/// Probes in flight at once, of sizes spread evenly over the range still open.
+const PROBES: u64 = 4;
+// (`probe_size`'s orders of the spread sizes assume four.)
+
+/// The search stops when the size in use is this close to the smallest that failed:
+/// 1.5% (the last step would gain less than that of each frame).
+fn done_within(size: u64) -> u64 {
+    (size / 64).max(16)
+}
 /// Frames above the base size lost in a row, while frames of the base size arrive,
 /// that mark a black hole.
 const BLACK_HOLE_LOSSES: u32 = 8;
@@ -33,10 +41,10 @@ pub(crate) struct Pmtu {
     max: u64,
     /// Smallest size known (or taken) not to cross; the search probes below it.
     too_big: u64,
-    /// The probe in flight: its packet number and size.
-    probe: Option<(u64, u64)>,
-    /// Losses of the size now being probed.
-    tries: u32,
+    /// Probes in flight: packet number and size.
+    probes: Vec<(u64, u64)>,
+    /// A size lost once, below `too_big` (it may have been a random loss).
+    lost_once: Option<u64>,
     /// Whether the search is over (until `raise_at`).
     done: bool,
     raise_at: Option<Duration>,
@@ -54,8 +62,8 @@ impl Pmtu {
             size,
             max,
             too_big: max + 1,
-            probe: None,
-            tries: 0,
+            probes: Vec::new(),
+            lost_once: None,
             done: !search || size >= max,
             raise_at: None,
             large_lost_in_a_row: 0,
@@ -63,33 +71,52 @@ impl Pmtu {
         }
     }
 
-    /// The size of the next probe, if one is due at `now` (none in flight).
-    pub fn probe_size(&mut self, now: Duration) -> Option<u64> {
+    /// The size of the next probe, if one is due at `now` with fewer than `most` in
+    /// flight: of the sizes spread over the open range, one not in flight yet.
+    pub fn probe_size(&mut self, now: Duration, most: u64) -> Option<u64> {
         if self.raise_at.is_some_and(|t| now >= t) {
             self.raise_at = None;
             self.done = false;
             self.too_big = self.max + 1;
-            self.tries = 0;
+            self.lost_once = None;
         }
-        if self.done || self.probe.is_some() {
+        if self.done || self.probes.len() as u64 >= most.min(PROBES) {
             return None;
         }
-        // Upward by half again (the configured 1472 B at once from 1200, which most
-        // paths carry) until a size fails, then halving the gap. Not the configured size
-        // first whatever it is: an interface's MTU (65 KB on loopback, 9000 B on a
-        // jumbo-frame LAN) says little of the path beyond, and each failed size costs two
-        // probes of it, lost, and their time on the first hop.
-        let hi = self.too_big - 1;
-        Some(if self.too_big > self.max {
+        // Up to half again (the configured 1472 B from 1200, which most paths carry)
+        // until a size fails, then below the smallest that failed. Not up to the
+        // configured size whatever it is: an interface's MTU (65 KB on loopback, 9000 B
+        // on a jumbo-frame LAN) says little of the path beyond, and each failed size
+        // costs two probes of it, lost, and their time on the first hop.
+        let lo = self.size;
+        let upward = self.too_big > self.max && self.lost_once.is_none();
+        let mut hi = if self.too_big > self.max {
             self.max.min(self.size * 3 / 2)
         } else {
-            self.size + (hi - self.size).div_ceil(2)
-        })
+            self.too_big - 1
+        };
+        // A size lost once is likely too big: probe below it, and again at it only when
+        // nothing else is left to try.
+        if let Some(l) = self.lost_once {
+            if l - 1 > lo + done_within(lo) {
+                hi = l - 1;
+            } else {
+                return (!self.probes.iter().any(|p| p.1 == l)).then_some(l);
+            }
+        }
+        // The largest first while going up; else the middle first, so that probes sent
+        // one at a time (a small window) bisect.
+        let order: &[u64] = if upward { &[4, 3, 2, 1] } else { &[2, 4, 1, 3] };
+        order
+            .iter()
+            .map(|&j| lo + ((hi - lo) * j).div_ceil(PROBES))
+            .filter(|&s| s > lo)
+            .find(|s| !self.probes.iter().any(|p| p.1 == *s))
     }
 
     /// A probe of `size` bytes left as packet number `pn`.
     pub fn probe_sent(&mut self, pn: u64, size: u64) {
-        self.probe = Some((pn, size));
+        self.probes.push((pn, size));
     }
 
     /// Frame `pn` of `bytes` was acknowledged.
@@ -100,12 +127,11 @@ impl Pmtu {
         } else {
             self.small_acked = true;
         }
-        if let Some((p, size)) = self.probe
-            && p == pn
-        {
-            self.probe = None;
-            self.tries = 0;
+        if let Some(i) = self.probes.iter().position(|p| p.0 == pn) {
+            let (_, size) = self.probes.swap_remove(i);
             self.size = self.size.max(size);
+            // A smaller size lost was a random loss.
+            self.lost_once = self.lost_once.filter(|&l| l > self.size);
             tracing::debug!(size, "path MTU probe acknowledged");
             self.check_done();
         }
@@ -114,14 +140,18 @@ impl Pmtu {
     /// Frame `pn` of `bytes` was declared lost. True if it was a probe: its loss says
     /// nothing of congestion.
     pub fn on_lost(&mut self, pn: u64, bytes: u64) -> bool {
-        if let Some((p, size)) = self.probe
-            && p == pn
-        {
-            self.probe = None;
-            self.tries += 1;
-            if self.tries >= PROBE_TRIES {
-                self.tries = 0;
-                self.too_big = self.too_big.min(size);
+        if let Some(i) = self.probes.iter().position(|p| p.0 == pn) {
+            let (_, size) = self.probes.swap_remove(i);
+            // Two losses at or below a size bound the search (one may be random): the
+            // second smallest size lost is too big.
+            if size > self.size && size < self.too_big {
+                match self.lost_once {
+                    Some(l) => {
+                        self.too_big = l.max(size);
+                        self.lost_once = Some(l.min(size)).filter(|&l| l < self.too_big);
+                    }
+                    None => self.lost_once = Some(size),
+                }
                 self.check_done();
             }
             return true;
@@ -140,7 +170,8 @@ impl Pmtu {
             );
             self.too_big = self.size;
             self.size = BASE;
-            self.probe = None;
+            self.probes.clear();
+            self.lost_once = None;
             self.large_lost_in_a_row = 0;
             self.done = true;
             self.raise_at = Some(Duration::MAX);
@@ -156,7 +187,11 @@ impl Pmtu {
     }
 
     fn check_done(&mut self) {
-        if self.too_big.saturating_sub(self.size) <= DONE_WITHIN || self.size >= self.max {
+        // Not while a size lost once may yet cross (the loss may have been random):
+        // `probe_size` tries it again.
+        let near = self.too_big.saturating_sub(self.size) <= done_within(self.size)
+            && self.lost_once.is_none();
+        if near || self.size >= self.max {
             self.done = true;
             tracing::debug!(size = self.size, "path MTU found");
         }
@@ -178,7 +213,7 @@ mod tests {
         let mut p = Pmtu::new(max, true);
         let mut pn = 0;
         let mut probes = 0;
-        while let Some(size) = p.probe_size(Duration::ZERO) {
+        while let Some(size) = p.probe_size(Duration::ZERO, PROBES) {
             probes += 1;
             assert!(probes < 40, "no end to the search");
             assert!(size <= max && size > p.size);
@@ -204,7 +239,7 @@ mod tests {
         ] {
             let (size, probes) = search(max, path);
             assert!(
-                size <= path && size + DONE_WITHIN >= path.min(max),
+                size <= path && size + done_within(size) >= path.min(max),
                 "{max}/{path}: {size}"
             );
             assert!(probes <= 24, "{max}/{path}: {probes} probes");
@@ -214,15 +249,65 @@ mod tests {
         assert_eq!((p.size, p.settled()), (600, true));
     }
 
+    /// Round trips the search takes when every probe it allows goes at once and each
+    /// round's answers come back together.
+    fn rounds(max: u64, path: u64) -> (u64, u64, u32) {
+        let mut p = Pmtu::new(max, true);
+        let (mut pn, mut rounds) = (0, 0);
+        while !p.settled() {
+            rounds += 1;
+            assert!(rounds < 20, "no end to the search");
+            let mut sent = Vec::new();
+            while let Some(size) = p.probe_size(Duration::ZERO, PROBES) {
+                p.probe_sent(pn, size);
+                sent.push((pn, size));
+                pn += 1;
+            }
+            assert!(!sent.is_empty() && sent.len() as u64 <= PROBES);
+            for (pn, size) in sent {
+                if size <= path {
+                    p.on_acked(pn, size);
+                } else {
+                    assert!(p.on_lost(pn, size));
+                }
+            }
+        }
+        (p.size, pn, rounds)
+    }
+
+    #[test]
+    fn probes_in_parallel_find_the_size_in_a_few_round_trips() {
+        for path in [1200, 1232, 1252, 1300, 1372, 1400, 1452, 1471, 1472] {
+            let (size, probes, rounds) = rounds(1472, path);
+            assert!(
+                size <= path && size + done_within(size) >= path,
+                "{path}: {size}"
+            );
+            // One size at a time took ten round trips to a 1252 B path.
+            assert!(rounds <= 4, "{path}: {rounds} round trips");
+            assert!(probes <= 4 * PROBES, "{path}: {probes} probes");
+        }
+        let (size, _, rounds) = rounds(9000, 8972);
+        assert!(
+            size + done_within(size) >= 8972 && rounds <= 8,
+            "{size} {rounds}"
+        );
+    }
+
     #[test]
     fn one_random_loss_of_a_probe_does_not_shrink_the_search() {
         let mut p = Pmtu::new(1472, true);
-        let s = p.probe_size(Duration::ZERO).unwrap();
+        let s = p.probe_size(Duration::ZERO, PROBES).unwrap();
         p.probe_sent(0, s);
         assert!(p.on_lost(0, s));
-        assert_eq!(p.probe_size(Duration::ZERO), Some(1472));
-        p.probe_sent(1, 1472);
-        p.on_acked(1, 1472);
+        // The path carries 1472 B: the search goes on below, then tries 1472 again.
+        let mut pn = 1;
+        while let Some(size) = p.probe_size(Duration::ZERO, PROBES) {
+            assert!(pn < 12, "no end to the search");
+            p.probe_sent(pn, size);
+            p.on_acked(pn, size);
+            pn += 1;
+        }
         assert_eq!(p.size, 1472);
         assert!(p.settled());
     }
@@ -240,7 +325,10 @@ mod tests {
         }
         assert_eq!(p.size, BASE);
         p.tick(Duration::from_secs(1));
-        assert_eq!(p.probe_size(Duration::from_secs(2)), None);
-        assert!(p.probe_size(Duration::from_secs(1) + RAISE_AFTER).is_some());
+        assert_eq!(p.probe_size(Duration::from_secs(2), PROBES), None);
+        assert!(
+            p.probe_size(Duration::from_secs(1) + RAISE_AFTER, PROBES)
+                .is_some()
+        );
     }
 }

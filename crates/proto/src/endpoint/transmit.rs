@@ -375,16 +375,27 @@ impl Endpoint {
         // IP paths: frames of the size known to cross the path; now and then one is
         // padded to a larger size to probe for more (see `pmtu`, and below).
         let mut probe = None;
+        let frame_size = if params.paced {
+            p.cc.pmtu.size as usize
+        } else {
+            params.mtu
+        };
         let budget = if params.paced {
+            // Probes, lost whenever their size does not cross, are at most a quarter of
+            // the window, and none while the first pairs of frames measure the path's
+            // rate: a probe lost as the second of a pair left the rate at the HELLO's
+            // pace, one frame a second, for three round trips (6 s on a 3 s path).
+            let most = (p.cc.cwnd() / (4 * p.cc.frame())).max(1);
             probe =
                 p.cc.pmtu
-                    .probe_size(now)
+                    .probe_size(now, most)
+                    .filter(|_| !p.cc.in_pair())
                     .map(|s| s as usize)
                     // Only where the window has room for all of it: a 16 KB probe (the MTU of
                     // loopback's route) in a first window of 12 KB held every other frame
                     // back until a timeout declared it lost, a quarter second each.
                     .filter(|&s| s <= budget && p.cc.send_time(s as u64).is_some_and(|t| t <= now));
-            budget.min(p.cc.pmtu.size as usize)
+            budget.min(frame_size)
         } else {
             // Modems and point-to-point radios: frames sized to what the measured loss
             // lets through (IP paths lose datagrams whatever their size, and are left
@@ -407,6 +418,8 @@ impl Endpoint {
         let mut substantive = false;
         let mut eliciting = false;
         let mut pieces: Vec<PieceRef> = Vec::new();
+        // Whether the frame carries bytes sent before (not to go in a probe).
+        let mut resent = false;
         // Point-to-point links without acks: frames are numbered in order, so the peer
         // tells us which it missed, and we keep what each said (see `Peer::notes`).
         let tells_missed = params.numbered_in_order();
@@ -831,25 +844,13 @@ impl Endpoint {
                         params.rate_bps.map_or(0, |r| r / 8)
                     },
                     params,
-                    frame: if params.paced {
-                        p.cc.pmtu.size as usize
-                    } else {
-                        params.mtu
-                    },
+                    frame: frame_size,
                     // Bytes still to send: what keeps the link busy while a report is due.
                     // Only counted while a transfer waits for the rule (every frame else).
                     queued_total: if fec_mode != FecMode::Off
                         && p.out.iter().any(|o| !o.fec_decided)
                     {
-                        p.out
-                            .iter()
-                            .map(|o| {
-                                o.length
-                                    .saturating_sub(o.held.covered())
-                                    .saturating_sub(o.in_flight.covered())
-                            })
-                            .sum::<u64>()
-                            + p.backlog.bytes()
+                        queued_bytes(p)
                     } else {
                         0
                     },
@@ -1040,6 +1041,7 @@ impl Endpoint {
                                     }
                                 };
                                 let stop = start + got as u64;
+                                resent |= o.sent_ever.contains(start, stop);
                                 if o.in_flight.is_empty() {
                                     // The resend timer runs from the first byte in flight.
                                     o.progress_at = now;
@@ -1177,15 +1179,24 @@ impl Endpoint {
         // symbols or a report in a lost probe waited for a timer (after a restart on a
         // path smaller than the link's MTU, the answering HELLO and symbols went in two
         // probes, and the session took 2 s more), and so did the last piece of a queue.
+        // And only with a window of data behind it, whose acknowledgements show it lost
+        // while data still flows: a probe lost near a transfer's end made its end wait
+        // for the resend, a round trip or two (6.7 s of 25 on a 3 s path). Never bytes
+        // sent before: lost in a probe once, they went in the next and were lost again.
+        let unsent = has_unsent(p);
         let probe = probe.filter(|&s| {
-            eliciting && w.only_expendable() && (has_unsent(p) || pure_probe) && w.pad_to_beyond(s)
+            eliciting
+                && w.only_expendable()
+                && !resent
+                && (pure_probe || unsent && unsent_bytes(p) >= p.cc.cwnd())
+                && w.pad_to_beyond(s)
         });
         let named_last = w.last_named();
         // Shared channel: the last frame of our over says so, and the peer may take the
         // channel at once instead of waiting out a silence long enough to be sure.
         let ends_over = params.shared
             && !params.half_duplex
-            && (p.over_bytes + w.len() as u64 >= over_limit || (!has_unsent(p) && !others_unsent));
+            && (p.over_bytes + w.len() as u64 >= over_limit || (!unsent && !others_unsent));
         if ends_over {
             w.end_over();
         }
@@ -1214,7 +1225,7 @@ impl Endpoint {
         if eliciting {
             p.data_sent_at = now;
             p.cc.on_sent(now, pn, f.len() as u64, pieces);
-            if params.paced && !has_unsent(p) {
+            if params.paced && !unsent {
                 // Nothing more to send: what this frame's acknowledgement shows is our
                 // pace, not the path's (see `Cc::set_app_limited`).
                 p.cc.set_app_limited();
@@ -1282,6 +1293,23 @@ pub(super) fn streams_unheard(p: &Peer) -> bool {
 /// Whether anything of ours for `p` is still unsent now: the rest of a fragmented
 /// message, a HELLO, a transfer whose manifest or some bytes have not gone, FEC symbols
 /// due, the backlog, or the streamer's symbols. (Sent and awaiting a report is not unsent.)
+/// Bytes of the transfers under way to the peer not yet sent nor acknowledged.
+fn unsent_bytes(p: &Peer) -> u64 {
+    p.out
+        .iter()
+        .map(|o| {
+            o.length
+                .saturating_sub(o.held.covered())
+                .saturating_sub(o.in_flight.covered())
+        })
+        .sum::<u64>()
+}
+
+/// Bytes queued for the peer: the transfers' and those waiting to start.
+fn queued_bytes(p: &Peer) -> u64 {
+    unsent_bytes(p) + p.backlog.bytes()
+}
+
 fn has_unsent(p: &Peer) -> bool {
     p.frag_out.is_some()
         || p.hello_due
