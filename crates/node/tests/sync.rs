@@ -894,10 +894,16 @@ fn a_path_mtu_smaller_than_configured_is_found() {
     eprintln!("{t:?} path drops {} {:?}", a.path_drops, a.ep.stats());
     let t = t.expect("a 2 MB bundle did not cross a 1400 B path in 60 s");
     assert!(t < Duration::from_secs(10), "took {t:?}");
-    // Found by probing up from 1200 B: within the search's step of the 1372 B the path
+    // Found by probing up from 1200 B within 5 s (what the transfer's startup leaves
+    // unsearched, `PING`s finish): within the search's end (1.5%) of the 1372 B the path
     // carries (1400 less the IPv4 and UDP headers), and never above it.
+    p.sim.run_until(SimTime::from_nanos(5_000_000_000));
+    let a = p.sim.node::<SimNode<MemStore>>(p.a).unwrap();
     let (mtu, settled) = a.ep.peer_infos()[0].path_mtu.expect("an IP path");
-    assert!(settled && (1356..=1372).contains(&mtu), "path MTU {mtu}");
+    assert!(
+        settled && (1372 - 1372 / 64..=1372).contains(&mtu),
+        "path MTU {mtu}"
+    );
     // The probes that were too large are the only datagrams the path dropped for size.
     assert!(
         a.path_too_big <= 8,

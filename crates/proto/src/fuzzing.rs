@@ -969,6 +969,27 @@ impl Pair {
                     && self.send(side, self.profile.params.mtu).is_some()
                 {}
             }
+            // A stall is a bug: with nothing on the way to either side and no timer on
+            // either, whatever waits unsent would wait for ever (a driver sleeps until a
+            // frame or a timer; this loop's 1 ms steps would hide it).
+            let quiet = self.queues.iter().all(|q| q.is_empty())
+                && self
+                    .nodes
+                    .iter()
+                    .all(|n| n.down || n.busy_until <= self.now && n.ep.poll_timeout().is_none());
+            for (side, n) in self.nodes.iter().enumerate() {
+                assert!(
+                    !quiet || n.down || !n.ep.has_unsent(),
+                    "side {side} at {:?}: something waits unsent with no frame and no timer \
+                     on either side: {} (link: mtu {}, shared {}, paced {}, half duplex {})",
+                    self.now,
+                    n.ep.unsent_report(),
+                    self.profile.params.mtu,
+                    self.profile.params.shared,
+                    self.profile.params.paced,
+                    self.profile.params.half_duplex,
+                );
+            }
             let mut next = end;
             for to in 0..2 {
                 if let Some(f) = self.queues[to].front() {

@@ -637,6 +637,42 @@ impl Endpoint {
             .sum()
     }
 
+    /// Whether anything for an established peer waits that no frame has carried yet
+    /// (a HELLO, a manifest, bytes, symbols, the backlog): while it does, a frame can
+    /// be built now or `poll_timeout` says when (what checks for stalls asserts).
+    pub fn has_unsent(&self) -> bool {
+        self.peers
+            .values()
+            .any(|p| p.established && transmit::has_unsent(p))
+    }
+
+    /// What waits unsent for each established peer (for a stall's report).
+    pub fn unsent_report(&self) -> String {
+        self.peers
+            .values()
+            .filter(|p| p.established && transmit::has_unsent(p))
+            .map(|p| {
+                format!(
+                    "peer {} (link's {:?}, peers {}): fragment {}, hello {} after {:?}, backlog {}, unqueued {}, out {:?}, recon {:?}",
+                    hex8(&p.key),
+                    self.links.get(&p.link).map(|l| l.peer.map(|k| hex8(&k))),
+                    self.peers.values().count(),
+                    p.frag_out.is_some(),
+                    p.hello_due,
+                    p.hello_after,
+                    p.backlog.len(),
+                    p.unqueued.len(),
+                    p.out
+                        .iter()
+                        .map(|o| (o.manifest_sent_at, o.manifest_acked, o.next_range(u64::MAX)))
+                        .collect::<Vec<_>>(),
+                    (p.recon.next_symbol, p.recon.burst_end, p.recon.stopped)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
     }

@@ -152,6 +152,7 @@ impl Pmtu {
                     }
                     None => self.lost_once = Some(size),
                 }
+                tracing::debug!(size, too_big = self.too_big, lost_once = ?self.lost_once, "path MTU probe lost");
                 self.check_done();
             }
             return true;

@@ -169,16 +169,27 @@ impl Endpoint {
         if budget < wire::MIN_FRAME {
             return None;
         }
-        // A point-to-point link has one peer: no scan of every session, no list.
-        if let (false, Some(k)) = (l.params.shared, l.peer) {
-            if let Some(f) = self.build_for_peer(now, link, k, budget, store) {
-                return Some(f);
-            }
-        } else {
+        // A point-to-point link has one peer: no scan of every session, no list, while
+        // it has something to send. It may have had others (the node at the far end
+        // replaced, a HELLO garbled into another key): their sessions are served
+        // after it (they starved, data and HELLO due, no frame and no timer).
+        let first = l.peer.filter(|_| !l.params.shared);
+        if let Some(k) = first
+            && let Some(f) = self.build_for_peer(now, link, k, budget, store)
+        {
+            return Some(f);
+        }
+        let single = first.is_some()
+            && !self
+                .peers
+                .values()
+                .any(|p| p.link == link && p.established && Some(p.key) != first);
+        if !single {
+            let l = self.links.get(&link)?;
             let keys: Vec<[u8; 32]> = self
                 .peers
                 .values()
-                .filter(|p| p.link == link && p.established)
+                .filter(|p| p.link == link && p.established && Some(p.key) != first)
                 .map(|p| p.key)
                 .collect();
             let start = l.rr;
@@ -384,12 +395,13 @@ impl Endpoint {
             // Probes, lost whenever their size does not cross, are at most a quarter of
             // the window, and none while the first pairs of frames measure the path's
             // rate: a probe lost as the second of a pair left the rate at the HELLO's
-            // pace, one frame a second, for three round trips (6 s on a 3 s path).
+            // pace, one frame a second, for three round trips (6 s on a 3 s path). With
+            // no data to pace, a `PING` probes whatever the phase.
             let most = (p.cc.cwnd() / (4 * p.cc.frame())).max(1);
             probe =
                 p.cc.pmtu
                     .probe_size(now, most)
-                    .filter(|_| !p.cc.in_pair())
+                    .filter(|_| !p.cc.in_pair() || !has_data(p))
                     .map(|s| s as usize)
                     // Only where the window has room for all of it: a 16 KB probe (the MTU of
                     // loopback's route) in a first window of 12 KB held every other frame
@@ -1290,9 +1302,6 @@ pub(super) fn streams_unheard(p: &Peer) -> bool {
     p.recon.either && p.recon.next_symbol > 0 && p.recon.heard_none()
 }
 
-/// Whether anything of ours for `p` is still unsent now: the rest of a fragmented
-/// message, a HELLO, a transfer whose manifest or some bytes have not gone, FEC symbols
-/// due, the backlog, or the streamer's symbols. (Sent and awaiting a report is not unsent.)
 /// Bytes of the transfers under way to the peer not yet sent nor acknowledged.
 fn unsent_bytes(p: &Peer) -> u64 {
     p.out
@@ -1310,7 +1319,10 @@ fn queued_bytes(p: &Peer) -> u64 {
     unsent_bytes(p) + p.backlog.bytes()
 }
 
-fn has_unsent(p: &Peer) -> bool {
+/// Whether anything of ours for `p` is still unsent now: the rest of a fragmented
+/// message, a HELLO, a transfer whose manifest or some bytes have not gone, FEC symbols
+/// due, the backlog, or the streamer's symbols. (Sent and awaiting a report is not unsent.)
+pub(super) fn has_unsent(p: &Peer) -> bool {
     p.frag_out.is_some()
         || p.hello_due
         || !p.backlog.is_empty()

@@ -702,3 +702,42 @@ fn a_skipped_round_asked_for_where_either_side_streams_decodes_the_others_symbol
     ];
     fuzzing::session(7, &ops);
 }
+
+/// Found by the stall check in `run_clean`: a garbled HELLO from A (no CRC on this
+/// link) made B a second session, under a key A does not have, on a point-to-point
+/// link; B served only the link's latest peer, the garbled one, and its real session
+/// waited with a HELLO and a transfer due, no frame built and no timer set on either
+/// side.
+#[test]
+fn every_session_on_a_point_to_point_link_is_served() {
+    let ops = vec![
+        Op::Insert {
+            side: Side::B,
+            bundle: 0,
+            version: 0,
+            size: 185,
+        },
+        Op::Send {
+            from: Side::A,
+            max_len: 1,
+        },
+        Op::LinkDown { side: Side::A },
+        Op::Corrupt {
+            to: Side::B,
+            index: 207,
+            pos: 13008,
+            xor: 221,
+        },
+        Op::Send {
+            from: Side::B,
+            max_len: 40372,
+        },
+        Op::Insert {
+            side: Side::A,
+            bundle: 7,
+            version: 2,
+            size: 3980,
+        },
+    ];
+    fuzzing::session(1, &ops);
+}
