@@ -249,7 +249,6 @@ impl Cc {
         delivered.max(pairs.unwrap_or(0.0))
     }
 
-    /// Startup with nothing measured or configured: the initial rate is a guess.
     /// Whether frames now leave in pairs (see `on_sent`).
     fn pairing(&self) -> bool {
         // A path holding fewer than a few frames is run by the window, not the pacing.
@@ -264,6 +263,7 @@ impl Cc {
         self.pair_held.is_some() || self.pairing()
     }
 
+    /// Startup with nothing measured or configured: the initial rate is a guess.
     fn guessing(&self) -> bool {
         self.startup && !self.rate_hinted && self.path_rate.is_none()
     }

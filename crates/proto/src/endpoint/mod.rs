@@ -653,10 +653,8 @@ impl Endpoint {
             .filter(|p| p.established && transmit::has_unsent(p))
             .map(|p| {
                 format!(
-                    "peer {} (link's {:?}, peers {}): fragment {}, hello {} after {:?}, backlog {}, unqueued {}, out {:?}, recon {:?}",
+                    "peer {}: fragment {}, hello {} after {:?}, backlog {}, unqueued {}, out {:?}, recon {:?}",
                     hex8(&p.key),
-                    self.links.get(&p.link).map(|l| l.peer.map(|k| hex8(&k))),
-                    self.peers.values().count(),
                     p.frag_out.is_some(),
                     p.hello_due,
                     p.hello_after,

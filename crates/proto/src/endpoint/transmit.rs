@@ -179,28 +179,20 @@ impl Endpoint {
         {
             return Some(f);
         }
-        let single = first.is_some()
-            && !self
-                .peers
-                .values()
-                .any(|p| p.link == link && p.established && Some(p.key) != first);
-        if !single {
-            let l = self.links.get(&link)?;
-            let keys: Vec<[u8; 32]> = self
-                .peers
-                .values()
-                .filter(|p| p.link == link && p.established && Some(p.key) != first)
-                .map(|p| p.key)
-                .collect();
-            let start = l.rr;
-            for i in 0..keys.len() {
-                let key = keys[(start + i) % keys.len()];
-                if let Some(f) = self.build_for_peer(now, link, key, budget, store) {
-                    if let Some(l) = self.links.get_mut(&link) {
-                        l.rr = (start + i + 1) % keys.len().max(1);
-                    }
-                    return Some(f);
+        let keys: Vec<[u8; 32]> = self
+            .peers
+            .values()
+            .filter(|p| p.link == link && p.established && Some(p.key) != first)
+            .map(|p| p.key)
+            .collect();
+        let start = self.links.get(&link)?.rr;
+        for i in 0..keys.len() {
+            let key = keys[(start + i) % keys.len()];
+            if let Some(f) = self.build_for_peer(now, link, key, budget, store) {
+                if let Some(l) = self.links.get_mut(&link) {
+                    l.rr = (start + i + 1) % keys.len().max(1);
                 }
+                return Some(f);
             }
         }
         // Discovery: a HELLO to whoever hears it.
