@@ -904,9 +904,11 @@ fn a_path_mtu_smaller_than_configured_is_found() {
         settled && (1372 - 1372 / 64..=1372).contains(&mtu),
         "path MTU {mtu}"
     );
-    // The probes that were too large are the only datagrams the path dropped for size.
+    // The probes that were too large are the only datagrams the path dropped for size:
+    // each size above the path's tried at most twice, four at a time (10 at seed 1; 8
+    // before startup waited for three pairs, which moves where the probes fall).
     assert!(
-        a.path_too_big <= 8,
+        a.path_too_big <= 12,
         "{} datagrams too large",
         a.path_too_big
     );
