@@ -396,9 +396,9 @@ impl Cc {
                 (2.0 * self.btl_bw() * self.min_rtt().as_secs_f64()) as u64
             };
             // A pair slower than the first window's pace holds it to 2 BDP of that.
-            let few = self
-                .few_pairs
-                .map_or(u64::MAX, |c| (2.0 * c * self.min_rtt().as_secs_f64()) as u64);
+            let few = self.few_pairs.map_or(u64::MAX, |c| {
+                (2.0 * c * self.min_rtt().as_secs_f64()) as u64
+            });
             return measured
                 .max(INITIAL_WINDOW_FRAMES * self.frame())
                 .min(few)
