@@ -328,8 +328,9 @@ impl Cc {
     /// favours them. Through `skywave emulate` on a 30 Mbit/s path (327 us a frame), 48
     /// of a startup's first 118 pairs came 2-4 us apart, and as they gathered their
     /// median rose to 162 MB/s: startup took the path for 18 MB/s (it carries 3.75) and
-    /// 9 MB of 20 were dropped. Their lower quartile stayed at 3.7-5.4 MB/s. A pair spread by cross traffic errs the other way, and
-    /// errs safe: delivery still raises the rate.
+    /// 9 MB of 20 were dropped. Their lower quartile stayed at 3.7-5.4 MB/s. A pair
+    /// spread by cross traffic errs the other way, and errs safe: delivery still raises
+    /// the rate.
     pub fn path_rate(&self) -> Option<f64> {
         self.path_rate
     }
