@@ -72,6 +72,18 @@ pub fn frame(data: &[u8]) {
                 let n = w.symbols(*epoch, *first, syms.len(), |i| syms[(i - first) as usize]);
                 n == syms.len()
             }
+            Message::Ids {
+                epoch,
+                total,
+                first,
+                data,
+            } => {
+                let ids: Vec<u64> = Message::listed_ids(data).collect();
+                let n = w.ids(*epoch, *total, *first, ids.len(), |i| {
+                    ids[(i - first) as usize]
+                });
+                n == ids.len()
+            }
             Message::ReconDone { epoch, used } => w.recon_done(*epoch, *used),
             Message::ReconMore { epoch, from, count } => w.recon_more(*epoch, *from, *count),
             Message::Want { len, prefixes } => {

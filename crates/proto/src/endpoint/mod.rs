@@ -311,12 +311,14 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// Bytes of reconciliation sent: HELLO, SYMBOLS, RECON_DONE, RECON_MORE and WANT.
+    /// Bytes of reconciliation sent: HELLO, SYMBOLS, IDS, RECON_DONE, RECON_MORE and
+    /// WANT.
     pub fn recon_bytes(&self) -> u64 {
         use crate::wire::ty;
         [
             ty::HELLO,
             ty::SYMBOLS,
+            ty::IDS,
             ty::RECON_DONE,
             ty::RECON_MORE,
             ty::WANT,
@@ -459,6 +461,8 @@ const HELLO_NUMBERS: u8 = 4;
 /// HELLO flag: the sender takes frames with short tags (`SHORT_TAGS`) from the
 /// receiver: it knows no other node on the link with the receiver's short tag.
 const HELLO_SHORT_TAGS: u8 = 8;
+/// HELLO flag: the sender takes a listed set (`IDS`) in place of coded symbols.
+const HELLO_LISTS: u8 = 16;
 /// Most offers a session remembers the peer's numbers of (a report on one forgotten
 /// goes as a `HAVE_ALL`).
 const MAX_OFFER_SEQS: usize = 65_536;
@@ -1257,6 +1261,12 @@ impl Endpoint {
                     eliciting = true;
                     self.on_symbols(now, key, first, data, store);
                 }
+                Message::Ids {
+                    total, first, data, ..
+                } => {
+                    eliciting = true;
+                    self.on_ids(now, key, total, first, data, store);
+                }
                 Message::ReconDone { used, .. } => {
                     let p = self.peers.get_mut(&key).expect("checked");
                     p.recon.stopped = true;
@@ -1280,7 +1290,24 @@ impl Endpoint {
                     }
                     p.recon.skipped = false;
                     p.recon.more_retries = 0;
-                    if !p.recon.stopped {
+                    if let Some(total) = p.recon.list.as_ref().map(|l| l.len() as u64)
+                        && !p.recon.stopped
+                    {
+                        // A listed set: entries, not symbols, are asked for; there are
+                        // no fresh ones, so a request for more (`count` 0, or past the
+                        // end) is for the list again from where the decoder lacks it.
+                        let from = if from >= total { 0 } else { from };
+                        let end = if count == 0 {
+                            total
+                        } else {
+                            from.saturating_add(count.min(4096)).min(total)
+                        };
+                        let sent = p.recon.next_symbol;
+                        if from < sent {
+                            p.recon.resend.push_back((from, end.min(sent)));
+                        }
+                        p.recon.burst_end = p.recon.burst_end.max(end);
+                    } else if !p.recon.stopped {
                         let sent = p.recon.next_symbol;
                         if sent == 0 {
                             // Nothing sent yet (a round we skipped): the request begins it.
@@ -1435,6 +1462,12 @@ fn describe(m: &Message<'_>) -> String {
         Message::Symbols { first, data, .. } => format!(
             "SYMBOLS {first}+{}",
             data.len() / crate::recon::riblt::SYMBOL_LEN
+        ),
+        Message::Ids {
+            total, first, data, ..
+        } => format!(
+            "IDS {first}+{} of {total}",
+            data.len() / wire::LISTED_ID_LEN
         ),
         other => format!("{:?}", other).chars().take(40).collect(),
     }

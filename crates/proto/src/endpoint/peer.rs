@@ -675,6 +675,61 @@ pub(crate) struct Recon {
     /// withholds them), by short id: never offered, and never asked for when the
     /// peer's set holds them.
     pub withheld: BTreeMap<u64, (BundleId, u64)>,
+    /// Streamer: the set listed whole instead of coded (`IDS`), sorted, frozen when the
+    /// round began; `next_symbol`, `burst_end` and `resend` then count its entries.
+    pub list: Option<Vec<u64>>,
+    /// Decoder: the streamer's listed set as it arrives.
+    pub listed: Option<ListRx>,
+}
+
+/// A listed set (`IDS`) being received: entries arrive in any order, with gaps where a
+/// frame was lost, until all `total` are in.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ListRx {
+    pub ids: Vec<u64>,
+    pub got: Vec<bool>,
+    pub count: usize,
+}
+
+impl ListRx {
+    pub fn new(total: u64) -> Self {
+        let n = total as usize;
+        Self {
+            ids: vec![0; n],
+            got: vec![false; n],
+            count: 0,
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.ids.len() as u64
+    }
+
+    /// Entry `i` arrived (one held already, or past the end, is ignored).
+    pub fn insert(&mut self, i: u64, id: u64) {
+        if let Some(g) = self.got.get_mut(i as usize).filter(|g| !**g) {
+            *g = true;
+            self.ids[i as usize] = id;
+            self.count += 1;
+        }
+    }
+
+    pub fn complete(&self) -> bool {
+        self.count == self.ids.len()
+    }
+
+    /// The missing entries from the first gap to the last (one request covers them,
+    /// resending the few between that did arrive): `(from, count)`.
+    pub fn missing(&self) -> Option<(u64, u64)> {
+        let from = self.got.iter().position(|g| !g)?;
+        let last = self.got.iter().rposition(|g| !g)?;
+        Some((from as u64, (last + 1 - from) as u64))
+    }
+
+    /// Whether the last entry came: the list's end went by, so any gap is a loss.
+    pub fn end_heard(&self) -> bool {
+        self.got.last().copied().unwrap_or(true)
+    }
 }
 
 impl Recon {
@@ -692,6 +747,7 @@ impl Recon {
     /// No symbol of the other side's has come this round (or we do not decode it).
     pub fn heard_none(&self) -> bool {
         self.dec.as_ref().is_none_or(|d| d.received() == 0)
+            && self.listed.as_ref().is_none_or(|l| l.count == 0)
     }
 
     pub fn apply_deferred(&mut self) {
@@ -765,6 +821,8 @@ pub(crate) struct Peer {
     pub have_all_again: Vec<BundleRef>,
     /// The peer's HELLO said it numbers offers and takes `DONE` reports.
     pub numbers_offers: bool,
+    /// The peer's HELLO said it takes a listed set (`IDS`) for coded symbols.
+    pub takes_lists: bool,
     /// The peer's last HELLO that heard us took short tags from us (`HELLO_SHORT_TAGS`).
     pub takes_short_tags: bool,
     /// The next number our offers to the peer take in this session.
@@ -986,6 +1044,7 @@ impl Peer {
             have_all: VecDeque::new(),
             have_all_again: Vec::new(),
             numbers_offers: false,
+            takes_lists: false,
             takes_short_tags: false,
             next_offer_seq: 0,
             offer_seqs: HashMap::new(),

@@ -1,7 +1,9 @@
 //! Sessions: a peer's HELLO starts or refreshes one, its set-up freezes the sets and
 //! sizes reconciliation, and the decoder takes the streamer's symbols.
 
+use super::peer::ListRx;
 use super::*;
+use crate::recon::riblt::Difference;
 
 impl Endpoint {
     pub(super) fn start_session(
@@ -92,6 +94,21 @@ impl Endpoint {
         p.recon.either = params.is_some_and(|l| l.half_duplex && !l.shared);
         if !streamer || (p.recon.either && !skip) {
             p.recon.dec = Some(Decoder::new());
+        }
+        // A set small beside the difference is listed whole rather than coded: 6 bytes
+        // an entry against ~1.38 symbols of 9 per id of the difference, and the list
+        // tells the difference exactly (two disjoint sets of 10 on a 223 B radio: 60 B
+        // instead of 62 symbols). The choice is the streamer's alone (where either side
+        // streams, each side's for its own set); the decoder reads whichever comes.
+        if (streamer || p.recon.either)
+            && !skip
+            && p.takes_lists
+            && (p.recon.shorts.len() as u64) <= wire::MAX_LISTED
+            && p.recon.shorts.len() * wire::LISTED_ID_LEN
+                <= p.recon.burst_end as usize * crate::recon::riblt::SYMBOL_LEN
+        {
+            p.recon.list = Some(p.recon.shorts.keys().copied().collect());
+            p.recon.burst_end = p.recon.shorts.len() as u64;
         }
         if skip {
             // One side holds nothing: the difference is the other side's whole set,
@@ -272,6 +289,7 @@ impl Endpoint {
                 p.peer_cells = cells;
                 p.peer_sketch = hashes;
                 p.numbers_offers = flags & HELLO_NUMBERS != 0;
+                p.takes_lists = flags & HELLO_LISTS != 0;
             }
             self.start_session(now, key, nonce, set_size, store);
         }
@@ -349,77 +367,7 @@ impl Endpoint {
         if dec.is_decoded() {
             let used = dec.received() as u64;
             let diff = dec.difference();
-            // The streamer's set as the symbols describe it (ours frozen for the round,
-            // less what only we hold, plus what only it holds): each WANT names a short id
-            // by the fewest bytes that are unique in it.
-            let local_only: std::collections::HashSet<u64> =
-                diff.local_only.iter().copied().collect();
-            let mut theirs: Vec<u64> = p
-                .recon
-                .enc
-                .ids()
-                .filter(|s| !local_only.contains(s))
-                .chain(diff.remote_only.iter().copied())
-                .collect();
-            let lens = want_lengths(&mut theirs, &diff.remote_only);
-            drop(theirs);
-            p.recon.decoded = true;
-            if p.recon.either {
-                // Our own stream, if we began one, is not needed now.
-                p.recon.stopped = true;
-            }
-            p.recon.apply_deferred();
-            p.recon.done_to_send = true;
-            p.recon.more_to_send = None;
-            p.recon.symbols_used = used;
-            let mut wants: Vec<(u8, u64)> = Vec::new();
-            // Transfers under way from this peer (pushed before the round ended): their
-            // manifest came before any WANT could name them, so none would answer one,
-            // and the request, repeated by the whole short id once it seemed unanswered,
-            // had the peer send the bundle again after it was whole.
-            let coming = incoming_shorts(p);
-            for (sid, len) in diff.remote_only.iter().zip(lens) {
-                // Not what arrived meanwhile (pushed on a guess, or relayed).
-                let got = p.recon.withheld.contains_key(sid)
-                    || coming.contains(sid)
-                    || p.wants_answered.contains(sid)
-                    || p.recon.shorts.get(sid).is_some_and(|(id, v)| {
-                        self.held
-                            .get(&BundleRef::new(id, *v).prefix)
-                            .is_some_and(|h| h.1 >= *v)
-                    });
-                if !got {
-                    wants.push((len, *sid));
-                }
-            }
-            // Grouped by prefix length: one WANT message per length.
-            wants.sort_unstable();
-            p.wants_out.extend(wants.into_iter().map(|(l, s)| (s, l)));
-            let push: Vec<(BundleId, u64)> = diff
-                .local_only
-                .iter()
-                .filter_map(|sid| p.recon.shorts.get(sid).copied())
-                .collect();
-            tracing::debug!(peer = %hex8(&key), used, they_lack = push.len(), we_lack = diff.remote_only.len(), "reconciled");
-            self.events.push_back(Event::Reconciled {
-                peer: key,
-                symbols: used,
-                they_lack: push.len(),
-                we_lack: diff.remote_only.len(),
-            });
-            // Guesses the peer turned out to hold are dropped, unless already underway.
-            let lacking: std::collections::HashSet<(BundleId, u64)> =
-                push.iter().copied().collect();
-            p.out.retain(|o| {
-                !o.speculative || o.manifest_acked || lacking.contains(&(o.id, o.r.version))
-            });
-            p.backlog
-                .retain(|q| !q.speculative || lacking.contains(&(q.id, q.version)));
-            for (id, version) in push {
-                if let Some(m) = store.manifest(&id).filter(|m| m.version() == version) {
-                    enqueue(p, &m, now);
-                }
-            }
+            self.reconciled(now, key, used, diff, store);
         } else {
             let have = dec.received() as u64;
             if !dec.has(0) {
@@ -439,6 +387,159 @@ impl Endpoint {
                 // The streamer extends as below on RECON_MORE with count 0.
                 p.recon.more_to_send = Some((have, 0));
                 p.recon.burst_end = have + have.max(self.cfg.initial_burst);
+            }
+        }
+    }
+
+    /// A listed set's entries `[first, ..)` of `total` arrived (`IDS`): once all are in,
+    /// the difference is known exactly; a gap once the list's end went by is asked for.
+    pub(super) fn on_ids(
+        &mut self,
+        now: Duration,
+        key: [u8; 32],
+        total: u64,
+        first: u64,
+        data: &[u8],
+        store: &mut dyn BundleStore,
+    ) {
+        // A round we skipped, begun by the other side after all (as in `on_symbols`).
+        let p = &self.peers[&key];
+        let begun = p.recon.skipped && (p.recon.dec.is_some() || p.recon.either);
+        if begun {
+            self.build_recon_set(&key, store);
+        }
+        let p = self.peers.get_mut(&key).expect("checked");
+        p.recon.bytes += data.len() as u64;
+        p.recon.messages += 1;
+        if begun {
+            p.recon.skipped = false;
+            p.recon.decoded = false;
+            p.recon.dec.get_or_insert_with(Decoder::new);
+        }
+        if p.recon.either && p.streamer && p.recon.next_symbol > 0 {
+            // Our streams crossed: the other side decodes ours and stops its own (as
+            // with symbols, `on_symbols`).
+            p.recon.dec = None;
+        }
+        if p.recon.dec.is_none() {
+            // Not ours to decode: we stream.
+            return;
+        }
+        p.recon.last_symbol_at = now;
+        p.recon.more_retries = 0;
+        if p.recon.decoded {
+            p.recon.done_to_send = true;
+            return;
+        }
+        let list = p.recon.listed.get_or_insert_with(|| ListRx::new(total));
+        if list.total() != total {
+            // One list a round: a part of another is not ours to mix in.
+            self.stats.dropped_malformed += 1;
+            return;
+        }
+        for (k, id) in Message::listed_ids(data).enumerate() {
+            list.insert(first + k as u64, id);
+        }
+        if list.complete() {
+            let theirs: std::collections::HashSet<u64> = list.ids.iter().copied().collect();
+            let ours = &p.recon.enc;
+            let diff = Difference {
+                remote_only: list
+                    .ids
+                    .iter()
+                    .copied()
+                    .filter(|s| !ours.contains(*s))
+                    .collect(),
+                local_only: ours.ids().filter(|s| !theirs.contains(s)).collect(),
+            };
+            self.reconciled(now, key, total, diff, store);
+        } else if list.end_heard()
+            && let Some(gap) = list.missing()
+            && p.recon.gap_asked != Some(gap.0)
+        {
+            p.recon.gap_asked = Some(gap.0);
+            p.recon.more_to_send = Some(gap);
+        }
+    }
+
+    /// The round is decoded (`used` symbols, or entries of a listed set): what only the
+    /// peer holds is asked for, what only we hold is pushed.
+    fn reconciled(
+        &mut self,
+        now: Duration,
+        key: [u8; 32],
+        used: u64,
+        diff: Difference,
+        store: &mut dyn BundleStore,
+    ) {
+        let p = self.peers.get_mut(&key).expect("checked");
+        // The streamer's set as the symbols describe it (ours frozen for the round,
+        // less what only we hold, plus what only it holds): each WANT names a short id
+        // by the fewest bytes that are unique in it.
+        let local_only: std::collections::HashSet<u64> = diff.local_only.iter().copied().collect();
+        let mut theirs: Vec<u64> = p
+            .recon
+            .enc
+            .ids()
+            .filter(|s| !local_only.contains(s))
+            .chain(diff.remote_only.iter().copied())
+            .collect();
+        let lens = want_lengths(&mut theirs, &diff.remote_only);
+        drop(theirs);
+        p.recon.decoded = true;
+        if p.recon.either {
+            // Our own stream, if we began one, is not needed now.
+            p.recon.stopped = true;
+        }
+        p.recon.apply_deferred();
+        p.recon.done_to_send = true;
+        p.recon.more_to_send = None;
+        p.recon.symbols_used = used;
+        let mut wants: Vec<(u8, u64)> = Vec::new();
+        // Transfers under way from this peer (pushed before the round ended): their
+        // manifest came before any WANT could name them, so none would answer one,
+        // and the request, repeated by the whole short id once it seemed unanswered,
+        // had the peer send the bundle again after it was whole.
+        let coming = incoming_shorts(p);
+        for (sid, len) in diff.remote_only.iter().zip(lens) {
+            // Not what arrived meanwhile (pushed on a guess, or relayed).
+            let got = p.recon.withheld.contains_key(sid)
+                || coming.contains(sid)
+                || p.wants_answered.contains(sid)
+                || p.recon.shorts.get(sid).is_some_and(|(id, v)| {
+                    self.held
+                        .get(&BundleRef::new(id, *v).prefix)
+                        .is_some_and(|h| h.1 >= *v)
+                });
+            if !got {
+                wants.push((len, *sid));
+            }
+        }
+        // Grouped by prefix length: one WANT message per length.
+        wants.sort_unstable();
+        p.wants_out.extend(wants.into_iter().map(|(l, s)| (s, l)));
+        let push: Vec<(BundleId, u64)> = diff
+            .local_only
+            .iter()
+            .filter_map(|sid| p.recon.shorts.get(sid).copied())
+            .collect();
+        tracing::debug!(peer = %hex8(&key), used, they_lack = push.len(), we_lack = diff.remote_only.len(), "reconciled");
+        self.events.push_back(Event::Reconciled {
+            peer: key,
+            symbols: used,
+            they_lack: push.len(),
+            we_lack: diff.remote_only.len(),
+        });
+        // Guesses the peer turned out to hold are dropped, unless already underway.
+        let lacking: std::collections::HashSet<(BundleId, u64)> = push.iter().copied().collect();
+        p.out.retain(|o| {
+            !o.speculative || o.manifest_acked || lacking.contains(&(o.id, o.r.version))
+        });
+        p.backlog
+            .retain(|q| !q.speculative || lacking.contains(&(q.id, q.version)));
+        for (id, version) in push {
+            if let Some(m) = store.manifest(&id).filter(|m| m.version() == version) {
+                enqueue(p, &m, now);
             }
         }
     }

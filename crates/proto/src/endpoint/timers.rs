@@ -330,10 +330,11 @@ impl Endpoint {
                 p.rto_jitter = draw;
                 // Silence: our request (or the stream) was lost. Ask for fresh symbols
                 // (any serve), or for symbol 0 if that is what is missing.
-                p.recon.more_to_send = Some(if dec.has(0) {
-                    (dec.received() as u64, 0)
-                } else {
-                    (0, 1)
+                p.recon.more_to_send = Some(match &p.recon.listed {
+                    // A listed set: what is missing of it (its end, if that is lost).
+                    Some(l) => l.missing().unwrap_or((0, 1)),
+                    None if dec.has(0) => (dec.received() as u64, 0),
+                    None => (0, 1),
                 });
                 p.recon.last_symbol_at = now;
             }
@@ -346,7 +347,14 @@ impl Endpoint {
                 // serve) wake it: it asks for more, or says again that it is done.
                 p.recon.more_retries += 1;
                 p.rto_jitter = draw;
-                p.recon.burst_end = p.recon.next_symbol + NUDGE_SYMBOLS;
+                match p.recon.list.as_ref().map(|l| l.len() as u64) {
+                    // A listed set has no fresh entries: its last ones go again.
+                    Some(total) => p
+                        .recon
+                        .resend
+                        .push_back((total.saturating_sub(NUDGE_SYMBOLS), total)),
+                    None => p.recon.burst_end = p.recon.next_symbol + NUDGE_SYMBOLS,
+                }
                 p.recon.last_symbol_at = now;
             }
             // (From the end of our over: the peer is silent while we send, and a reset

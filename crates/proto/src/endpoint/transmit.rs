@@ -503,7 +503,10 @@ impl Endpoint {
             // Not in front of our own symbols (a half-duplex link, where the side with
             // the first turn streams): they describe our set better than the sketch, which
             // only sizes the other side's stream, and its ~190 B cost symbols in the over.
-            let streaming = p.established && p.recon.either && streams(p);
+            // Nor in front of our listed set, which tells the set exactly (10 entries and
+            // a bare HELLO fit one 223 B frame; with the sketch they took two).
+            let streaming =
+                p.established && streams(p) && (p.recon.either || p.recon.list.is_some());
             let sketch = if p.hello_sketch && !streaming {
                 super::sketch_words(&self.cells, &self.sketch)
             } else {
@@ -1095,14 +1098,35 @@ impl Endpoint {
                                 }
                                 None => break,
                             };
+                            // (A listed set has no entries past its end.)
+                            let end = p
+                                .recon
+                                .list
+                                .as_ref()
+                                .map_or(end, |l| end.min(l.len() as u64));
                             if first >= end {
+                                if !again {
+                                    break;
+                                }
                                 p.recon.resend.pop_front();
                                 continue;
                             }
-                            let enc = &mut p.recon.enc;
-                            let n = w.symbols(p.recon.epoch, first, (end - first) as usize, |i| {
-                                enc.symbol(i as usize)
-                            });
+                            let max = (end - first) as usize;
+                            let (n, each) = match &p.recon.list {
+                                Some(list) => (
+                                    w.ids(p.recon.epoch, list.len() as u64, first, max, |i| {
+                                        list[i as usize]
+                                    }),
+                                    wire::LISTED_ID_LEN,
+                                ),
+                                None => {
+                                    let enc = &mut p.recon.enc;
+                                    let n = w.symbols(p.recon.epoch, first, max, |i| {
+                                        enc.symbol(i as usize)
+                                    });
+                                    (n, crate::recon::riblt::SYMBOL_LEN)
+                                }
+                            };
                             if n == 0 {
                                 break;
                             }
@@ -1114,7 +1138,7 @@ impl Endpoint {
                             }
                             // The decoder's silence is timed from here (`streamer_waits`).
                             p.recon.last_symbol_at = now;
-                            p.recon.bytes += (crate::recon::riblt::SYMBOL_LEN * n) as u64;
+                            p.recon.bytes += (each * n) as u64;
                             p.recon.messages += 1;
                             substantive = true;
                             eliciting = true;
@@ -1209,7 +1233,7 @@ impl Endpoint {
         if tracing::enabled!(tracing::Level::TRACE) {
             let flat = f.clone().into_vec();
             if let Ok((h, msgs)) = wire::parse(&flat) {
-                tracing::trace!(t = now.as_secs_f64(), node = %super::hex8(&my_key), pn = h.pn, over_end = ends_over, msgs = ?msgs.iter().map(super::describe).collect::<Vec<_>>(), "tx");
+                tracing::trace!(t = now.as_secs_f64(), node = %super::hex8(&my_key), pn = h.pn, len = flat.len(), over_end = ends_over, msgs = ?msgs.iter().map(super::describe).collect::<Vec<_>>(), "tx");
             }
         }
         if params.half_duplex {
@@ -1450,7 +1474,7 @@ fn hello_fitting(
         set_size,
         flags,
     } = g;
-    let flags = flags | super::HELLO_NUMBERS;
+    let flags = flags | super::HELLO_NUMBERS | super::HELLO_LISTS;
     let cells = super::CELLS / 4;
     for n in (cells..=sketch.len().min(wire::MAX_SKETCH)).rev() {
         if w.hello(

@@ -54,10 +54,16 @@ pub mod ty {
     pub const SPACING: u8 = 0x16;
     pub const FRAG_NEXT: u8 = 0x17;
     pub const PING: u8 = 0x18;
+    pub const IDS: u8 = 0x19;
 }
 
 /// Message types there are (type codes are below this).
-pub const TYPES: usize = 0x19;
+pub const TYPES: usize = 0x1a;
+
+/// Bytes of a short id in an `IDS` list (the session's 48-bit short ids).
+pub const LISTED_ID_LEN: usize = 6;
+/// Most short ids a listed set holds (a larger set is described by coded symbols).
+pub const MAX_LISTED: u64 = 65_536;
 
 /// Most ranges a DONE message names.
 pub const MAX_DONE_RANGES: usize = 64;
@@ -242,6 +248,15 @@ pub enum Message<'a> {
         first: u64,
         data: &'a [u8],
     },
+    /// Part of the streamer's set listed whole (sorted short ids), where that costs
+    /// less than the coded symbols reconciliation would take: entries `[first, first +
+    /// n)` of a list of `total`.
+    Ids {
+        epoch: u64,
+        total: u64,
+        first: u64,
+        data: &'a [u8],
+    },
     ReconDone {
         epoch: u64,
         used: u64,
@@ -382,6 +397,15 @@ impl Message<'_> {
             .map(|c| Symbol::decode(c.try_into().expect("13-byte chunk")))
     }
 
+    /// Short ids of an `Ids` message.
+    pub fn listed_ids(data: &[u8]) -> impl Iterator<Item = u64> + '_ {
+        data.chunks_exact(LISTED_ID_LEN).map(|c| {
+            let mut b = [0u8; 8];
+            b[..LISTED_ID_LEN].copy_from_slice(c);
+            u64::from_le_bytes(b)
+        })
+    }
+
     /// Prefixes of a `Want` message, as integers below `2^(8·len)`: a prefix names the
     /// short ids `s` with `s >> (48 − 8·len) == prefix`.
     pub fn want_prefixes(len: u8, prefixes: &[u8]) -> impl Iterator<Item = u64> + '_ {
@@ -453,6 +477,7 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
     let name = match ty {
         ty::HELLO => "HELLO",
         ty::SYMBOLS => "SYMBOLS",
+        ty::IDS => "IDS",
         ty::RECON_DONE => "RECON_DONE",
         ty::WANT => "WANT",
         ty::MANIFEST => "MANIFEST",
@@ -508,6 +533,25 @@ fn parse_message(ty: u8, body: &[u8]) -> Result<Message<'_>, WireError> {
             }
             Message::Symbols {
                 epoch,
+                first,
+                data: c.b,
+            }
+        }
+        ty::IDS => {
+            let epoch = c.varint()?;
+            let total = c.varint()?;
+            let first = c.varint()?;
+            let n = (c.b.len() / LISTED_ID_LEN) as u64;
+            if !c.b.len().is_multiple_of(LISTED_ID_LEN)
+                || n == 0
+                || total > MAX_LISTED
+                || first.checked_add(n).is_none_or(|end| end > total)
+            {
+                return Err(WireError::Malformed(name));
+            }
+            Message::Ids {
+                epoch,
+                total,
                 first,
                 data: c.b,
             }
@@ -1016,6 +1060,34 @@ impl FrameWriter {
         varint::put(&mut self.buf, first);
         for i in 0..n as u64 {
             sym(first + i).encode(&mut self.buf);
+        }
+        n
+    }
+
+    /// Writes as many entries of a listed set (from `first`, of `total`) as fit, at
+    /// most `max`; returns how many.
+    pub fn ids(
+        &mut self,
+        epoch: u64,
+        total: u64,
+        first: u64,
+        max: usize,
+        mut id: impl FnMut(u64) -> u64,
+    ) -> usize {
+        let fixed = varint::len(epoch) + varint::len(total) + varint::len(first);
+        let mut n = 0;
+        while n < max && Self::cost(fixed + (n + 1) * LISTED_ID_LEN) <= self.remaining() {
+            n += 1;
+        }
+        if n == 0 || !self.begin(ty::IDS, fixed + n * LISTED_ID_LEN) {
+            return 0;
+        }
+        varint::put(&mut self.buf, epoch);
+        varint::put(&mut self.buf, total);
+        varint::put(&mut self.buf, first);
+        for i in 0..n as u64 {
+            self.buf
+                .extend_from_slice(&id(first + i).to_le_bytes()[..LISTED_ID_LEN]);
         }
         n
     }

@@ -207,6 +207,61 @@ fn fixed_bytes_of_recon_messages() {
     assert_eq!(w.want(7, &[1]), 0);
 }
 
+#[test]
+fn fixed_bytes_of_a_listed_set() {
+    let mut w = FrameWriter::new(Header::unaddressed(7), 200);
+    let id = |i: u64| 0x0605_0403_0200 + i;
+    assert_eq!(w.ids(1, 300, 298, 2, id), 2);
+    let f = w.finish();
+    assert_eq!(
+        f,
+        [
+            0x52, 0x00, 0x07, // version 2, flags, pn 7
+            0x19, 0x11, 0x01, 0xac, 0x02, 0xaa,
+            0x02, // IDS, 17 bytes: epoch 1, total 300, first 298
+            0x2a, 0x03, 0x03, 0x04, 0x05, 0x06, // entry 298
+            0x2b, 0x03, 0x03, 0x04, 0x05, 0x06, // entry 299
+        ]
+    );
+    let (_, msgs) = parse(&f).unwrap();
+    match &msgs[0] {
+        Message::Ids {
+            epoch,
+            total,
+            first,
+            data,
+        } => {
+            assert_eq!((*epoch, *total, *first), (1, 300, 298));
+            assert_eq!(
+                Message::listed_ids(data).collect::<Vec<_>>(),
+                vec![id(298), id(299)]
+            );
+        }
+        m => panic!("{m:?}"),
+    }
+    // As many as fit, never past the budget.
+    let mut w = FrameWriter::new(Header::unaddressed(1), 100);
+    let n = w.ids(0, 1000, 0, 1000, id);
+    assert!(n >= 14 && w.len() <= 100, "{n} entries, {} bytes", w.len());
+    // Bad lists: no entry, a partial entry, entries past the total, a total past the
+    // most a list may hold.
+    for body in [
+        &[1, 2, 0][..],
+        &[1, 2, 0, 1, 2, 3],
+        &[1, 1, 0, 1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6],
+        &[1, 2, 2, 1, 2, 3, 4, 5, 6],
+        &[1, 0x81, 0x80, 0x04, 0, 1, 2, 3, 4, 5, 6],
+    ] {
+        let mut w = FrameWriter::new(Header::unaddressed(0), 100);
+        assert!(w.raw(ty::IDS, body));
+        assert_eq!(
+            parse(&w.finish()),
+            Err(WireError::Malformed("IDS")),
+            "{body:?}"
+        );
+    }
+}
+
 proptest::proptest! {
     #[test]
     fn parse_never_panics(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {

@@ -18,6 +18,7 @@ mod frag_next;
 mod frag_parity;
 mod frame_order;
 mod fuzz_corpus;
+mod listed_sets;
 mod missed;
 mod over_end;
 mod paused;

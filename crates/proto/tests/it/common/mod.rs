@@ -255,7 +255,12 @@ pub fn has_type(f: &[u8], ty: u8) -> bool {
 /// Clears, in every HELLO of frame `f`, the flag saying its sender numbers its offers
 /// (bit 2): the peer then takes it for a node that does not, as one of an older version.
 pub fn hide_numbered_offers(f: &mut [u8]) {
-    const HELLO_NUMBERS: u8 = 4;
+    clear_hello_flags(f, 4);
+}
+
+/// Clears the HELLO flags in `mask` in every HELLO of frame `f` (a node of an older
+/// version, without what they announce).
+pub fn clear_hello_flags(f: &mut [u8], mask: u8) {
     let sizes = wire::message_sizes(f);
     if f.len() < 2 {
         return;
@@ -270,7 +275,7 @@ pub fn hide_numbered_offers(f: &mut [u8]) {
             let set_size = skywave_bundle::varint::get(&f[body + 40..])
                 .expect("a set size")
                 .1;
-            f[body + 40 + set_size] &= !HELLO_NUMBERS;
+            f[body + 40 + set_size] &= !mask;
         }
         pos += size;
     }
