@@ -203,7 +203,8 @@ pub enum Event {
         peer: [u8; 32],
         link: LinkId,
     },
-    /// Reconciliation finished: `symbols` coded symbols were needed.
+    /// Reconciliation finished: `symbols` coded symbols were needed (for a listed set,
+    /// its entries).
     Reconciled {
         peer: [u8; 32],
         symbols: u64,
@@ -933,6 +934,12 @@ impl Endpoint {
         let encoded = Bytes::copy_from_slice(m.as_bytes());
         let sealed = m.manifest().sealed.is_some();
         for p in self.peers.values_mut() {
+            // An older version's transfer, to any peer, is over: the store holds only
+            // the newest, and a transfer it can no longer read waited unsent with no
+            // timer for ever (found by `random_sessions`: the peer sent us the newer
+            // version while ours of the older one was under way to it).
+            p.out.retain(|o| o.id != id || o.r.version >= version);
+            p.backlog.retain(|q| q.id != id || q.version >= version);
             // Keep the reconciliation state current.
             let sid = short_id(&p.salt, &id, version);
             if sealed && p.no_sealed {

@@ -100,12 +100,28 @@ impl Endpoint {
         // tells the difference exactly (two disjoint sets of 10 on a 223 B radio: 60 B
         // instead of 62 symbols). The choice is the streamer's alone (where either side
         // streams, each side's for its own set); the decoder reads whichever comes.
+        // Only on what the sketches tell: a HELLO without one bounds the difference by
+        // the set sizes alone, and the largest it could be chose a list of all 10,100
+        // on HF (60 KB; the difference was 200) when the peer's first HELLO was lost
+        // and its bare repeat came instead. Without a sketch, the least it could be.
+        let informed = p.peer_cells.is_some() || !p.peer_sketch.is_empty();
+        let d_list = if informed {
+            d_est
+        } else {
+            local.abs_diff(set_size)
+        };
+        let list_worth = first_burst(
+            params.as_ref(),
+            d_list,
+            streamer_set,
+            self.cfg.initial_burst,
+        ) as usize
+            * crate::recon::riblt::SYMBOL_LEN;
         if (streamer || p.recon.either)
             && !skip
             && p.takes_lists
             && (p.recon.shorts.len() as u64) <= wire::MAX_LISTED
-            && p.recon.shorts.len() * wire::LISTED_ID_LEN
-                <= p.recon.burst_end as usize * crate::recon::riblt::SYMBOL_LEN
+            && p.recon.shorts.len() * wire::LISTED_ID_LEN <= list_worth
         {
             p.recon.list = Some(p.recon.shorts.keys().copied().collect());
             p.recon.burst_end = p.recon.shorts.len() as u64;

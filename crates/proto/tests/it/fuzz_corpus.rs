@@ -741,3 +741,105 @@ fn every_session_on_a_point_to_point_link_is_served() {
     ];
     fuzzing::session(1, &ops);
 }
+
+/// Found by `random_sessions` (30,000 cases): B's transfer of bundle 3 (version 1) to A
+/// was under way when A wrote version 2 and sent it to B. B's store then held only
+/// version 2, could not read the transfer's bytes, and the transfer waited unsent with
+/// no frame and no timer for ever. A newer version now ends every transfer of an older
+/// one, whoever it goes to.
+#[test]
+fn a_transfer_of_a_version_superseded_meanwhile_ends() {
+    use skywave_proto::fuzzing::{Op, Side};
+    let ops = vec![
+        Op::Send {
+            from: Side::A,
+            max_len: 63,
+        },
+        Op::Send {
+            from: Side::B,
+            max_len: 0,
+        },
+        Op::LinkUp { side: Side::A },
+        Op::Deliver {
+            to: Side::B,
+            index: 0,
+        },
+        Op::Send {
+            from: Side::A,
+            max_len: 63,
+        },
+        Op::Send {
+            from: Side::B,
+            max_len: 0,
+        },
+        Op::Deliver {
+            to: Side::B,
+            index: 0,
+        },
+        Op::Send {
+            from: Side::B,
+            max_len: 0,
+        },
+        Op::Deliver {
+            to: Side::A,
+            index: 108,
+        },
+        Op::Insert {
+            side: Side::B,
+            bundle: 3,
+            version: 0,
+            size: 2774,
+        },
+        Op::Deliver {
+            to: Side::A,
+            index: 55,
+        },
+        Op::Deliver {
+            to: Side::A,
+            index: 0,
+        },
+        Op::Send {
+            from: Side::A,
+            max_len: 3,
+        },
+        Op::Send {
+            from: Side::B,
+            max_len: 10582,
+        },
+        Op::Corrupt {
+            to: Side::B,
+            index: 0,
+            pos: 6820,
+            xor: 0,
+        },
+        Op::Duplicate {
+            to: Side::A,
+            index: 0,
+        },
+        Op::Duplicate {
+            to: Side::A,
+            index: 0,
+        },
+        Op::Send {
+            from: Side::A,
+            max_len: 0,
+        },
+        Op::Insert {
+            side: Side::B,
+            bundle: 0,
+            version: 0,
+            size: 201,
+        },
+        Op::Deliver {
+            to: Side::A,
+            index: 0,
+        },
+        Op::Insert {
+            side: Side::A,
+            bundle: 3,
+            version: 1,
+            size: 6,
+        },
+    ];
+    skywave_proto::fuzzing::session(1, &ops);
+}

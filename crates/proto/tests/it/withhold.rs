@@ -99,7 +99,7 @@ fn sealed_bundles_stay_off_a_withholding_link_while_plain_ones_sync() {
     let late = net.peers[0].insert(now, 61, 1, 400);
     assert!(net.run_until(Duration::from_secs(300), |n| n.peers[1].holds(&late)));
     net.run_for(Duration::from_secs(120));
-    // In sync, and it stays so: no reconciliation symbols go out any more.
+    // In sync, and it stays so: no reconciliation symbols nor lists go out any more.
     assert!(
         synced(&net, 0) && synced(&net, 1),
         "{:?}",
@@ -108,7 +108,10 @@ fn sealed_bundles_stay_off_a_withholding_link_while_plain_ones_sync() {
     let symbols = |n: &Net| {
         n.peers
             .iter()
-            .map(|p| p.ep.stats().sent_by_type[ty::SYMBOLS as usize])
+            .map(|p| {
+                let sent = &p.ep.stats().sent_by_type;
+                sent[ty::SYMBOLS as usize] + sent[ty::IDS as usize]
+            })
             .sum::<u64>()
     };
     let before = symbols(&net);
