@@ -1487,6 +1487,16 @@ fn hello_fitting(
             return HelloOut::Sent(true);
         }
     }
+    // No room for the count cells: the smallest bottom-k hashes that fit, alone (flag
+    // `CELLS` clear). Even two or three tell disjoint sets from shared ones; with none,
+    // the peer knows the difference only to lie between the sets' sizes' difference
+    // and their sum (100 B radio frames: no listed set for two disjoint sets of 100).
+    let hashes = sketch.get(cells..).unwrap_or_default();
+    for n in (1..=hashes.len()).rev() {
+        if w.hello(key, nonce, set_size, flags, &hashes[..n]) {
+            return HelloOut::Sent(true);
+        }
+    }
     if w.hello(key, nonce, set_size, flags, &[]) {
         return HelloOut::Sent(false);
     }

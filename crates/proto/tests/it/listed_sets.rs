@@ -16,16 +16,18 @@ struct Sent {
     ids_firsts: [Vec<u64>; 2],
 }
 
-/// Two radios on a 223 B shared channel, each with `unique` bundles of its own and
-/// `shared` held by both, run for `secs`; `deliver` as in [`RadioPair::run`]. Returns
-/// whether both hold everything, what was sent, and which side streams (the smaller key).
-fn run(
+/// Two radios on a shared channel of `mtu`-byte frames, each with `unique` bundles of
+/// its own and `shared` held by both, run for `secs`; `deliver` as in
+/// [`RadioPair::run`]. Returns whether both hold everything, what was sent, and which
+/// side streams (the smaller key).
+fn run_at(
+    mtu: usize,
     unique: u64,
     shared: u64,
     secs: u64,
     mut deliver: impl FnMut(usize, &mut Vec<u8>) -> bool,
 ) -> (bool, Sent, usize) {
-    let mut pair = RadioPair::new(shared_radio(223, 0.0), (11, 22));
+    let mut pair = RadioPair::new(shared_radio(mtu, 0.0), (11, 22));
     let mut ids = Vec::new();
     for side in 0..2 {
         for k in 0..unique {
@@ -66,6 +68,16 @@ fn run(
         .all(|id| pair.stores[0].held.contains_key(id) && pair.stores[1].held.contains_key(id));
     let streamer = usize::from(pair.eps[1].node_key() < pair.eps[0].node_key());
     (synced, sent, streamer)
+}
+
+/// [`run_at`] on a 223 B channel.
+fn run(
+    unique: u64,
+    shared: u64,
+    secs: u64,
+    deliver: impl FnMut(usize, &mut Vec<u8>) -> bool,
+) -> (bool, Sent, usize) {
+    run_at(223, unique, shared, secs, deliver)
 }
 
 /// Issue target: a small difference (d = 20) reconciles in one frame each way on a
@@ -166,6 +178,22 @@ fn a_peer_that_takes_no_lists_gets_symbols() {
     assert_eq!(sent.frames_with[s][wire::ty::IDS as usize], 0, "{sent:?}");
     assert!(
         sent.frames_with[s][wire::ty::SYMBOLS as usize] >= 1,
+        "{sent:?}"
+    );
+}
+
+/// Frames of 100 B have no room for a HELLO's count cells: it carries the few smallest
+/// bottom-k hashes that fit instead, which tell disjoint sets apart, and the set is
+/// listed. With no sketch at all the difference was only known to lie between 0 and 200,
+/// and symbols went instead of the list of 100.
+#[test]
+fn frames_too_small_for_the_count_cells_still_list_a_disjoint_set() {
+    let (synced, sent, s) = run_at(100, 100, 0, 300, |_, _| true);
+    assert!(synced, "{sent:?}");
+    assert!(sent.frames_with[s][wire::ty::IDS as usize] >= 1, "{sent:?}");
+    assert_eq!(
+        sent.frames_with[s][wire::ty::SYMBOLS as usize],
+        0,
         "{sent:?}"
     );
 }
