@@ -325,23 +325,26 @@ impl Endpoint {
         }
     }
 
-    pub(super) fn on_symbols(
+    /// The other side's stream (symbols or a listed set, `bytes` of it) arrived: whether
+    /// we decode it now. A round we skipped, begun by the other side after all, is
+    /// decoded here (on a link where either side streams, also by the streamer by key
+    /// order); where our streams crossed, the other side decodes ours and we do not; a
+    /// round decoded already only says so again (the streamer has not heard our
+    /// `RECON_DONE` yet).
+    fn takes_stream(
         &mut self,
         now: Duration,
         key: [u8; 32],
-        first: u64,
-        data: &[u8],
+        bytes: usize,
         store: &mut dyn BundleStore,
-    ) {
+    ) -> bool {
         let p = &self.peers[&key];
-        // A round we skipped, begun by the other side after all: decoded here (on a
-        // link where either side streams, also by the streamer by key order).
         let begun = p.recon.skipped && (p.recon.dec.is_some() || p.recon.either);
         if begun {
             self.build_recon_set(&key, store);
         }
         let p = self.peers.get_mut(&key).expect("checked");
-        p.recon.bytes += data.len() as u64;
+        p.recon.bytes += bytes as u64;
         p.recon.messages += 1;
         if begun {
             // The streamer counted otherwise and began the round: decode after all.
@@ -351,19 +354,36 @@ impl Endpoint {
         }
         if p.recon.either && p.streamer && p.recon.next_symbol > 0 {
             // Our streams crossed: the other side (the decoder by key order) decodes
-            // ours and stops its own, so these are not needed.
+            // ours and stops its own, so this is not needed.
             p.recon.dec = None;
         }
-        let Some(dec) = p.recon.dec.as_mut() else {
-            return;
-        };
+        if p.recon.dec.is_none() {
+            return false;
+        }
         p.recon.last_symbol_at = now;
         p.recon.more_retries = 0;
         if p.recon.decoded {
-            // The streamer has not heard our RECON_DONE yet.
             p.recon.done_to_send = true;
+            return false;
+        }
+        true
+    }
+
+    pub(super) fn on_symbols(
+        &mut self,
+        now: Duration,
+        key: [u8; 32],
+        first: u64,
+        data: &[u8],
+        store: &mut dyn BundleStore,
+    ) {
+        if !self.takes_stream(now, key, data.len(), store) {
             return;
         }
+        let p = self.peers.get_mut(&key).expect("checked");
+        let Some(dec) = p.recon.dec.as_mut() else {
+            return;
+        };
         let half = self
             .links
             .get(&p.link)
@@ -418,35 +438,10 @@ impl Endpoint {
         data: &[u8],
         store: &mut dyn BundleStore,
     ) {
-        // A round we skipped, begun by the other side after all (as in `on_symbols`).
-        let p = &self.peers[&key];
-        let begun = p.recon.skipped && (p.recon.dec.is_some() || p.recon.either);
-        if begun {
-            self.build_recon_set(&key, store);
+        if !self.takes_stream(now, key, data.len(), store) {
+            return;
         }
         let p = self.peers.get_mut(&key).expect("checked");
-        p.recon.bytes += data.len() as u64;
-        p.recon.messages += 1;
-        if begun {
-            p.recon.skipped = false;
-            p.recon.decoded = false;
-            p.recon.dec.get_or_insert_with(Decoder::new);
-        }
-        if p.recon.either && p.streamer && p.recon.next_symbol > 0 {
-            // Our streams crossed: the other side decodes ours and stops its own (as
-            // with symbols, `on_symbols`).
-            p.recon.dec = None;
-        }
-        if p.recon.dec.is_none() {
-            // Not ours to decode: we stream.
-            return;
-        }
-        p.recon.last_symbol_at = now;
-        p.recon.more_retries = 0;
-        if p.recon.decoded {
-            p.recon.done_to_send = true;
-            return;
-        }
         let list = p.recon.listed.get_or_insert_with(|| ListRx::new(total));
         if list.total() != total {
             // One list a round: a part of another is not ours to mix in.
