@@ -934,12 +934,6 @@ impl Endpoint {
         let encoded = Bytes::copy_from_slice(m.as_bytes());
         let sealed = m.manifest().sealed.is_some();
         for p in self.peers.values_mut() {
-            // An older version's transfer, to any peer, is over: the store holds only
-            // the newest, and a transfer it can no longer read waited unsent with no
-            // timer for ever (found by `random_sessions`: the peer sent us the newer
-            // version while ours of the older one was under way to it).
-            p.out.retain(|o| o.id != id || o.r.version >= version);
-            p.backlog.retain(|q| q.id != id || q.version >= version);
             // Keep the reconciliation state current.
             let sid = short_id(&p.salt, &id, version);
             if sealed && p.no_sealed {
@@ -960,6 +954,13 @@ impl Endpoint {
                 }
             }
             if Some(p.key) == except || !p.established || p.peer_has.contains(&(id, version)) {
+                // The peer holds this version (it sent it, or said so): a transfer of an
+                // older one to it is over. The store holds only the newest, and such a
+                // transfer, unreadable, waited unsent with no timer for ever (found by
+                // `random_sessions`). Elsewhere the new version's transfer takes the old
+                // one's place (a journal's goes on from it: `enqueue_shared`).
+                p.out.retain(|o| o.id != id || o.r.version >= version);
+                p.backlog.retain(|q| q.id != id || q.version >= version);
                 continue;
             }
             enqueue_shared(p, m, &encoded, now, false);
