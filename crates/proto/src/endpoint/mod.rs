@@ -1298,42 +1298,44 @@ impl Endpoint {
                     }
                     p.recon.skipped = false;
                     p.recon.more_retries = 0;
-                    if let Some(total) = p.recon.list.as_ref().map(|l| l.len() as u64)
-                        && !p.recon.stopped
-                    {
-                        // A listed set: entries, not symbols, are asked for; there are
-                        // no fresh ones, so a request for more (`count` 0, or past the
-                        // end) is for the list again from where the decoder lacks it.
-                        let from = if from >= total { 0 } else { from };
-                        let end = if count == 0 {
-                            total
-                        } else {
-                            from.saturating_add(count.min(4096)).min(total)
-                        };
+                    if !p.recon.stopped {
                         let sent = p.recon.next_symbol;
-                        if from < sent {
-                            p.recon.resend.push_back((from, end.min(sent)));
-                        }
-                        p.recon.burst_end = p.recon.burst_end.max(end);
-                    } else if !p.recon.stopped {
-                        let sent = p.recon.next_symbol;
-                        if sent == 0 {
+                        let listed = p.recon.list.as_ref().map(|l| l.len() as u64);
+                        if sent == 0 && listed.is_none() {
                             // Nothing sent yet (a round we skipped): the request begins it.
                             p.recon.burst_end = p.recon.burst_end.max(self.cfg.initial_burst);
                         }
-                        if count > 0 {
-                            let end = from.saturating_add(count.min(4096));
-                            // Sent symbols go again; ones never sent (the decoder asks for
-                            // symbol 0 of a round we skipped) join the stream.
-                            if from < sent {
-                                p.recon.resend.push_back((from, end.min(sent)));
+                        let asked = match listed {
+                            // A listed set: entries, not symbols, are asked for; there are
+                            // no fresh ones, so a request for more (`count` 0, or past the
+                            // end) is for the list again from where the decoder lacks it.
+                            Some(total) => {
+                                let from = if from >= total { 0 } else { from };
+                                let end = if count == 0 {
+                                    total
+                                } else {
+                                    from.saturating_add(count.min(4096)).min(total)
+                                };
+                                Some((from, end))
                             }
-                            p.recon.burst_end = p.recon.burst_end.max(end);
-                        } else {
-                            p.recon.burst_end = p
-                                .recon
-                                .burst_end
-                                .max(sent + sent.max(self.cfg.initial_burst));
+                            None if count > 0 => Some((from, from.saturating_add(count.min(4096)))),
+                            None => None,
+                        };
+                        match asked {
+                            Some((from, end)) => {
+                                // Sent ones go again; ones never sent (the decoder asks for
+                                // symbol 0 of a round we skipped) join the stream.
+                                if from < sent {
+                                    p.recon.resend.push_back((from, end.min(sent)));
+                                }
+                                p.recon.burst_end = p.recon.burst_end.max(end);
+                            }
+                            None => {
+                                p.recon.burst_end = p
+                                    .recon
+                                    .burst_end
+                                    .max(sent + sent.max(self.cfg.initial_burst));
+                            }
                         }
                     }
                 }

@@ -105,18 +105,13 @@ impl Endpoint {
         // on HF (60 KB; the difference was 200) when the peer's first HELLO was lost
         // and its bare repeat came instead. Without a sketch, the least it could be.
         let informed = p.peer_cells.is_some() || !p.peer_sketch.is_empty();
-        let d_list = if informed {
-            d_est
+        let list_burst = if informed {
+            p.recon.burst_end
         } else {
-            local.abs_diff(set_size)
+            let least = local.abs_diff(set_size);
+            first_burst(params.as_ref(), least, streamer_set, self.cfg.initial_burst)
         };
-        let list_worth = first_burst(
-            params.as_ref(),
-            d_list,
-            streamer_set,
-            self.cfg.initial_burst,
-        ) as usize
-            * crate::recon::riblt::SYMBOL_LEN;
+        let list_worth = list_burst as usize * crate::recon::riblt::SYMBOL_LEN;
         if (streamer || p.recon.either)
             && !skip
             && p.takes_lists
@@ -454,6 +449,10 @@ impl Endpoint {
         if list.complete() {
             let theirs: std::collections::HashSet<u64> = list.ids.iter().copied().collect();
             let ours = &p.recon.enc;
+            // Sorted: the encoder's ids come in a hash map's order, and the pushes in
+            // that order made seeded lab runs differ from one process to the next.
+            let mut local_only: Vec<u64> = ours.ids().filter(|s| !theirs.contains(s)).collect();
+            local_only.sort_unstable();
             let diff = Difference {
                 remote_only: list
                     .ids
@@ -461,7 +460,7 @@ impl Endpoint {
                     .copied()
                     .filter(|s| !ours.contains(*s))
                     .collect(),
-                local_only: ours.ids().filter(|s| !theirs.contains(s)).collect(),
+                local_only,
             };
             self.reconciled(now, key, total, diff, store);
         } else if list.end_heard()

@@ -390,6 +390,16 @@ pub enum Message<'a> {
     },
 }
 
+/// Little-endian integers of `len` bytes each (at most 8), one per whole chunk of
+/// `data`.
+fn le_words(data: &[u8], len: usize) -> impl Iterator<Item = u64> + '_ {
+    data.chunks_exact(len).map(|c| {
+        let mut b = [0u8; 8];
+        b[..c.len()].copy_from_slice(c);
+        u64::from_le_bytes(b)
+    })
+}
+
 impl Message<'_> {
     /// Coded symbols of a `Symbols` message.
     pub fn symbols(data: &[u8]) -> impl Iterator<Item = Symbol> + '_ {
@@ -399,21 +409,13 @@ impl Message<'_> {
 
     /// Short ids of an `Ids` message.
     pub fn listed_ids(data: &[u8]) -> impl Iterator<Item = u64> + '_ {
-        data.chunks_exact(LISTED_ID_LEN).map(|c| {
-            let mut b = [0u8; 8];
-            b[..LISTED_ID_LEN].copy_from_slice(c);
-            u64::from_le_bytes(b)
-        })
+        le_words(data, LISTED_ID_LEN)
     }
 
     /// Prefixes of a `Want` message, as integers below `2^(8·len)`: a prefix names the
     /// short ids `s` with `s >> (48 − 8·len) == prefix`.
     pub fn want_prefixes(len: u8, prefixes: &[u8]) -> impl Iterator<Item = u64> + '_ {
-        prefixes.chunks_exact(usize::from(len.max(1))).map(|c| {
-            let mut b = [0u8; 8];
-            b[..c.len()].copy_from_slice(c);
-            u64::from_le_bytes(b)
-        })
+        le_words(prefixes, usize::from(len.max(1)))
     }
 }
 
@@ -1040,6 +1042,16 @@ impl FrameWriter {
         true
     }
 
+    /// How many items of `each` bytes, at most `max`, a message with a `fixed`-byte
+    /// head and those items fits in what is left of the frame.
+    fn most_fitting(&self, fixed: usize, each: usize, max: usize) -> usize {
+        let mut n = 0;
+        while n < max && Self::cost(fixed + (n + 1) * each) <= self.remaining() {
+            n += 1;
+        }
+        n
+    }
+
     /// Writes as many symbols (from `first`) as fit, at most `max`; returns how many.
     pub fn symbols(
         &mut self,
@@ -1049,10 +1061,7 @@ impl FrameWriter {
         mut sym: impl FnMut(u64) -> Symbol,
     ) -> usize {
         let fixed = varint::len(epoch) + varint::len(first);
-        let mut n = 0;
-        while n < max && Self::cost(fixed + (n + 1) * SYMBOL_LEN) <= self.remaining() {
-            n += 1;
-        }
+        let n = self.most_fitting(fixed, SYMBOL_LEN, max);
         if n == 0 || !self.begin(ty::SYMBOLS, fixed + n * SYMBOL_LEN) {
             return 0;
         }
@@ -1075,10 +1084,7 @@ impl FrameWriter {
         mut id: impl FnMut(u64) -> u64,
     ) -> usize {
         let fixed = varint::len(epoch) + varint::len(total) + varint::len(first);
-        let mut n = 0;
-        while n < max && Self::cost(fixed + (n + 1) * LISTED_ID_LEN) <= self.remaining() {
-            n += 1;
-        }
+        let n = self.most_fitting(fixed, LISTED_ID_LEN, max);
         if n == 0 || !self.begin(ty::IDS, fixed + n * LISTED_ID_LEN) {
             return 0;
         }
@@ -1118,10 +1124,7 @@ impl FrameWriter {
             return 0;
         }
         let l = usize::from(len);
-        let mut n = prefixes.len();
-        while n > 0 && Self::cost(1 + l * n) > self.remaining() {
-            n -= 1;
-        }
+        let n = self.most_fitting(1, l, prefixes.len());
         if n == 0 || !self.begin(ty::WANT, 1 + l * n) {
             return 0;
         }
